@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the sandbox image(s) without a container registry.
+#
+#   sandboxes/build.sh                      # local Debian base (debootstrap) + rlvr-sandbox-python
+#   BASE_IMAGE=python:3.12-slim sandboxes/build.sh   # with a registry: no debootstrap
+#
+# Environment: IMAGE (default rlvr-sandbox-python:latest), BASE_IMAGE
+# (default rlvr-base:bookworm, made here when absent), SUITE (bookworm),
+# MIRROR (the Debian mirror debootstrap uses).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+IMAGE="${IMAGE:-rlvr-sandbox-python:latest}"
+BASE_IMAGE="${BASE_IMAGE:-rlvr-base:bookworm}"
+SUITE="${SUITE:-bookworm}"
+MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+
+if ! docker info >/dev/null 2>&1; then
+    echo "error: no Docker engine is reachable; run scripts/setup.sh (installs and starts dockerd)" >&2
+    exit 2
+fi
+
+if [ "$BASE_IMAGE" = "rlvr-base:$SUITE" ] && ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+    command -v debootstrap >/dev/null || { echo "error: debootstrap is missing: apt-get install debootstrap" >&2; exit 2; }
+    rootfs="$(mktemp -d /tmp/rlvr-rootfs.XXXXXX)"
+    trap 'rm -rf "$rootfs"' EXIT
+    echo "building base image $BASE_IMAGE with debootstrap ($SUITE from $MIRROR)..."
+    debootstrap --variant=minbase "$SUITE" "$rootfs" "$MIRROR" >/dev/null
+    tar -C "$rootfs" -c . | docker import - "$BASE_IMAGE" >/dev/null
+fi
+
+echo "building $IMAGE from $BASE_IMAGE..."
+docker build --quiet --build-arg "BASE_IMAGE=$BASE_IMAGE" -t "$IMAGE" -f "$here/python/Dockerfile" "$here"
+docker image inspect --format 'built {{.RepoTags}} {{.Id}}' "$IMAGE"

@@ -1,0 +1,86 @@
+"""Runs a completion followed by assert-style tests (HumanEval / MBPP style).
+
+Input (stdin, JSON): {"setup": str, "solution": str, "items": [{"kind":
+"stmt"|"test", "name": str, "code": str}], "fast_fail": bool}. Each top-level
+test statement is one test. Results go to the report pipe (RLVR_REPORT_FD),
+one JSON line per event, never to stdout, and the run ends with an "end"
+event: a run without it did not finish, and the host fails the missing tests.
+"""
+
+import builtins
+import json
+import os
+import sys
+import time
+import traceback
+
+_dumps = json.dumps
+_monotonic = time.monotonic
+
+
+def _report_channel():
+    fd = int(os.environ.pop("RLVR_REPORT_FD"))
+    out = os.fdopen(fd, "w", buffering=1)
+
+    def report(**event):
+        out.write(_dumps(event) + "\n")
+        out.flush()
+
+    return report
+
+
+def _error_detail(exc, limit=600):
+    lines = traceback.format_exception_only(type(exc), exc)
+    text = "".join(lines).strip()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<")]
+    if frames:
+        f = frames[-1]
+        text += f" (at {f.filename} line {f.lineno})"
+    return text[:limit]
+
+
+def main():
+    job = json.loads(sys.stdin.read())
+    sys.stdin.close()
+    report = _report_channel()
+    namespace = {"__name__": "solution", "__builtins__": builtins}
+    try:
+        setup = compile(job.get("setup", ""), "<setup>", "exec")
+        solution = compile(job["solution"], "<solution>", "exec")
+        compiled = [(item, compile(item["code"], f"<tests:{item['name']}>", "exec")) for item in job["items"]]
+    except (SyntaxError, ValueError) as exc:
+        report(event="compile_error", detail=_error_detail(exc))
+        return
+    try:
+        exec(setup, namespace)
+        exec(solution, namespace)
+    except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data
+        report(event="solution_error", error=type(exc).__name__, detail=_error_detail(exc))
+        report(event="end")
+        return
+    index = 0
+    for item, code in compiled:
+        started = _monotonic()
+        try:
+            exec(code, namespace)
+            error = None
+        except AssertionError as exc:
+            error = ("AssertionError", _error_detail(exc) if str(exc) else f"assertion failed: {item['name']}")
+        except BaseException as exc:  # noqa: BLE001
+            error = (type(exc).__name__, _error_detail(exc))
+        if item["kind"] == "stmt":
+            if error is not None:
+                report(event="setup_error", error=error[0], detail=f"{item['name']}: {error[1]}")
+                break
+            continue
+        report(event="test", index=index, name=item["name"], passed=error is None,
+               error=error[0] if error else None, detail=error[1] if error else "",
+               duration_s=round(_monotonic() - started, 6))
+        index += 1
+        if error is not None and job.get("fast_fail"):
+            break
+    report(event="end")
+
+
+if __name__ == "__main__":
+    main()

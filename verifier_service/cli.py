@@ -1,0 +1,219 @@
+"""The ``verifier-service`` command: serve, verify, list, build-sandbox."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.config import ServiceConfig, add_config_flags, load_config
+from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, VerifierError
+from verifier_service.spec import request_from_json, result_to_json
+
+EXIT_USAGE = 2
+EXIT_INFRA = 3
+BUILD_SCRIPT = Path(__file__).resolve().parent.parent / "sandboxes" / "build.sh"
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def read_requests(path: Path) -> list[pb.VerifyRequest]:
+    """Parses a JSONL file of requests; errors name the line."""
+    requests = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise VerifierError(f"cannot read {path}: {exc.strerror}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            request = request_from_json(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise VerifierError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        except InvalidSpec as exc:
+            raise VerifierError(f"{path}:{number}: {exc}") from exc
+        if not request.id:
+            request.id = str(number)
+        requests.append(request)
+    if not requests:
+        raise VerifierError(f"{path} holds no requests")
+    return requests
+
+
+async def _verify_all(client, requests, batch_size: int, parallel: int, console, show_progress: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    chunks = [requests[i:i + batch_size] for i in range(0, len(requests), batch_size)]
+    results: list[list[pb.VerifyResult] | None] = [None] * len(chunks)
+    gate = asyncio.Semaphore(parallel)
+    with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, disable=not show_progress, transient=False) as progress:
+        task = progress.add_task("verify", total=len(requests))
+
+        async def one(index: int, chunk):
+            async with gate:
+                try:
+                    results[index] = await client.verify_batch(chunk)
+                except RemoteError as exc:
+                    first, last = index * batch_size + 1, index * batch_size + len(chunk)
+                    raise VerifierError(f"the service rejected requests {first}-{last}: {exc}") from exc
+            progress.advance(task, len(chunk))
+
+        await asyncio.gather(*(one(i, c) for i, c in enumerate(chunks)))
+    return [r for chunk in results for r in chunk]  # type: ignore[union-attr]
+
+
+def summary_table(results: list[pb.VerifyResult], seconds: float):
+    from rich.table import Table
+
+    verdicts = Counter(pb.Verdict.Name(r.verdict) for r in results)
+    rewards = [r.reward for r in results if r.HasField("reward")]
+    table = Table(title=f"{len(results)} completions verified in {seconds:.1f}s")
+    table.add_column("verdict")
+    table.add_column("count", justify="right")
+    table.add_column("share", justify="right")
+    for name, count in verdicts.most_common():
+        style = {"PASSED": "green", "INFRA_ERROR": "bold red", "MALFORMED": "yellow"}.get(name)
+        table.add_row(name, str(count), f"{count / len(results):.0%}", style=style)
+    table.add_section()
+    if rewards:
+        table.add_row("mean reward", f"{sum(rewards) / len(rewards):.3f}", "")
+    table.add_row("mean format", f"{sum(r.format_score for r in results) / len(results):.3f}", "")
+    table.add_row("mean correctness", f"{sum(r.correctness_score for r in results) / len(results):.3f}", "")
+    return table
+
+
+async def _run_verify(args, config: ServiceConfig) -> int:
+    from verifier_service.client import VerifierClient
+
+    console = _console()
+    requests = read_requests(args.input)
+    app = None
+    if args.server:
+        client = await VerifierClient.connect(args.server)
+    else:
+        from verifier_service.server import VerifierApp
+        from verifier_service.sandbox.docker import DockerSandbox
+
+        DockerSandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
+        app = VerifierApp(replace(config, host="127.0.0.1", port=0))
+        port = await app.start()
+        client = await VerifierClient.connect(f"127.0.0.1:{port}")
+    started = time.monotonic()
+    try:
+        show = not args.quiet and (console.is_terminal or len(requests) >= 50)
+        results = await _verify_all(client, requests, args.batch_size, args.parallel, console, show)
+    finally:
+        await client.close()
+        if app is not None:
+            await app.stop(grace=1.0)
+    elapsed = time.monotonic() - started
+    lines = "".join(json.dumps(result_to_json(r)) + "\n" for r in results)
+    if args.output:
+        args.output.write_text(lines, encoding="utf-8")
+    else:
+        sys.stdout.write(lines)
+    if not args.quiet:
+        console.print(summary_table(results, elapsed))
+    infra = sum(r.verdict == pb.INFRA_ERROR for r in results)
+    if infra:
+        console.print(f"[bold red]{infra} INFRA_ERROR result(s): the sandbox failed, not the code "
+                      f"(their reward is null)[/]")
+        return EXIT_INFRA
+    return 0
+
+
+async def _run_list(args) -> int:
+    from rich.table import Table
+
+    from verifier_service.client import VerifierClient
+    from verifier_service.engine import Engine
+
+    if args.server:
+        async with await VerifierClient.connect(args.server) as client:
+            response = await client.list_verifiers()
+    else:
+        response = Engine.describe()
+    console = _console()
+    for kind in response.kinds:
+        table = Table(title=f"{kind.name}{' (sandboxed)' if kind.sandboxed else ''}: {kind.description}",
+                      title_justify="left")
+        for column in ("parameter", "type", "required", "default", "description"):
+            table.add_column(column)
+        for p in kind.parameters:
+            desc = p.description + (f" [{' | '.join(p.choices)}]" if p.choices else "")
+            table.add_row(p.name, p.type, "yes" if p.required else "", p.default, desc)
+        console.print(table)
+    return 0
+
+
+def _build_sandbox(args) -> int:
+    if not BUILD_SCRIPT.exists():
+        raise VerifierError("sandboxes/build.sh is not here: build the image from a source checkout")
+    return subprocess.call(["bash", str(BUILD_SCRIPT)])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="verifier-service", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the gRPC verifier service")
+    add_config_flags(serve)
+    verify = sub.add_parser("verify", help="verify a JSONL file of requests (embedded sandbox or --server)")
+    verify.add_argument("--input", type=Path, required=True, help="JSONL: {id, completion, spec} per line")
+    verify.add_argument("--output", type=Path, help="results JSONL (default: stdout)")
+    verify.add_argument("--server", help="HOST:PORT of a running service (default: an embedded one)")
+    verify.add_argument("--batch-size", type=int, default=32, help="completions per VerifyBatch call")
+    verify.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
+    verify.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    add_config_flags(verify)
+    listing = sub.add_parser("list", help="list the verifier kinds and their parameters")
+    listing.add_argument("--server", help="HOST:PORT of a running service (default: this installation)")
+    sub.add_parser("build-sandbox", help="build the sandbox image (runs sandboxes/build.sh)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "build-sandbox":
+            return _build_sandbox(args)
+        if args.command == "list":
+            return asyncio.run(_run_list(args))
+        config = load_config(args)
+        logging.basicConfig(level=config.log_level.upper(),
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        if args.command == "serve":
+            from verifier_service.server import serve
+
+            asyncio.run(serve(config))
+            return 0
+        if args.batch_size <= 0 or args.parallel <= 0:
+            raise VerifierError("--batch-size and --parallel must be positive")
+        if args.command == "verify":
+            logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
+        return asyncio.run(_run_verify(args, config))
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except VerifierError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

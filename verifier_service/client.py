@@ -1,0 +1,76 @@
+"""An asyncio client of the verifier service, built only through ``connect``.
+
+``connect`` health-checks the service, so a wrong address fails at once with a
+message saying how to start one. Every RPC goes through one call path that
+turns transport errors into ``RemoteError`` (status code + retryable flag).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.errors import RemoteError, ServiceUnreachable
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED)
+START_HINT = "start one with `verifier-service serve --port PORT` (or `docker compose up verifier`)"
+
+
+class VerifierClient:
+    def __init__(self, channel: grpc.aio.Channel, target: str):
+        self._channel = channel
+        self._stub = pb_grpc.VerifierStub(channel)
+        self.target = target
+
+    @classmethod
+    async def connect(cls, target: str, timeout_s: float = 10.0,
+                      max_message_bytes: int = 64 * 1024 * 1024) -> "VerifierClient":
+        channel = grpc.aio.insecure_channel(target, options=[
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+        ])
+        try:
+            response = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s, wait_for_ready=True)
+        except grpc.aio.AioRpcError as exc:
+            await channel.close()
+            raise ServiceUnreachable(f"no verifier service answers at {target} ({exc.code().name}: "
+                                     f"{exc.details()}); {START_HINT}") from exc
+        if response.status != health_pb2.HealthCheckResponse.SERVING:
+            await channel.close()
+            raise ServiceUnreachable(f"the verifier service at {target} is NOT_SERVING: its sandbox backend "
+                                     "is down (see the service's log: Docker unreachable or image missing)")
+        return cls(channel, target)
+
+    async def _call(self, method, request, timeout_s: float | None):
+        try:
+            return await method(request, timeout=timeout_s)
+        except grpc.aio.AioRpcError as exc:
+            raise RemoteError(f"{exc.code().name}: {exc.details()}", exc.code().name,
+                              exc.code() in RETRYABLE) from exc
+
+    async def verify(self, request: pb.VerifyRequest, timeout_s: float | None = None) -> pb.VerifyResult:
+        return await self._call(self._stub.Verify, request, timeout_s)
+
+    async def verify_batch(self, requests: Sequence[pb.VerifyRequest], timeout_s: float | None = None,
+                           batch_id: str = "") -> list[pb.VerifyResult]:
+        response = await self._call(self._stub.VerifyBatch,
+                                    pb.VerifyBatchRequest(requests=requests, batch_id=batch_id), timeout_s)
+        return list(response.results)
+
+    async def list_verifiers(self, timeout_s: float | None = 10.0) -> pb.ListVerifiersResponse:
+        return await self._call(self._stub.ListVerifiers, pb.ListVerifiersRequest(), timeout_s)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> "VerifierClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()

@@ -1,0 +1,116 @@
+"""Typed service configuration: defaults < YAML file < environment < flags.
+
+Every field carries ``metadata["help"]``: the same class drives the CLI flags
+(``--max-concurrency``), the environment (``RLVR_VERIFIER_MAX_CONCURRENCY``)
+and the YAML keys (``max_concurrency``). Nothing is built at import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import MISSING as _NO_DEFAULT
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from verifier_service.errors import VerifierError
+
+ENV_PREFIX = "RLVR_VERIFIER_"
+
+
+def _f(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    host: str = _f("127.0.0.1", "address to listen on ('[::]' for every interface)")
+    port: int = _f(50051, "port to listen on (0 picks a free one)")
+    sandbox_image: str = _f("rlvr-sandbox-python:latest", "Docker image that runs untrusted code")
+    sandbox_runtime: str = _f("", "Docker runtime for sandboxes ('' = engine default, 'runsc' = gVisor)")
+    docker_url: str = _f("", "Docker engine address ('' = DOCKER_HOST or the local socket)")
+    max_concurrency: int = _f(4, "sandbox containers running at once")
+    max_pending: int = _f(4096, "completions admitted (running + queued) before RESOURCE_EXHAUSTED")
+    max_batch_size: int = _f(2048, "completions in one VerifyBatch request")
+    max_completion_bytes: int = _f(256 * 1024, "largest completion accepted")
+    max_message_bytes: int = _f(64 * 1024 * 1024, "largest gRPC message accepted")
+    memory_mb: int = _f(512, "memory limit of a sandbox container (no swap)")
+    pids_limit: int = _f(64, "process limit of a sandbox container")
+    cpus: float = _f(1.0, "CPU limit of a sandbox container")
+    tmpfs_mb: int = _f(64, "size of the sandbox's writable /tmp")
+    file_size_mb: int = _f(16, "largest file a sandboxed process may write")
+    open_files: int = _f(256, "open-file limit of a sandboxed process")
+    output_limit_bytes: int = _f(1024 * 1024, "stdout a sandboxed step may print before it is killed")
+    default_timeout_s: float = _f(10.0, "time limit of a check whose spec sets none")
+    max_timeout_s: float = _f(120.0, "largest time limit a spec may ask for")
+    compile_timeout_s: float = _f(30.0, "time limit of compiling a C++ solution")
+    pure_workers: int = _f(2, "worker processes for the in-process verifiers (json, tool call, math, format)")
+    health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
+    shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
+    log_level: str = _f("INFO", "logging level")
+
+    def validate(self) -> "ServiceConfig":
+        problems = []
+        for name in ("max_concurrency", "max_pending", "max_batch_size", "max_completion_bytes",
+                     "max_message_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
+                     "open_files", "output_limit_bytes", "pure_workers"):
+            if getattr(self, name) <= 0:
+                problems.append(f"{name} must be positive")
+        for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "health_interval_s"):
+            if getattr(self, name) <= 0:
+                problems.append(f"{name} must be positive")
+        if self.default_timeout_s > self.max_timeout_s:
+            problems.append("default_timeout_s must not exceed max_timeout_s")
+        if not 0 <= self.port <= 65535:
+            problems.append("port must be in 0..65535")
+        if problems:
+            raise VerifierError("invalid configuration: " + "; ".join(problems))
+        return self
+
+
+def _convert(name: str, typ: Any, raw: Any) -> Any:
+    typ = {"int": int, "float": float, "str": str}.get(typ, typ) if isinstance(typ, str) else typ
+    try:
+        return typ(raw)
+    except (TypeError, ValueError) as exc:
+        raise VerifierError(f"config {name}: cannot read {raw!r} as {typ.__name__}") from exc
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One ``--flag`` per config field; unset flags stay None so they do not override."""
+    parser.add_argument("--config", type=Path, help="YAML file with service settings")
+    for f in fields(ServiceConfig):
+        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None,
+                            help=f"{f.metadata['help']} (default: {f.default!r})")
+
+
+def load_config(args: argparse.Namespace | None = None, environ: dict[str, str] | None = None) -> ServiceConfig:
+    environ = os.environ if environ is None else environ
+    config = ServiceConfig()
+    overrides: dict[str, Any] = {}
+    path = getattr(args, "config", None) if args is not None else None
+    if path is not None:
+        import yaml
+
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise VerifierError(f"cannot read config file {path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise VerifierError(f"config file {path} must hold a mapping of settings")
+        known = {f.name for f in fields(ServiceConfig)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise VerifierError(f"config file {path}: unknown setting(s) {unknown}")
+        overrides.update(data)
+    for f in fields(ServiceConfig):
+        env = environ.get(ENV_PREFIX + f.name.upper())
+        if env is not None:
+            overrides[f.name] = env
+        if args is not None and getattr(args, f.name, None) is not None:
+            overrides[f.name] = getattr(args, f.name)
+    typed = {name: _convert(name, next(f.type for f in fields(ServiceConfig) if f.name == name), value)
+             for name, value in overrides.items()}
+    assert all(f.default is not _NO_DEFAULT for f in fields(ServiceConfig))
+    return replace(config, **typed).validate()

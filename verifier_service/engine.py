@@ -1,0 +1,126 @@
+"""The engine: validates requests, runs the right verifier kind, scores the outcome.
+
+``prepare`` does every check that can reject a request (``InvalidSpec``)
+before any work starts; ``verify`` never raises for anything the completion
+does: the result is always a ``VerifyResult``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.config import ServiceConfig
+from verifier_service.errors import InvalidSpec
+from verifier_service.extract import extract
+from verifier_service.kinds import COMMON_PARAMS, Context, VerifierKind, all_kinds, get_kind
+from verifier_service.pool import PurePool
+from verifier_service.sandbox.base import queue_clock
+from verifier_service.sandbox.docker import DockerSandbox
+from verifier_service.spec import EXTRACT_MODES, SCORING_MODES, Spec, spec_from_proto
+from verifier_service.verdict import Outcome, score, truncate
+
+log = logging.getLogger(__name__)
+_COMMON = {p.name for p in COMMON_PARAMS}
+_DEFAULT_WEIGHTS = {p.name: p.default for p in COMMON_PARAMS if p.name.endswith("_weight")}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    id: str
+    completion: str
+    spec: Spec
+    kind: VerifierKind
+    timeout_s: float
+
+
+class Engine:
+    def __init__(self, config: ServiceConfig, sandbox: DockerSandbox | None, pure_pool: PurePool | None):
+        self.config = config
+        self.sandbox = sandbox
+        self.pure_pool = pure_pool
+
+    def prepare(self, request: pb.VerifyRequest) -> Prepared:
+        """Validates one request; InvalidSpec says what is wrong."""
+        size = len(request.completion.encode("utf-8"))
+        if size > self.config.max_completion_bytes:
+            raise InvalidSpec(f"completion is {size} bytes; the limit is {self.config.max_completion_bytes}")
+        if not request.HasField("spec") or not request.spec.kind:
+            raise InvalidSpec("spec.kind is required; ListVerifiers names the kinds")
+        spec = spec_from_proto(request.spec)
+        kind = get_kind(spec.kind)
+        allowed = _COMMON | {p.name for p in kind.params}
+        stray = [name for name in spec.set_fields() if name not in allowed]
+        if stray:
+            raise InvalidSpec(f"field(s) {', '.join(stray)} do not apply to kind {kind.name!r}; its parameters: "
+                              f"{', '.join(sorted(allowed))}")
+        spec = spec.with_defaults(extract=kind.default_extract, scoring="all_or_nothing", **_DEFAULT_WEIGHTS)
+        if spec.extract not in EXTRACT_MODES:
+            raise InvalidSpec(f"spec.extract {spec.extract!r} is not valid; valid: {', '.join(EXTRACT_MODES)}")
+        if spec.scoring not in SCORING_MODES:
+            raise InvalidSpec(f"spec.scoring {spec.scoring!r} is not valid; valid: {', '.join(SCORING_MODES)}")
+        if not 0 <= spec.timeout_s <= self.config.max_timeout_s:
+            raise InvalidSpec(f"spec.timeout_s must be between 0 and {self.config.max_timeout_s:g} seconds")
+        for name in ("format_weight", "correctness_weight"):
+            value = getattr(spec, name)
+            if not value > 0:
+                raise InvalidSpec(f"spec.{name} must be positive (so that a malformed output always "
+                                  f"scores below a well-formed wrong one)")
+        spec = kind.validate(spec)
+        return Prepared(request.id, request.completion, spec, kind, spec.timeout_s or self.config.default_timeout_s)
+
+    async def verify(self, item: Prepared) -> pb.VerifyResult:
+        started = time.monotonic()
+        clock = queue_clock.set([0.0])
+        try:
+            text = extract(item.completion, item.spec.extract)
+            if text is None:
+                outcome = Outcome.malformed(f"extraction {item.spec.extract!r} found nothing to check")
+            else:
+                ctx = Context(self.config, self.sandbox, self.pure_pool, item.timeout_s)
+                outcome = await item.kind.verify(text, item.spec, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug here must not sink the batch: INFRA_ERROR, logged
+            log.exception("verifier %s failed on request %r", item.kind.name, item.id)
+            outcome = Outcome.infra_error(f"internal verifier error: {type(exc).__name__}: {exc}")
+        queue_s = queue_clock.get()[0]
+        queue_clock.reset(clock)
+        return to_proto(item, outcome, queue_s, time.monotonic() - started)
+
+    @staticmethod
+    def describe() -> pb.ListVerifiersResponse:
+        response = pb.ListVerifiersResponse(extract_modes=EXTRACT_MODES, scoring_modes=SCORING_MODES)
+        for kind in all_kinds():
+            k = response.kinds.add(name=kind.name, description=kind.description, sandboxed=kind.sandboxed)
+            for p in (*kind.params, *COMMON_PARAMS):
+                k.parameters.add(name=p.name, type=p.type, required=p.required, description=p.description,
+                                 default="" if p.default is None else str(p.default), choices=p.choices)
+        return response
+
+
+def to_proto(item: Prepared, outcome: Outcome, queue_s: float, total_s: float) -> pb.VerifyResult:
+    scores = score(outcome, item.spec.scoring, item.spec.format_weight, item.spec.correctness_weight)
+    result = pb.VerifyResult(
+        id=item.id,
+        kind=item.kind.name,
+        verdict=pb.Verdict.Value(outcome.verdict.value),
+        format_score=scores.format_score,
+        correctness_score=scores.correctness_score,
+        tests_passed=scores.tests_passed,
+        tests_total=scores.tests_total,
+        detail=truncate(outcome.detail),
+        extracted=truncate(outcome.extracted, 4000),
+        stdout_tail=outcome.stdout_tail,
+        stderr_tail=outcome.stderr_tail,
+        timings=pb.Timings(queue_s=queue_s, run_s=max(0.0, total_s - queue_s), total_s=total_s),
+    )
+    if scores.reward is not None:
+        result.reward = scores.reward
+    for t in outcome.tests:
+        result.tests.add(name=t.name, verdict=pb.Verdict.Value(t.verdict.value), detail=truncate(t.detail, 500),
+                         duration_s=t.duration_s)
+    return result

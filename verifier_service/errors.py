@@ -1,0 +1,41 @@
+"""Exceptions of the verifier service. One root, few leaves:
+
+    VerifierError
+    ├── InvalidSpec          the caller's spec is wrong   -> INVALID_ARGUMENT
+    ├── Overloaded           too much work pending         -> RESOURCE_EXHAUSTED
+    ├── SandboxUnavailable   the sandbox backend is down   -> INFRA_ERROR verdicts
+    ├── ServiceUnreachable   (client) nothing answers at the address
+    └── RemoteError          (client) an RPC failed, with its status code and whether to retry
+
+A verdict about the *code* is never an exception: it is a ``Outcome`` (see
+``verdict.py``). Only faults of the request or of the service raise.
+"""
+
+
+class VerifierError(Exception):
+    """Root of every exception this package raises on purpose."""
+
+
+class InvalidSpec(VerifierError):
+    """The verification spec (or request) is malformed: the caller must fix it."""
+
+
+class Overloaded(VerifierError):
+    """Admission refused: more work is pending than the service accepts."""
+
+
+class SandboxUnavailable(VerifierError):
+    """The sandbox backend (Docker) cannot run jobs; says how to fix it."""
+
+
+class ServiceUnreachable(VerifierError):
+    """No verifier service answers at the address (client side); says how to start one."""
+
+
+class RemoteError(VerifierError):
+    """The service answered an RPC with an error status (client side)."""
+
+    def __init__(self, message: str, code: str, retryable: bool):
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable

@@ -1,0 +1,88 @@
+"""Shared pieces of the kinds that run code in the sandbox."""
+
+from __future__ import annotations
+
+import json
+import signal
+from typing import Any, Callable
+
+from verifier_service.errors import SandboxUnavailable
+from verifier_service.kinds.base import Context
+from verifier_service.sandbox.base import Job, SandboxRun, StepResult
+from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
+
+HARNESS_DIR = "/opt/rlvr"
+PYTHON = ["python3", "-I"]
+
+
+async def run_job(ctx: Context, job: Job, on_step: Callable[[StepResult], bool] | None = None
+                  ) -> SandboxRun | Outcome:
+    """Runs a job; an Outcome (INFRA_ERROR) when the sandbox itself failed."""
+    if ctx.sandbox is None:
+        return Outcome.infra_error("no sandbox backend is configured")
+    try:
+        run = await ctx.sandbox.run(job, on_step=on_step, deadline_s=ctx.timeout_s + 15.0)
+    except SandboxUnavailable as exc:
+        return Outcome.infra_error(str(exc))
+    if run.runner_error and not run.steps and not run.oom_killed:
+        return Outcome.infra_error(run.runner_error)
+    return run
+
+
+def limit_verdict(step: StepResult, run: SandboxRun, limit_s: float) -> tuple[Verdict, str] | None:
+    """The resource limit a step hit, if any (checked in this order)."""
+    if step.timed_out or run.host_timeout:
+        return Verdict.TIMEOUT, f"time limit of {limit_s:g}s exceeded"
+    if step.output_limited:
+        return Verdict.OUTPUT_LIMIT, "output limit exceeded"
+    if step.signal == signal.SIGXFSZ:
+        return Verdict.OUTPUT_LIMIT, "file size limit exceeded"
+    if run.oom_killed or step.signal == signal.SIGKILL or "MemoryError" in step.stderr[-400:]:
+        return Verdict.MEMORY_LIMIT, "memory limit exceeded"
+    if step.signal == signal.SIGXCPU:
+        return Verdict.TIMEOUT, "CPU time limit exceeded"
+    return None
+
+
+def exit_detail(step: StepResult) -> str:
+    if step.spawn_error:
+        return f"could not start: {step.spawn_error}"
+    if step.signal:
+        try:
+            name = signal.Signals(step.signal).name
+        except ValueError:
+            name = f"signal {step.signal}"
+        return f"killed by {name}"
+    last = step.stderr.strip().splitlines()[-1:] or [""]
+    return f"exit code {step.exit_code}" + (f": {truncate(last[0], 300)}" if last[0] else "")
+
+
+def read_reports(step: StepResult) -> list[dict[str, Any]]:
+    events = []
+    for line in step.report.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def streams(step: StepResult | None) -> dict[str, str]:
+    if step is None:
+        return {}
+    return {"stdout_tail": tail(step.stdout), "stderr_tail": tail(step.stderr)}
+
+
+def unfinished_tests(names: list[str], step: StepResult, run: SandboxRun, limit_s: float) -> list[TestOutcome]:
+    """Tests the harness never reported: the process stopped before them."""
+    hit = limit_verdict(step, run, limit_s)
+    if hit is not None:
+        verdict, detail = hit
+    else:
+        verdict, detail = Verdict.RUNTIME_ERROR, f"the test process stopped early ({exit_detail(step)})"
+    out = []
+    for i, name in enumerate(names):
+        out.append(TestOutcome(name, verdict, detail if i == 0 else f"not run: {detail}"))
+    return out

@@ -1,0 +1,87 @@
+"""What a verifier kind is: its parameters, its validation, its check.
+
+A kind validates a spec (``InvalidSpec`` for the caller's mistakes) and turns
+an extracted completion into an ``Outcome``. Sandboxed kinds build a sandbox
+``Job`` and read its step results; pure kinds implement ``check`` and run in
+a killable worker process, so no input can hang the service.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from verifier_service.errors import InvalidSpec
+from verifier_service.spec import Spec
+from verifier_service.verdict import Outcome
+
+if TYPE_CHECKING:
+    from verifier_service.config import ServiceConfig
+    from verifier_service.pool import PurePool
+    from verifier_service.sandbox.docker import DockerSandbox
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # string | number | bool | json | cases | files
+    description: str
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] = ()
+
+
+COMMON_PARAMS = (
+    Param("extract", "string", "which part of the completion is checked", default="raw",
+          choices=("raw", "fenced_code", "last_fenced_code", "answer_tag")),
+    Param("scoring", "string", "correctness as all-or-nothing or as the fraction of tests passed",
+          default="all_or_nothing", choices=("all_or_nothing", "fraction")),
+    Param("timeout_s", "number", "wall-clock limit of the whole check (seconds)"),
+    Param("format_weight", "number", "weight of format_score in the composite reward", default=0.2),
+    Param("correctness_weight", "number", "weight of correctness_score in the composite reward", default=0.8),
+)
+
+
+@dataclass
+class Context:
+    """What a kind may use while verifying one completion."""
+
+    config: "ServiceConfig"
+    sandbox: "DockerSandbox | None"
+    pure_pool: "PurePool | None"
+    timeout_s: float
+
+
+class VerifierKind(abc.ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    sandboxed: ClassVar[bool] = False
+    params: ClassVar[tuple[Param, ...]] = ()
+    default_extract: ClassVar[str] = "raw"
+
+    def validate(self, spec: Spec) -> Spec:
+        """Kind-specific checks beyond the generic ones; may fill defaults."""
+        return spec
+
+    @abc.abstractmethod
+    async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        """Checks the extracted completion ``text``."""
+
+    def require(self, spec: Spec, *names: str) -> None:
+        missing = [n for n in names if not spec.is_set(n)]
+        if missing:
+            raise InvalidSpec(f"kind {self.name!r} requires {', '.join(missing)}")
+
+
+class PureKind(VerifierKind):
+    """A kind that runs no untrusted code: ``check`` runs in a worker process."""
+
+    @abc.abstractmethod
+    def check(self, text: str, spec: Spec) -> Outcome:
+        """Pure and synchronous; runs in a worker process with a time limit."""
+
+    async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        if ctx.pure_pool is None:
+            return self.check(text, spec)
+        return await ctx.pure_pool.run(self.name, text, spec, ctx.timeout_s)

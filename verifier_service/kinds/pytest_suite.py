@@ -1,0 +1,103 @@
+"""pytest: the completion is written as a module next to a pytest suite; per-test
+results are read from pytest's JUnit XML report."""
+
+from __future__ import annotations
+
+import posixpath
+
+from defusedxml import ElementTree
+
+from verifier_service.errors import InvalidSpec
+from verifier_service.kinds import register
+from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_job, streams
+from verifier_service.kinds.base import Context, Param, VerifierKind
+from verifier_service.sandbox.base import Job, Step
+from verifier_service.spec import Spec
+from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
+
+REPORT = ".rlvr-junit.xml"
+
+
+def parse_junit(xml: str) -> list[TestOutcome]:
+    root = ElementTree.fromstring(xml)
+    tests = []
+    for case in root.iter("testcase"):
+        name = "::".join(p for p in (case.get("classname", ""), case.get("name", "")) if p)
+        duration = float(case.get("time") or 0.0)
+        verdict, detail = Verdict.PASSED, ""
+        for child in case:
+            if child.tag == "failure":
+                verdict, detail = Verdict.FAILED, child.get("message") or (child.text or "")
+            elif child.tag == "error":
+                verdict, detail = Verdict.RUNTIME_ERROR, child.get("message") or (child.text or "")
+            elif child.tag == "skipped":
+                verdict, detail = Verdict.FAILED, "skipped: " + (child.get("message") or "")
+        tests.append(TestOutcome(name, verdict, truncate(detail.strip(), 600), duration))
+    return tests
+
+
+def _safe_relative(path: str) -> bool:
+    norm = posixpath.normpath(path)
+    return bool(path) and not path.startswith("/") and norm != "." and not norm.startswith("..")
+
+
+@register
+class PytestSuite(VerifierKind):
+    name = "pytest"
+    description = "writes the completion as a module beside a pytest suite and runs pytest in the sandbox"
+    sandboxed = True
+    params = (
+        Param("files", "files", "test files by relative path, e.g. {\"test_solution.py\": \"...\"}", required=True),
+        Param("solution_path", "string", "where the completion is written", default="solution.py"),
+    )
+
+    def validate(self, spec: Spec) -> Spec:
+        self.require(spec, "files")
+        spec = spec.with_defaults(solution_path="solution.py")
+        for path in [*spec.files, spec.solution_path]:
+            if not _safe_relative(path):
+                raise InvalidSpec(f"file path {path!r} must be relative and stay inside the work directory")
+        if spec.solution_path in spec.files:
+            raise InvalidSpec(f"spec.files must not contain the solution path {spec.solution_path!r}")
+        if REPORT in spec.files:
+            raise InvalidSpec(f"{REPORT} is reserved for the test report")
+        return spec
+
+    async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        step = Step("pytest", ["python3", "-I", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
+                               f"--junitxml={REPORT}", "-o", "junit_family=xunit2"],
+                    ctx.timeout_s, memory_bytes=ctx.config.memory_mb << 20,
+                    output_limit=ctx.config.output_limit_bytes, collect=(REPORT,))
+        run = await run_job(ctx, Job(steps=[step], files={**spec.files, spec.solution_path: text}))
+        if isinstance(run, Outcome):
+            return run
+        extra = dict(extracted=truncate(text, 4000))
+        if not run.steps:
+            return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.MEMORY_LIMIT,
+                           detail=run.runner_error or "the sandbox stopped before pytest ran", **extra)
+        result = run.steps[0]
+        extra.update(streams(result))
+        hit = limit_verdict(result, run, ctx.timeout_s)
+        xml = result.collected.get(REPORT)
+        tests: list[TestOutcome] = []
+        if xml:
+            try:
+                tests = parse_junit(xml)
+            except Exception as exc:  # noqa: BLE001 - a broken report (the candidate may write it) is a failure
+                return Outcome(Verdict.RUNTIME_ERROR, detail=f"unreadable test report: {truncate(str(exc), 200)}",
+                               **extra)
+        if hit is not None:
+            return Outcome(hit[0], tests=[t for t in tests], detail=hit[1], **extra)
+        if not tests:
+            detail = "no tests ran" if result.exit_code == 5 else f"pytest produced no report ({exit_detail(result)})"
+            return Outcome(Verdict.RUNTIME_ERROR if result.exit_code not in (0, 5) else Verdict.FAILED,
+                           detail=detail, **extra)
+        outcome = Outcome.from_tests(tests, **extra)
+        if outcome.verdict is Verdict.PASSED and result.exit_code != 0:
+            # The report says all passed but pytest did not: the report cannot be trusted.
+            outcome = Outcome(Verdict.RUNTIME_ERROR, tests=tests, **extra)
+            outcome.detail = f"pytest failed although its report passed every test ({exit_detail(result)})"
+            return outcome
+        failing = next((t for t in tests if not t.passed), None)
+        outcome.detail = f"{failing.name}: {failing.detail}" if failing else f"{len(tests)} tests passed"
+        return outcome

@@ -1,0 +1,130 @@
+"""python_assert: the completion's code, then assert-style tests (HumanEval / MBPP).
+
+Each top-level statement of ``tests`` that contains an ``assert`` is one
+test; the other statements (imports, helpers, ``def check``) run in order
+between them. With ``entry_point``, ``check(<entry_point>)`` runs last as a
+test of its own (HumanEval's convention). All tests run in one sandboxed
+process; results come back over the harness's report pipe.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+
+from verifier_service.errors import InvalidSpec
+from verifier_service.kinds import register
+from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, read_reports, run_job, streams,
+                                               unfinished_tests)
+from verifier_service.kinds.base import Context, Param, VerifierKind
+from verifier_service.sandbox.base import Job, SandboxRun, Step
+from verifier_service.spec import Spec
+from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
+
+
+def split_tests(tests: str, entry_point: str) -> list[dict[str, str]]:
+    """Ordered items: {"kind": "stmt"|"test", "name", "code"}."""
+    try:
+        tree = ast.parse(tests)
+    except SyntaxError as exc:
+        raise InvalidSpec(f"spec.tests is not valid Python: {exc.msg} (line {exc.lineno})") from exc
+    items = []
+    for node in tree.body:
+        code = ast.get_source_segment(tests, node) or ast.unparse(node)
+        is_test = any(isinstance(n, ast.Assert) for n in ast.walk(node)) and not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        name = " ".join(code.split())
+        items.append({"kind": "test" if is_test else "stmt", "name": truncate(name, 120), "code": code})
+    if entry_point:
+        items.append({"kind": "test", "name": f"check({entry_point})", "code": f"check({entry_point})"})
+    if not any(item["kind"] == "test" for item in items):
+        raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
+    return items
+
+
+@register
+class PythonAssert(VerifierKind):
+    name = "python_assert"
+    description = "runs the completion's Python code followed by assert-style tests in the sandbox"
+    sandboxed = True
+    params = (
+        Param("tests", "string", "assert-style test code; each top-level assert statement is one test",
+              required=True),
+        Param("entry_point", "string", "function name; when set, check(<entry_point>) runs after the tests"),
+        Param("setup", "string", "code run before the completion (imports, helpers)"),
+        Param("fast_fail", "bool", "stop at the first failing test", default=False),
+    )
+
+    def validate(self, spec: Spec) -> Spec:
+        self.require(spec, "tests")
+        if spec.entry_point and not spec.entry_point.isidentifier():
+            raise InvalidSpec(f"spec.entry_point {spec.entry_point!r} is not a Python identifier")
+        split_tests(spec.tests, spec.entry_point)
+        return spec
+
+    async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        items = split_tests(spec.tests, spec.entry_point)
+        names = [item["name"] for item in items if item["kind"] == "test"]
+        payload = {"setup": spec.setup, "solution": text, "items": items, "fast_fail": spec.fast_fail}
+        job = Job(steps=[Step("tests", [*PYTHON, f"{HARNESS_DIR}/assert_harness.py"], ctx.timeout_s,
+                              stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
+                              output_limit=ctx.config.output_limit_bytes)])
+        run = await run_job(ctx, job)
+        if isinstance(run, Outcome):
+            return run
+        return interpret(run, names, ctx.timeout_s, text)
+
+
+def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str) -> Outcome:
+    """Turns the harness's report events into per-test outcomes."""
+    step = run.steps[0] if run.steps else None
+    if step is None:
+        return Outcome(Verdict.MEMORY_LIMIT if run.oom_killed else Verdict.TIMEOUT,
+                       tests=[TestOutcome(n, Verdict.TIMEOUT, "not run") for n in names],
+                       detail=run.runner_error or "the sandbox stopped before the tests ran", extracted=text)
+    events = read_reports(step)
+    extra = dict(extracted=truncate(text, 4000), **streams(step))
+    tests: list[TestOutcome] = []
+    finished = False
+    for event in events:
+        kind = event.get("event")
+        if kind == "compile_error":
+            return Outcome(Verdict.COMPILE_ERROR, detail=str(event.get("detail", "")), **extra)
+        if kind in ("solution_error", "setup_error"):
+            error = str(event.get("error", ""))
+            verdict = Verdict.MEMORY_LIMIT if error == "MemoryError" else Verdict.RUNTIME_ERROR
+            detail = ("the completion raised " if kind == "solution_error" else "test setup failed: ") + str(
+                event.get("detail", ""))
+            rest = names[len(tests):]
+            tests += [TestOutcome(n, verdict, detail if i == 0 else "not run") for i, n in enumerate(rest)]
+        elif kind == "test":
+            error = event.get("error")
+            if event.get("passed") is True and not error:
+                verdict = Verdict.PASSED
+            elif error == "AssertionError":
+                verdict = Verdict.FAILED
+            elif error == "MemoryError":
+                verdict = Verdict.MEMORY_LIMIT
+            else:
+                verdict = Verdict.RUNTIME_ERROR
+            index = len(tests)
+            name = names[index] if index < len(names) else str(event.get("name", index))
+            tests.append(TestOutcome(name, verdict, str(event.get("detail", "")),
+                                     float(event.get("duration_s") or 0.0)))
+        elif kind == "end":
+            finished = True
+            break
+    if finished:
+        rest = names[len(tests):]  # fast-fail skipped these
+        tests += [TestOutcome(n, Verdict.FAILED, "not run (fast_fail)") for n in rest]
+    else:
+        tests += unfinished_tests(names[len(tests):], step, run, limit_s)
+    tests = tests[: len(names)]
+    outcome = Outcome.from_tests(tests, **extra)
+    if not finished and all(t.passed for t in tests):
+        # Every test reported a pass but the harness never reached its end: no proof, no pass.
+        outcome = Outcome(Verdict.RUNTIME_ERROR, tests=tests + [TestOutcome(
+            "harness_end", Verdict.RUNTIME_ERROR, "the test run did not reach its end")], **extra)
+    failing = next((t for t in outcome.tests if not t.passed), None)
+    outcome.detail = f"{failing.name}: {failing.detail}" if failing else f"{len(tests)} tests passed"
+    return outcome

@@ -1,0 +1,142 @@
+"""stdio: a program fed each case's stdin; its stdout is compared outside the sandbox.
+
+Python and C++ (compiled once per check, then run per case). Compile errors
+are their own verdict. With ``fast_fail`` the sandbox is stopped at the first
+failing case.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from verifier_service.errors import InvalidSpec
+from verifier_service.kinds import register
+from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_job, streams
+from verifier_service.kinds.base import Context, Param, VerifierKind
+from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
+from verifier_service.spec import MISSING, Spec
+from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
+
+LANGUAGES = {
+    "python": {
+        "file": "solution.py",
+        "compile": ["python3", "-I", "-c",
+                    "import sys; compile(open('solution.py', encoding='utf-8').read(), 'solution.py', 'exec')"],
+        "run": ["python3", "-I", "solution.py"],
+    },
+    "cpp": {
+        "file": "solution.cpp",
+        "compile": ["g++", "-O2", "-std=c++17", "-pipe", "-o", "solution", "solution.cpp"],
+        "run": ["./solution"],
+    },
+}
+COMPARE_MODES = ("exact", "tokens", "float")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def outputs_match(actual: str, expected: str, mode: str, tol: float) -> bool:
+    if mode == "exact":
+        norm = lambda s: s.replace("\r\n", "\n").rstrip("\n")  # noqa: E731 - a trailing newline is not an answer
+        return norm(actual) == norm(expected)
+    got, want = actual.split(), expected.split()
+    if mode == "tokens":
+        return got == want
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        if _NUMBER.match(g) and _NUMBER.match(w):
+            if not math.isclose(float(g), float(w), rel_tol=tol, abs_tol=tol):
+                return False
+        elif g != w:
+            return False
+    return True
+
+
+@register
+class Stdio(VerifierKind):
+    name = "stdio"
+    description = "runs a Python or C++ program on each case's stdin and compares its stdout outside the sandbox"
+    sandboxed = True
+    params = (
+        Param("cases", "cases", "list of {stdin: str, expected_stdout: str}", required=True),
+        Param("language", "string", "language of the completion", default="python", choices=tuple(LANGUAGES)),
+        Param("compare", "string", "exact (line endings and final newlines aside), whitespace tokens, or "
+              "tokens with float tolerance", default="tokens", choices=COMPARE_MODES),
+        Param("float_tolerance", "number", "tolerance of compare=float", default=1e-6),
+        Param("case_timeout_s", "number", "time limit of each case (default: timeout_s)"),
+        Param("fast_fail", "bool", "stop at the first failing case", default=False),
+    )
+
+    def validate(self, spec: Spec) -> Spec:
+        self.require(spec, "cases")
+        spec = spec.with_defaults(language="python", compare="tokens")
+        if spec.language not in LANGUAGES:
+            raise InvalidSpec(f"spec.language {spec.language!r} is not supported; valid: {', '.join(LANGUAGES)}")
+        if spec.compare not in COMPARE_MODES:
+            raise InvalidSpec(f"spec.compare {spec.compare!r} is not valid; valid: {', '.join(COMPARE_MODES)}")
+        for i, case in enumerate(spec.cases):
+            if case.expected_stdout is None:
+                raise InvalidSpec(f"spec.cases[{i}] has no expected_stdout")
+            if case.args or case.kwargs or case.expected is not MISSING:
+                raise InvalidSpec(f"spec.cases[{i}]: args / kwargs / expected belong to kind 'python_io'")
+        if spec.case_timeout_s < 0 or spec.float_tolerance < 0:
+            raise InvalidSpec("spec.case_timeout_s and spec.float_tolerance must not be negative")
+        return spec
+
+    async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        lang = LANGUAGES[spec.language]
+        case_limit = min(spec.case_timeout_s or ctx.timeout_s, ctx.config.max_timeout_s)
+        tol = spec.float_tolerance if spec.is_set("float_tolerance") else 1e-6
+        names = [c.name or f"case {i}" for i, c in enumerate(spec.cases)]
+        steps = [Step("compile", lang["compile"], ctx.config.compile_timeout_s, output_limit=64 * 1024,
+                      stop_on_failure=True)]
+        steps += [Step(name, lang["run"], case_limit, stdin=case.stdin,
+                       memory_bytes=(ctx.config.memory_mb << 20) if spec.language == "python" else None,
+                       output_limit=ctx.config.output_limit_bytes)
+                  for name, case in zip(names, spec.cases)]
+        tests: list[TestOutcome] = []
+
+        def judge(step: StepResult) -> bool:
+            if step.name == "compile" and not tests:
+                return step.ok
+            case = spec.cases[len(tests)]
+            tests.append(self._judge_case(step, case.expected_stdout or "", spec.compare, tol, case_limit))
+            return tests[-1].passed or not spec.fast_fail
+
+        run = await run_job(ctx, Job(steps=steps, files={lang["file"]: text}), on_step=judge)
+        if isinstance(run, Outcome):
+            return run
+        extra = dict(extracted=truncate(text, 4000))
+        compile_step = run.steps[0] if run.steps else None
+        if compile_step is None:
+            return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.MEMORY_LIMIT,
+                           detail=run.runner_error or "the sandbox stopped before compiling", **extra)
+        if not compile_step.ok:
+            what = "compilation timed out" if compile_step.timed_out else exit_detail(compile_step)
+            return Outcome(Verdict.COMPILE_ERROR, detail=f"{what}\n{truncate(compile_step.stderr, 800)}".strip(),
+                           **extra, **streams(compile_step))
+        if run.oom_killed and len(tests) < len(names):
+            tests.append(TestOutcome(names[len(tests)], Verdict.MEMORY_LIMIT, "memory limit exceeded"))
+        skipped = "not run (fast_fail)" if run.stopped_early else (
+            "not run: the sandbox timed out" if run.host_timeout else "not run")
+        verdict_rest = Verdict.TIMEOUT if run.host_timeout and not run.stopped_early else Verdict.FAILED
+        tests += [TestOutcome(n, verdict_rest, skipped) for n in names[len(tests):]]
+        last_step = run.steps[-1]
+        outcome = Outcome.from_tests(tests, **extra, **streams(last_step))
+        failing = next((t for t in tests if not t.passed), None)
+        outcome.detail = f"{failing.name}: {failing.detail}" if failing else f"{len(tests)} cases passed"
+        return outcome
+
+    @staticmethod
+    def _judge_case(step: StepResult, expected: str, mode: str, tol: float, limit_s: float) -> TestOutcome:
+        hit = limit_verdict(step, SandboxRun(steps=[], completed=False), limit_s)
+        if hit is not None:
+            return TestOutcome(step.name, hit[0], hit[1], step.duration_s)
+        if not step.ok:
+            return TestOutcome(step.name, Verdict.RUNTIME_ERROR, exit_detail(step), step.duration_s)
+        if outputs_match(step.stdout, expected, mode, tol):
+            return TestOutcome(step.name, Verdict.PASSED, "", step.duration_s)
+        return TestOutcome(step.name, Verdict.FAILED,
+                           f"expected {truncate(expected, 120)!r}, got {truncate(step.stdout, 120)!r}",
+                           step.duration_s)

@@ -1,0 +1,123 @@
+"""Killable worker processes for the pure verifiers.
+
+json_schema, tool_call, math and format run no untrusted code, but their
+inputs come from the model: a regex can backtrack for ever, sympy can chew on
+``9^{9^{9^9}}``. Each check runs in a worker process with a time limit; a
+worker that overruns is killed and replaced, and the check gets TIMEOUT.
+(math-verify's own timeouts use ``signal.alarm``, which only works on a main
+thread, so they are switched off and this pool is the only guard.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing as mp
+import time
+from multiprocessing.connection import Connection
+
+from verifier_service.errors import VerifierError
+from verifier_service.spec import Spec
+from verifier_service.verdict import Outcome, Verdict
+
+log = logging.getLogger(__name__)
+_CTX = mp.get_context("spawn")  # never fork a process that runs gRPC threads
+
+
+def _worker_main(conn: Connection) -> None:
+    from verifier_service.kinds import get_kind, preload_pure
+
+    preload_pure()
+    conn.send(("ready", None))
+    while True:
+        try:
+            kind_name, text, spec = conn.recv()
+        except EOFError:
+            return
+        try:
+            outcome = get_kind(kind_name).check(text, spec)  # type: ignore[attr-defined]
+            conn.send(("ok", outcome))
+        except Exception as exc:  # noqa: BLE001 - reported to the caller as INFRA_ERROR
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.conn, child = _CTX.Pipe()
+        self.process = _CTX.Process(target=_worker_main, args=(child,), daemon=True, name="rlvr-pure-worker")
+        self.process.start()
+        child.close()
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        try:
+            if self.conn.poll(timeout):
+                self.conn.recv()
+                return
+        except (EOFError, OSError):
+            pass
+        self.kill()
+        raise VerifierError("a pure-verifier worker process failed to start (see its traceback above)")
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+
+class PurePool:
+    def __init__(self, size: int):
+        self.size = size
+        self._idle: asyncio.Queue[_Worker] | None = None
+        self._all: list[_Worker] = []
+        self.replaced = 0
+
+    async def start(self) -> None:
+        self._idle = asyncio.Queue()
+        workers = await asyncio.gather(*(asyncio.to_thread(self._spawn) for _ in range(self.size)))
+        for w in workers:
+            self._idle.put_nowait(w)
+
+    def _spawn(self) -> _Worker:
+        w = _Worker()
+        w.wait_ready()
+        self._all.append(w)
+        return w
+
+    async def run(self, kind_name: str, text: str, spec: Spec, timeout_s: float) -> Outcome:
+        assert self._idle is not None, "PurePool.start() was not awaited"
+        worker = await self._idle.get()
+        healthy = False
+        try:
+            started = time.monotonic()
+            status, value = await asyncio.to_thread(self._call, worker, (kind_name, text, spec), timeout_s)
+            healthy = status in ("ok", "error")  # a worker that overran or died is replaced
+            if status == "timeout":
+                return Outcome(Verdict.TIMEOUT, detail=f"{kind_name} check exceeded {timeout_s:g}s "
+                               f"(ran {time.monotonic() - started:.1f}s)", extracted=text)
+            if status == "ok":
+                return value
+            log.error("%s checker failed: %s", kind_name, value)
+            return Outcome.infra_error(f"{kind_name} checker failed: {value}")
+        finally:
+            if healthy:
+                self._idle.put_nowait(worker)
+            else:
+                self.replaced += 1
+                await asyncio.to_thread(worker.kill)
+                self._all.remove(worker)
+                self._idle.put_nowait(await asyncio.to_thread(self._spawn))
+
+    @staticmethod
+    def _call(worker: _Worker, message, timeout_s: float):
+        try:
+            worker.conn.send(message)
+            if not worker.conn.poll(timeout_s):
+                return "timeout", None
+            return worker.conn.recv()
+        except (EOFError, OSError) as exc:
+            return "dead", f"worker died: {exc}"
+
+    async def close(self) -> None:
+        for w in self._all:
+            await asyncio.to_thread(w.kill)
+        self._all.clear()

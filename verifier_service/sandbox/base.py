@@ -1,0 +1,99 @@
+"""A sandbox job (files + steps) and what running it produced.
+
+The job is executed by ``sandboxes/runner/runner.py`` inside the sandbox; its
+JSON form is that runner's input. Nothing here decides a verdict: the
+verifier kinds read ``StepResult``s and decide.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    argv: list[str]
+    timeout_s: float
+    stdin: str = ""
+    memory_bytes: int | None = None     # RLIMIT_AS for the step (None: only the container limit)
+    output_limit: int = 1 << 20         # stdout bytes kept before the step is killed
+    collect: tuple[str, ...] = ()       # work-dir files returned after the step
+    stop_on_failure: bool = False       # skip the remaining steps if this one fails
+
+
+@dataclass(frozen=True)
+class Job:
+    steps: list[Step]
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_runner_json(self, file_size_limit: int, open_files: int) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "steps": [asdict(s) for s in self.steps],
+            "file_size_limit": file_size_limit,
+            "open_files": open_files,
+        }
+
+    @property
+    def total_timeout_s(self) -> float:
+        return sum(s.timeout_s for s in self.steps)
+
+
+@dataclass
+class StepResult:
+    name: str
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    output_limited: bool
+    duration_s: float
+    stdout: str
+    stderr: str
+    report: str = ""
+    collected: dict[str, str] = field(default_factory=dict)
+    spawn_error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (self.exit_code == 0 and not self.timed_out and not self.output_limited
+                and not self.signal and not self.spawn_error)
+
+    @classmethod
+    def from_runner(cls, obj: dict[str, Any]) -> "StepResult":
+        return cls(
+            name=str(obj.get("name", "")),
+            exit_code=obj.get("exit_code"),
+            signal=obj.get("signal"),
+            timed_out=bool(obj.get("timed_out")),
+            output_limited=bool(obj.get("output_limited")),
+            duration_s=float(obj.get("duration_s") or 0.0),
+            stdout=str(obj.get("stdout", "")),
+            stderr=str(obj.get("stderr", "")),
+            report=str(obj.get("report", "")),
+            collected=dict(obj.get("collected") or {}),
+            spawn_error=str(obj.get("spawn_error") or ""),
+        )
+
+
+@dataclass
+class SandboxRun:
+    """Everything one job produced. ``completed`` is False when the runner did
+    not reach its end: the host stopped it (``stopped_early``, ``host_timeout``)
+    or the container died (``oom_killed``, or a runner fault in ``runner_error``)."""
+
+    steps: list[StepResult]
+    completed: bool
+    stopped_early: bool = False
+    host_timeout: bool = False
+    oom_killed: bool = False
+    runner_error: str = ""
+    queue_s: float = 0.0
+    run_s: float = 0.0
+
+
+# Seconds the current verification spent waiting for a sandbox slot; the
+# engine sets a fresh accumulator per verification, the backend adds to it.
+queue_clock: contextvars.ContextVar[list[float]] = contextvars.ContextVar("queue_clock", default=[0.0])

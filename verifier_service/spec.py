@@ -1,0 +1,303 @@
+"""The verification spec: its JSON form, its proto form, and their conversion.
+
+``Spec`` is the typed, in-process form every verifier kind reads. The JSON
+form (JSONL files, the trainer's dataset columns) uses plain JSON values; the
+proto form carries JSON-valued fields as JSON text (``*_json``) so numbers
+keep their exact types. Conversion errors raise ``InvalidSpec``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.errors import InvalidSpec
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
+
+EXTRACT_MODES = ("raw", "fenced_code", "last_fenced_code", "answer_tag")
+SCORING_MODES = ("all_or_nothing", "fraction")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str = ""
+    args: list = field(default_factory=list)
+    kwargs: dict = field(default_factory=dict)
+    expected: Any = MISSING
+    stdin: str = ""
+    expected_stdout: str | None = None
+
+
+@dataclass(frozen=True)
+class Spec:
+    kind: str
+    extract: str = ""
+    scoring: str = ""
+    timeout_s: float = 0.0
+    format_weight: float | None = None
+    correctness_weight: float | None = None
+    tests: str = ""
+    entry_point: str = ""
+    setup: str = ""
+    cases: tuple[Case, ...] = ()
+    float_tolerance: float = 0.0
+    fast_fail: bool = False
+    language: str = ""
+    compare: str = ""
+    case_timeout_s: float = 0.0
+    files: dict[str, str] = field(default_factory=dict)
+    solution_path: str = ""
+    schema: Any = MISSING
+    tools: Any = MISSING
+    expected_name: str = ""
+    expected_arguments: Any = MISSING
+    arguments_match: str = ""
+    gold: str = ""
+    pattern: str = ""
+    match: str = ""
+
+    def is_set(self, name: str) -> bool:
+        """Whether a field differs from its default (proto3 cannot tell unset from default)."""
+        value = getattr(self, name)
+        default = _DEFAULTS[name]
+        return value is not MISSING and value != default
+
+    def set_fields(self) -> list[str]:
+        return [f.name for f in fields(self) if f.name != "kind" and self.is_set(f.name)]
+
+    def with_defaults(self, **defaults: Any) -> "Spec":
+        """A copy with each given field filled in where it is unset."""
+        return replace(self, **{k: v for k, v in defaults.items() if not self.is_set(k)})
+
+
+_DEFAULTS = {f.name: (f.default_factory() if callable(f.default_factory) else f.default) for f in fields(Spec)}  # type: ignore[misc]
+_JSON_FIELDS = ("schema", "tools", "expected_arguments")
+_FLOAT_FIELDS = ("timeout_s", "float_tolerance", "case_timeout_s")
+_OPTIONAL_FLOAT_FIELDS = ("format_weight", "correctness_weight")
+_CASE_KEYS = {"name", "args", "kwargs", "expected", "stdin", "expected_stdout"}
+
+
+def _loads(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidSpec(f"{where} is not valid JSON: {exc}") from exc
+
+
+# ---- proto <-> Spec -------------------------------------------------------
+
+def spec_from_proto(msg: pb.VerificationSpec) -> Spec:
+    values: dict[str, Any] = {}
+    for f in fields(Spec):
+        name = f.name
+        if name in _JSON_FIELDS:
+            text = getattr(msg, f"{name}_json")
+            if text:
+                values[name] = _loads(text, f"spec.{name}")
+        elif name in _OPTIONAL_FLOAT_FIELDS:
+            if msg.HasField(name):
+                values[name] = getattr(msg, name)
+        elif name == "cases":
+            values[name] = tuple(_case_from_proto(i, c) for i, c in enumerate(msg.cases))
+        elif name == "files":
+            values[name] = dict(msg.files)
+        else:
+            values[name] = getattr(msg, name)
+    return Spec(**values)
+
+
+def _case_from_proto(index: int, c: pb.TestCase) -> Case:
+    where = f"spec.cases[{index}]"
+    args = _loads(c.args_json, f"{where}.args") if c.args_json else []
+    kwargs = _loads(c.kwargs_json, f"{where}.kwargs") if c.kwargs_json else {}
+    if not isinstance(args, list):
+        raise InvalidSpec(f"{where}.args must be a JSON array")
+    if not isinstance(kwargs, dict):
+        raise InvalidSpec(f"{where}.kwargs must be a JSON object")
+    return Case(
+        name=c.name,
+        args=args,
+        kwargs=kwargs,
+        expected=_loads(c.expected_json, f"{where}.expected") if c.expected_json else MISSING,
+        stdin=c.stdin,
+        expected_stdout=c.expected_stdout if c.HasField("expected_stdout") else None,
+    )
+
+
+def spec_to_proto(spec: Spec) -> pb.VerificationSpec:
+    msg = pb.VerificationSpec(kind=spec.kind)
+    for name in spec.set_fields():
+        value = getattr(spec, name)
+        if name in _JSON_FIELDS:
+            setattr(msg, f"{name}_json", json.dumps(value))
+        elif name == "cases":
+            for c in value:
+                pc = msg.cases.add(name=c.name, stdin=c.stdin)
+                if c.args:
+                    pc.args_json = json.dumps(c.args)
+                if c.kwargs:
+                    pc.kwargs_json = json.dumps(c.kwargs)
+                if c.expected is not MISSING:
+                    pc.expected_json = json.dumps(c.expected)
+                if c.expected_stdout is not None:
+                    pc.expected_stdout = c.expected_stdout
+        elif name == "files":
+            msg.files.update(value)
+        else:
+            setattr(msg, name, value)
+    return msg
+
+
+# ---- JSON form <-> Spec ---------------------------------------------------
+
+def spec_from_json(obj: Any) -> Spec:
+    """Parses the JSON form; unknown keys and wrong types are InvalidSpec."""
+    if not isinstance(obj, dict):
+        raise InvalidSpec("spec must be a JSON object")
+    known = {f.name for f in fields(Spec)}
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        raise InvalidSpec(f"unknown spec field(s) {unknown}; valid fields: {sorted(known)}")
+    if not isinstance(obj.get("kind"), str) or not obj["kind"]:
+        raise InvalidSpec("spec.kind is required (a string naming a verifier kind)")
+    values: dict[str, Any] = {}
+    for name, value in obj.items():
+        where = f"spec.{name}"
+        if name in _JSON_FIELDS:
+            values[name] = value
+        elif name == "cases":
+            if not isinstance(value, list):
+                raise InvalidSpec(f"{where} must be a list")
+            values[name] = tuple(_case_from_json(i, c) for i, c in enumerate(value))
+        elif name == "files":
+            if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+            ):
+                raise InvalidSpec(f"{where} must map file paths to file contents (strings)")
+            values[name] = dict(value)
+        elif name in _FLOAT_FIELDS or name in _OPTIONAL_FLOAT_FIELDS:
+            if value is None and name in _OPTIONAL_FLOAT_FIELDS:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InvalidSpec(f"{where} must be a number")
+            values[name] = float(value)
+        elif name == "fast_fail":
+            if not isinstance(value, bool):
+                raise InvalidSpec(f"{where} must be true or false")
+            values[name] = value
+        else:
+            if not isinstance(value, str):
+                raise InvalidSpec(f"{where} must be a string")
+            values[name] = value
+    return Spec(**values)
+
+
+def _case_from_json(index: int, obj: Any) -> Case:
+    where = f"spec.cases[{index}]"
+    if not isinstance(obj, dict):
+        raise InvalidSpec(f"{where} must be an object")
+    unknown = sorted(set(obj) - _CASE_KEYS)
+    if unknown:
+        raise InvalidSpec(f"{where} has unknown key(s) {unknown}; valid keys: {sorted(_CASE_KEYS)}")
+    args = obj.get("args", [])
+    kwargs = obj.get("kwargs", {})
+    if not isinstance(args, list):
+        raise InvalidSpec(f"{where}.args must be a list")
+    if not isinstance(kwargs, dict):
+        raise InvalidSpec(f"{where}.kwargs must be an object")
+    for key in ("name", "stdin"):
+        if not isinstance(obj.get(key, ""), str):
+            raise InvalidSpec(f"{where}.{key} must be a string")
+    expected_stdout = obj.get("expected_stdout")
+    if expected_stdout is not None and not isinstance(expected_stdout, str):
+        raise InvalidSpec(f"{where}.expected_stdout must be a string")
+    return Case(
+        name=obj.get("name", ""),
+        args=args,
+        kwargs=kwargs,
+        expected=obj.get("expected", MISSING),
+        stdin=obj.get("stdin", ""),
+        expected_stdout=expected_stdout,
+    )
+
+
+def spec_to_json(spec: Spec) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": spec.kind}
+    for name in spec.set_fields():
+        value = getattr(spec, name)
+        if name == "cases":
+            value = [_case_to_json(c) for c in value]
+        out[name] = value
+    return out
+
+
+def _case_to_json(c: Case) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if c.name:
+        out["name"] = c.name
+    if c.args:
+        out["args"] = c.args
+    if c.kwargs:
+        out["kwargs"] = c.kwargs
+    if c.expected is not MISSING:
+        out["expected"] = c.expected
+    if c.stdin:
+        out["stdin"] = c.stdin
+    if c.expected_stdout is not None:
+        out["expected_stdout"] = c.expected_stdout
+    return out
+
+
+# ---- requests and results -------------------------------------------------
+
+def request_from_json(obj: Any) -> pb.VerifyRequest:
+    """One JSONL line of `verifier-service verify` as a VerifyRequest."""
+    if not isinstance(obj, dict):
+        raise InvalidSpec("each request must be a JSON object with id, completion and spec")
+    unknown = sorted(set(obj) - {"id", "completion", "spec", "prompt"})
+    if unknown:
+        raise InvalidSpec(f"unknown request field(s) {unknown}; valid: id, completion, spec (prompt is ignored)")
+    rid = obj.get("id", "")
+    if isinstance(rid, (int, float)) and not isinstance(rid, bool):
+        rid = str(rid)
+    if not isinstance(rid, str):
+        raise InvalidSpec("id must be a string or a number")
+    completion = obj.get("completion")
+    if not isinstance(completion, str):
+        raise InvalidSpec(f"request {rid!r}: completion must be a string")
+    return pb.VerifyRequest(id=rid, completion=completion, spec=spec_to_proto(spec_from_json(obj.get("spec"))))
+
+
+def result_to_json(result: pb.VerifyResult) -> dict[str, Any]:
+    """A VerifyResult as the JSON object `verifier-service verify` writes."""
+    out: dict[str, Any] = {
+        "id": result.id,
+        "kind": result.kind,
+        "verdict": pb.Verdict.Name(result.verdict),
+        "reward": result.reward if result.HasField("reward") else None,
+        "format_score": result.format_score,
+        "correctness_score": result.correctness_score,
+        "tests_passed": result.tests_passed,
+        "tests_total": result.tests_total,
+        "detail": result.detail,
+        "tests": [
+            {"name": t.name, "verdict": pb.Verdict.Name(t.verdict), "detail": t.detail,
+             "duration_s": round(t.duration_s, 6)}
+            for t in result.tests
+        ],
+        "extracted": result.extracted,
+        "stdout_tail": result.stdout_tail,
+        "stderr_tail": result.stderr_tail,
+        "timings": {
+            "queue_s": round(result.timings.queue_s, 6),
+            "run_s": round(result.timings.run_s, 6),
+            "total_s": round(result.timings.total_s, 6),
+        },
+    }
+    if out["reward"] is not None and not math.isfinite(out["reward"]):
+        out["reward"] = None
+    return out
