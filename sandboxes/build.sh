@@ -28,6 +28,8 @@ if [ "$BASE_IMAGE" = "rlvr-base:$SUITE" ] && ! docker image inspect "$BASE_IMAGE
     tar -C "$rootfs" -c . | docker import - "$BASE_IMAGE" >/dev/null
 fi
 
-echo "building $IMAGE from $BASE_IMAGE..."
-docker build --quiet --build-arg "BASE_IMAGE=$BASE_IMAGE" -t "$IMAGE" -f "$here/python/Dockerfile" "$here"
+digest="$(bash "$here/../scripts/sandbox-digest.sh")"
+echo "building $IMAGE from $BASE_IMAGE (sandbox digest $digest)..."
+docker build --quiet --build-arg "BASE_IMAGE=$BASE_IMAGE" --label "rlvr.sandbox.digest=$digest" \
+    -t "$IMAGE" -f "$here/python/Dockerfile" "$here"
 docker image inspect --format 'built {{.RepoTags}} {{.Id}}' "$IMAGE"

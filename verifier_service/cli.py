@@ -147,7 +147,9 @@ async def _run_list(args) -> int:
             response = await client.list_verifiers()
     else:
         response = Engine.describe()
-    console = _console()
+    from rich.console import Console
+
+    console = Console()
     for kind in response.kinds:
         table = Table(title=f"{kind.name}{' (sandboxed)' if kind.sandboxed else ''}: {kind.description}",
                       title_justify="left")

@@ -45,6 +45,8 @@ def tail(text: str, limit: int = TAIL_LIMIT) -> str:
 
 @dataclass
 class TestOutcome:
+    __test__ = False  # not a pytest class
+
     name: str
     verdict: Verdict
     detail: str = ""
@@ -77,8 +79,17 @@ class Outcome:
 
     @classmethod
     def from_tests(cls, tests: list[TestOutcome], **kwargs) -> "Outcome":
-        """The verdict of a finished test run: PASSED, a limit, PARTIAL, RUNTIME_ERROR or FAILED."""
+        """The verdict of a finished test run: PASSED, a limit, PARTIAL, RUNTIME_ERROR or FAILED.
+        Without a ``detail``, the detail names the first failing test."""
+        kwargs.setdefault("detail", summary_detail(tests))
         return cls(overall_verdict(tests), tests=tests, **kwargs)
+
+
+def summary_detail(tests: list[TestOutcome]) -> str:
+    failing = next((t for t in tests if not t.passed), None)
+    if failing is None:
+        return f"passed all {len(tests)} tests"
+    return f"{failing.name}: {failing.detail}" if failing.detail else f"{failing.name}: {failing.verdict.value}"
 
 
 def overall_verdict(tests: list[TestOutcome]) -> Verdict:
@@ -124,5 +135,5 @@ def score(outcome: Outcome, scoring: str, format_weight: float, correctness_weig
         correctness = passed / total
     else:
         correctness = 1.0 if passed == total else 0.0
-    reward = format_weight * fmt + correctness_weight * correctness
+    reward = round(format_weight * fmt + correctness_weight * correctness, 9)
     return Scores(fmt, correctness, reward, passed, total)

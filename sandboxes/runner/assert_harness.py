@@ -39,11 +39,22 @@ def _error_detail(exc, limit=600):
     return text[:limit]
 
 
+def _explain(left, op, right):
+    def show(value):
+        try:
+            text = repr(value)
+        except BaseException:  # noqa: BLE001 - a broken __repr__ is the candidate's problem
+            text = f"<{type(value).__name__} with a failing repr>"
+        return text if len(text) <= 200 else text[:190] + "..."
+
+    return f"{show(left)} {op} {show(right)} is false"
+
+
 def main():
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
     report = _report_channel()
-    namespace = {"__name__": "solution", "__builtins__": builtins}
+    namespace = {"__name__": "solution", "__builtins__": builtins, "__rlvr_explain": _explain}
     try:
         setup = compile(job.get("setup", ""), "<setup>", "exec")
         solution = compile(job["solution"], "<solution>", "exec")
@@ -65,7 +76,7 @@ def main():
             exec(code, namespace)
             error = None
         except AssertionError as exc:
-            error = ("AssertionError", _error_detail(exc) if str(exc) else f"assertion failed: {item['name']}")
+            error = ("AssertionError", str(exc)[:600] if str(exc) else "assertion failed")
         except BaseException as exc:  # noqa: BLE001
             error = (type(exc).__name__, _error_detail(exc))
         if item["kind"] == "stmt":

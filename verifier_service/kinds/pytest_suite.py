@@ -98,6 +98,4 @@ class PytestSuite(VerifierKind):
             outcome = Outcome(Verdict.RUNTIME_ERROR, tests=tests, **extra)
             outcome.detail = f"pytest failed although its report passed every test ({exit_detail(result)})"
             return outcome
-        failing = next((t for t in tests if not t.passed), None)
-        outcome.detail = f"{failing.name}: {failing.detail}" if failing else f"{len(tests)} tests passed"
         return outcome

@@ -34,12 +34,28 @@ def split_tests(tests: str, entry_point: str) -> list[dict[str, str]]:
         is_test = any(isinstance(n, ast.Assert) for n in ast.walk(node)) and not isinstance(
             node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         name = " ".join(code.split())
+        if is_test:
+            code = _explained(node) or code
         items.append({"kind": "test" if is_test else "stmt", "name": truncate(name, 120), "code": code})
     if entry_point:
         items.append({"kind": "test", "name": f"check({entry_point})", "code": f"check({entry_point})"})
     if not any(item["kind"] == "test" for item in items):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
     return items
+
+
+_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is",
+        ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+
+def _explained(node: ast.stmt) -> str | None:
+    """``assert a == b`` rewritten to report both values when it fails (each side evaluated once)."""
+    if not (isinstance(node, ast.Assert) and node.msg is None and isinstance(node.test, ast.Compare)
+            and len(node.test.ops) == 1 and type(node.test.ops[0]) in _OPS):
+        return None
+    op = _OPS[type(node.test.ops[0])]
+    return (f"__rlvr_l = {ast.unparse(node.test.left)}\n__rlvr_r = {ast.unparse(node.test.comparators[0])}\n"
+            f"assert __rlvr_l {op} __rlvr_r, __rlvr_explain(__rlvr_l, {op!r}, __rlvr_r)")
 
 
 @register
@@ -120,11 +136,8 @@ def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str) -> O
     else:
         tests += unfinished_tests(names[len(tests):], step, run, limit_s)
     tests = tests[: len(names)]
-    outcome = Outcome.from_tests(tests, **extra)
     if not finished and all(t.passed for t in tests):
         # Every test reported a pass but the harness never reached its end: no proof, no pass.
-        outcome = Outcome(Verdict.RUNTIME_ERROR, tests=tests + [TestOutcome(
-            "harness_end", Verdict.RUNTIME_ERROR, "the test run did not reach its end")], **extra)
-    failing = next((t for t in outcome.tests if not t.passed), None)
-    outcome.detail = f"{failing.name}: {failing.detail}" if failing else f"{len(tests)} tests passed"
-    return outcome
+        tests = [TestOutcome(t.name, Verdict.RUNTIME_ERROR, "the test run did not reach its end, so its "
+                             "results cannot be trusted", t.duration_s) for t in tests]
+    return Outcome.from_tests(tests, **extra)

@@ -124,6 +124,4 @@ class PythonIO(VerifierKind):
                 tests = tests[:first_bad + 1] + [TestOutcome(n, Verdict.FAILED, "not counted (fast_fail)")
                                                  for n in names[first_bad + 1:]]
         outcome = Outcome.from_tests(tests, **extra)
-        failing = next((t for t in tests if not t.passed), None)
-        outcome.detail = f"{failing.name}: {failing.detail}" if failing else f"{len(tests)} cases passed"
         return outcome

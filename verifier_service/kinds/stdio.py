@@ -53,6 +53,15 @@ def outputs_match(actual: str, expected: str, mode: str, tol: float) -> bool:
     return True
 
 
+def compile_detail(step: StepResult) -> str:
+    """The first error line first, then the compiler's output."""
+    if step.timed_out:
+        return "compilation exceeded its time limit"
+    lines = step.stderr.strip().splitlines()
+    first = next((line for line in lines if "error" in line.lower()), exit_detail(step))
+    return truncate(f"{first.strip()}\n" + "\n".join(lines), 800)
+
+
 @register
 class Stdio(VerifierKind):
     name = "stdio"
@@ -113,9 +122,8 @@ class Stdio(VerifierKind):
             return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.MEMORY_LIMIT,
                            detail=run.runner_error or "the sandbox stopped before compiling", **extra)
         if not compile_step.ok:
-            what = "compilation timed out" if compile_step.timed_out else exit_detail(compile_step)
-            return Outcome(Verdict.COMPILE_ERROR, detail=f"{what}\n{truncate(compile_step.stderr, 800)}".strip(),
-                           **extra, **streams(compile_step))
+            return Outcome(Verdict.COMPILE_ERROR, detail=compile_detail(compile_step), **extra,
+                           **streams(compile_step))
         if run.oom_killed and len(tests) < len(names):
             tests.append(TestOutcome(names[len(tests)], Verdict.MEMORY_LIMIT, "memory limit exceeded"))
         skipped = "not run (fast_fail)" if run.stopped_early else (
@@ -124,8 +132,6 @@ class Stdio(VerifierKind):
         tests += [TestOutcome(n, verdict_rest, skipped) for n in names[len(tests):]]
         last_step = run.steps[-1]
         outcome = Outcome.from_tests(tests, **extra, **streams(last_step))
-        failing = next((t for t in tests if not t.passed), None)
-        outcome.detail = f"{failing.name}: {failing.detail}" if failing else f"{len(tests)} cases passed"
         return outcome
 
     @staticmethod

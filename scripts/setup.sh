@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One command on a fresh Debian/Ubuntu machine: Docker engine, sandbox image,
+# the Python package (in .venv), then a real sandboxed verification of
+# examples/requests.jsonl. Run from the repository root, as root or with sudo.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/docker-up.sh
+
+# The sandbox image, rebuilt whenever sandboxes/ changed since it was built.
+digest="$(bash scripts/sandbox-digest.sh)"
+have="$(docker image inspect -f '{{index .Config.Labels "rlvr.sandbox.digest"}}' rlvr-sandbox-python:latest 2>/dev/null || true)"
+if [ "$have" != "$digest" ]; then
+    bash sandboxes/build.sh
+else
+    echo "sandbox image rlvr-sandbox-python:latest is up to date"
+fi
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv || { echo "error: python3 -m venv failed; apt-get install python3-venv" >&2; exit 2; }
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[dev]'
+
+mkdir -p reports
+echo "verifying examples/requests.jsonl in the Docker sandbox..."
+.venv/bin/verifier-service verify --input examples/requests.jsonl --output reports/example-results.jsonl
+echo "results: reports/example-results.jsonl"

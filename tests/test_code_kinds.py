@@ -1,0 +1,185 @@
+"""The sandboxed kinds against real Docker: passing, failing, malformed, timeout and error cases."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.docker
+
+ADD = "```python\ndef add(a, b):\n    return a + b\n```"
+SUB = "```python\ndef add(a, b):\n    return a - b\n```"
+ADD_TESTS = "assert add(1, 2) == 3\nassert add(0, 0) == 0\nassert add(-2, 2) == 0"
+
+
+def assert_spec(**extra):
+    return {"kind": "python_assert", "extract": "fenced_code", "tests": ADD_TESTS, **extra}
+
+
+class TestPythonAssert:
+    def test_pass(self, service):
+        r = service.verify(ADD, assert_spec())
+        assert (r["verdict"], r["reward"], r["tests_passed"], r["tests_total"]) == ("PASSED", 1.0, 3, 3)
+        assert [t["verdict"] for t in r["tests"]] == ["PASSED"] * 3
+
+    def test_wrong_answer_fraction_and_all_or_nothing(self, service):
+        frac = service.verify(SUB, assert_spec(scoring="fraction"))
+        assert frac["verdict"] == "PARTIAL" and frac["tests_passed"] == 2  # a - b is right when b == 0
+        assert frac["correctness_score"] == pytest.approx(2 / 3)
+        whole = service.verify(SUB, assert_spec())
+        assert whole["correctness_score"] == 0.0 and whole["reward"] == pytest.approx(0.2)
+        assert "add(1, 2) == 3" in whole["detail"]
+
+    def test_malformed_scores_below_well_formed_wrong(self, service):
+        malformed = service.verify("def add(a, b): return a + b", assert_spec())
+        wrong = service.verify("```python\ndef add(a, b):\n    return 0\n```", assert_spec())
+        assert malformed["verdict"] == "MALFORMED" and malformed["reward"] == 0.0
+        assert wrong["verdict"] == "FAILED" and wrong["format_score"] == 1.0
+        assert wrong["reward"] > malformed["reward"]
+
+    def test_timeout(self, service):
+        r = service.verify("```python\ndef add(a, b):\n    while True:\n        pass\n```", assert_spec(timeout_s=2))
+        assert r["verdict"] == "TIMEOUT"
+        assert all(t["verdict"] == "TIMEOUT" for t in r["tests"])
+
+    def test_syntax_error_is_compile_error(self, service):
+        r = service.verify("```python\ndef add(a, b)\n    return a + b\n```", assert_spec())
+        assert r["verdict"] == "COMPILE_ERROR" and "SyntaxError" in r["detail"]
+
+    def test_completion_raising_is_runtime_error(self, service):
+        r = service.verify("```python\nraise ValueError('boom')\n```", assert_spec())
+        assert r["verdict"] == "RUNTIME_ERROR" and "boom" in r["detail"]
+        assert r["tests_passed"] == 0 and r["tests_total"] == 3
+
+    def test_entry_point_check_and_setup(self, service):
+        spec = {"kind": "python_assert", "entry_point": "double", "setup": "import math",
+                "tests": "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(0) == 0\n"}
+        assert service.verify("def double(x):\n    return int(math.pow(x, 1)) * 2\n", spec)["verdict"] == "PASSED"
+        r = service.verify("def double(x):\n    return x + 2\n", spec)
+        assert r["verdict"] == "FAILED" and r["tests"][0]["name"] == "check(double)"
+
+    def test_fast_fail_stops_at_first_failure(self, service):
+        r = service.verify(SUB, assert_spec(fast_fail=True, scoring="fraction"))
+        assert r["tests_passed"] == 0
+        assert r["tests"][1]["detail"].startswith("not run")
+
+    def test_helpers_in_tests_run_between_asserts(self, service):
+        tests = "import itertools\npairs = list(itertools.product(range(3), repeat=2))\n" \
+                "for a, b in pairs:\n    assert add(a, b) == a + b\n"
+        r = service.verify(ADD, {"kind": "python_assert", "extract": "fenced_code", "tests": tests})
+        assert r["verdict"] == "PASSED" and r["tests_total"] == 1
+
+
+class TestPythonIO:
+    SPEC = {"kind": "python_io", "entry_point": "f", "cases": [
+        {"args": [2], "expected": 4}, {"args": [3], "expected": 9}, {"kwargs": {"x": -1}, "expected": 1}]}
+
+    def test_pass_and_fail(self, service):
+        assert service.verify("def f(x):\n    return x * x\n", self.SPEC)["verdict"] == "PASSED"
+        r = service.verify("def f(x):\n    return x + x\n", {**self.SPEC, "scoring": "fraction"})
+        assert r["verdict"] == "PARTIAL" and r["tests_passed"] == 1
+        assert "expected 9, got 6" in r["tests"][1]["detail"]
+
+    def test_malformed(self, service):
+        r = service.verify("no code here", {**self.SPEC, "extract": "fenced_code"})
+        assert r["verdict"] == "MALFORMED"
+
+    def test_timeout(self, service):
+        r = service.verify("def f(x):\n    while True:\n        pass\n", {**self.SPEC, "timeout_s": 2})
+        assert r["verdict"] == "TIMEOUT"
+
+    def test_missing_function(self, service):
+        r = service.verify("def g(x):\n    return x\n", self.SPEC)
+        assert r["verdict"] == "RUNTIME_ERROR" and "does not define 'f'" in r["detail"]
+
+    def test_exact_types_and_tolerance(self, service):
+        spec = {"kind": "python_io", "entry_point": "f", "cases": [{"args": [], "expected": 1}]}
+        assert service.verify("def f():\n    return True\n", spec)["verdict"] == "FAILED"  # bool is not int
+        tol = {"kind": "python_io", "entry_point": "f", "float_tolerance": 1e-6,
+               "cases": [{"args": [], "expected": 0.3}]}
+        assert service.verify("def f():\n    return 0.1 + 0.2\n", tol)["verdict"] == "PASSED"
+        exact = {**tol, "float_tolerance": 0}
+        assert service.verify("def f():\n    return 0.1 + 0.2\n", exact)["verdict"] == "FAILED"
+        tuples = {"kind": "python_io", "entry_point": "f", "cases": [{"args": [], "expected": [1, [2, "a"]]}]}
+        assert service.verify("def f():\n    return (1, (2, 'a'))\n", tuples)["verdict"] == "PASSED"
+
+    def test_always_equal_object_cannot_pass(self, service):
+        code = "class Eq:\n    def __eq__(self, o):\n        return True\n\ndef f(x):\n    return Eq()\n"
+        r = service.verify(code, self.SPEC)
+        assert r["verdict"] == "FAILED" and r["tests_passed"] == 0
+
+
+class TestStdio:
+    PY_SPEC = {"kind": "stdio", "language": "python", "cases": [
+        {"stdin": "1 2\n", "expected_stdout": "3\n"}, {"stdin": "5 5\n", "expected_stdout": "10"}]}
+
+    def test_python_pass_and_fail(self, service):
+        assert service.verify("a, b = map(int, input().split())\nprint(a + b)\n", self.PY_SPEC)["verdict"] == "PASSED"
+        r = service.verify("a, b = map(int, input().split())\nprint(a * b)\n", self.PY_SPEC)
+        assert r["verdict"] == "FAILED" and "expected '3" in r["tests"][0]["detail"]
+
+    def test_python_syntax_error_is_compile_error(self, service):
+        assert service.verify("print(", self.PY_SPEC)["verdict"] == "COMPILE_ERROR"
+
+    def test_cpp_pass_and_compile_error(self, service):
+        spec = {**self.PY_SPEC, "language": "cpp"}
+        code = "#include <iostream>\nint main(){int a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;}\n"
+        assert service.verify(code, spec)["verdict"] == "PASSED"
+        r = service.verify("int main() { return undefined_name; }", spec)
+        assert r["verdict"] == "COMPILE_ERROR" and "undefined_name" in r["detail"]
+        assert r["reward"] == pytest.approx(0.2)
+
+    def test_runtime_error_and_case_timeout(self, service):
+        r = service.verify("raise SystemExit(3)", self.PY_SPEC)
+        assert r["verdict"] == "RUNTIME_ERROR" and "exit code 3" in r["tests"][0]["detail"]
+        slow = {**self.PY_SPEC, "case_timeout_s": 1}
+        r = service.verify("import time\ntime.sleep(5)\n", slow)
+        assert r["verdict"] == "TIMEOUT"
+
+    def test_fast_fail_stops_the_sandbox(self, service):
+        spec = {**self.PY_SPEC, "fast_fail": True,
+                "cases": [{"stdin": "1 2\n", "expected_stdout": "0"}] + self.PY_SPEC["cases"]}
+        r = service.verify("a, b = map(int, input().split())\nprint(a + b)\n", spec)
+        assert r["verdict"] == "PARTIAL" or r["verdict"] == "FAILED"
+        assert r["tests_passed"] == 0
+        assert [t["detail"] for t in r["tests"][1:]] == ["not run (fast_fail)"] * 2
+
+    def test_compare_modes(self, service):
+        code = "print('1.0000001  2')\n"
+        case = [{"stdin": "", "expected_stdout": "1 2\n"}]
+        assert service.verify(code, {"kind": "stdio", "compare": "float", "cases": case})["verdict"] == "PASSED"
+        assert service.verify(code, {"kind": "stdio", "compare": "tokens", "cases": case})["verdict"] == "FAILED"
+        exact = [{"stdin": "", "expected_stdout": "1.0000001  2"}]
+        assert service.verify(code, {"kind": "stdio", "compare": "exact", "cases": exact})["verdict"] == "PASSED"
+
+
+class TestPytest:
+    SPEC = {"kind": "pytest", "files": {"test_sol.py": (
+        "from solution import rev\n\n"
+        "def test_basic():\n    assert rev('abc') == 'cba'\n\n"
+        "def test_empty():\n    assert rev('') == ''\n\n"
+        "def test_pal():\n    assert rev('aba') == 'aba'\n")}}
+
+    def test_pass(self, service):
+        r = service.verify("def rev(s):\n    return s[::-1]\n", self.SPEC)
+        assert r["verdict"] == "PASSED" and r["tests_total"] == 3
+        assert {t["name"] for t in r["tests"]} == {"test_sol::test_basic", "test_sol::test_empty", "test_sol::test_pal"}
+
+    def test_partial(self, service):
+        r = service.verify("def rev(s):\n    return s\n", {**self.SPEC, "scoring": "fraction"})
+        assert r["verdict"] == "PARTIAL" and r["tests_passed"] == 2
+        assert r["correctness_score"] == pytest.approx(2 / 3)
+
+    def test_import_error(self, service):
+        r = service.verify("def other():\n    pass\n", self.SPEC)
+        assert r["verdict"] in ("RUNTIME_ERROR", "FAILED") and r["tests_passed"] == 0
+
+    def test_malformed_and_timeout(self, service):
+        assert service.verify("nothing", {**self.SPEC, "extract": "fenced_code"})["verdict"] == "MALFORMED"
+        r = service.verify("import time\ntime.sleep(30)\ndef rev(s):\n    return s\n", {**self.SPEC, "timeout_s": 2})
+        assert r["verdict"] == "TIMEOUT"
+
+    def test_solution_path(self, service):
+        spec = {"kind": "pytest", "solution_path": "pkg/impl.py",
+                "files": {"pkg/__init__.py": "", "test_impl.py": "from pkg.impl import one\n\n"
+                          "def test_one():\n    assert one() == 1\n"}}
+        assert service.verify("def one():\n    return 1\n", spec)["verdict"] == "PASSED"

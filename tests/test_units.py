@@ -1,0 +1,167 @@
+"""Pure functions: extraction, scoring, spec conversion, comparison, config, test splitting."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier_service.config import ServiceConfig, load_config
+from verifier_service.errors import InvalidSpec, VerifierError
+from verifier_service.extract import extract
+from verifier_service.kinds.python_assert import split_tests
+from verifier_service.kinds.python_io import values_match
+from verifier_service.kinds.stdio import outputs_match
+from verifier_service.spec import (MISSING, request_from_json, spec_from_json, spec_from_proto, spec_to_json,
+                                   spec_to_proto)
+from verifier_service.verdict import Outcome, TestOutcome, Verdict, overall_verdict, score
+
+
+class TestExtract:
+    TEXT = "intro\n```python\nfirst()\n```\nmiddle\n```\nsecond()\n```\n<answer> 42 </answer>"
+
+    def test_modes(self):
+        assert extract(self.TEXT, "raw") == self.TEXT
+        assert extract(self.TEXT, "fenced_code") == "first()"
+        assert extract(self.TEXT, "last_fenced_code") == "second()"
+        assert extract(self.TEXT, "answer_tag") == "42"
+
+    def test_failures_are_none(self):
+        assert extract("no fence", "fenced_code") is None
+        assert extract("```python\nunclosed", "fenced_code") is None
+        assert extract("<answer></answer>", "answer_tag") is None
+        assert extract("   ", "raw") is None
+
+    def test_last_answer_tag_wins(self):
+        assert extract("<answer>1</answer> then <answer>2</answer>", "answer_tag") == "2"
+
+
+class TestScoring:
+    def test_malformed_never_equals_well_formed_wrong(self):
+        for fw in (0.01, 0.2, 1.0):
+            malformed = score(Outcome.malformed("x"), "all_or_nothing", fw, 0.8)
+            wrong = score(Outcome.from_tests([TestOutcome("t", Verdict.FAILED)]), "all_or_nothing", fw, 0.8)
+            assert wrong.reward > malformed.reward == 0.0
+            assert (malformed.format_score, wrong.format_score) == (0.0, 1.0)
+
+    def test_infra_error_has_no_reward(self):
+        assert score(Outcome.infra_error("docker down"), "fraction", 0.2, 0.8).reward is None
+
+    def test_fraction_and_all_or_nothing(self):
+        tests = [TestOutcome("a", Verdict.PASSED), TestOutcome("b", Verdict.FAILED)]
+        assert score(Outcome.from_tests(tests), "fraction", 0.2, 0.8).correctness_score == 0.5
+        assert score(Outcome.from_tests(tests), "all_or_nothing", 0.2, 0.8).correctness_score == 0.0
+
+    def test_compile_error_scores_no_correctness(self):
+        s = score(Outcome(Verdict.COMPILE_ERROR), "fraction", 0.2, 0.8)
+        assert (s.format_score, s.correctness_score, s.reward) == (1.0, 0.0, 0.2)
+
+    def test_overall_verdict_order(self):
+        P, F = Verdict.PASSED, Verdict.FAILED
+        mk = lambda *vs: [TestOutcome(str(i), v) for i, v in enumerate(vs)]  # noqa: E731
+        assert overall_verdict(mk(P, P)) is P
+        assert overall_verdict(mk(P, F)) is Verdict.PARTIAL
+        assert overall_verdict(mk(F, F)) is F
+        assert overall_verdict(mk(P, Verdict.TIMEOUT)) is Verdict.TIMEOUT
+        assert overall_verdict(mk(F, Verdict.RUNTIME_ERROR)) is Verdict.RUNTIME_ERROR
+        assert overall_verdict([]) is F
+
+
+class TestSpec:
+    def test_round_trip_keeps_exact_json_types(self):
+        obj = {"kind": "python_io", "entry_point": "f", "float_tolerance": 0.5, "fast_fail": True,
+               "cases": [{"args": [1, 2.0, True, None, "s"], "kwargs": {"k": [1]}, "expected": 3}],
+               "format_weight": 0.3}
+        spec = spec_from_json(obj)
+        back = spec_from_proto(spec_to_proto(spec))
+        assert back == spec
+        case = back.cases[0]
+        assert [type(a) for a in case.args] == [int, float, bool, type(None), str]
+        assert type(case.expected) is int
+        assert spec_to_json(back) == obj
+
+    def test_unset_expected_is_missing(self):
+        spec = spec_from_proto(spec_to_proto(spec_from_json({"kind": "stdio", "cases": [
+            {"stdin": "", "expected_stdout": ""}]})))
+        assert spec.cases[0].expected is MISSING and spec.cases[0].expected_stdout == ""
+
+    @pytest.mark.parametrize("obj, message", [
+        ({"kind": "x", "tset": "typo"}, "unknown spec field"),
+        ({"tests": "assert 1"}, "spec.kind is required"),
+        ({"kind": "python_io", "cases": {"args": []}}, "must be a list"),
+        ({"kind": "python_io", "cases": [{"arg": []}]}, "unknown key"),
+        ({"kind": "stdio", "timeout_s": "10"}, "must be a number"),
+        ({"kind": "stdio", "fast_fail": 1}, "true or false"),
+        ({"kind": "pytest", "files": {"a.py": 3}}, "file contents"),
+    ])
+    def test_bad_json_forms(self, obj, message):
+        with pytest.raises(InvalidSpec, match=message):
+            spec_from_json(obj)
+
+    def test_request_from_json(self):
+        req = request_from_json({"id": 7, "completion": "x", "spec": {"kind": "format", "pattern": "x"}})
+        assert req.id == "7" and req.spec.pattern == "x"
+        with pytest.raises(InvalidSpec, match="completion must be a string"):
+            request_from_json({"id": "a", "spec": {"kind": "format"}})
+
+
+class TestComparisons:
+    def test_values_match(self):
+        assert values_match(3, 3, 0) and not values_match(True, 1, 0) and not values_match(1, True, 0)
+        assert values_match(3, 3.0, 0) and values_match(0.1 + 0.2, 0.3, 1e-9)
+        assert not values_match(0.1 + 0.2, 0.3, 0)
+        assert values_match([1, {"a": [2.0]}], [1, {"a": [2]}], 0)
+        assert not values_match({"a": 1, "b": 2}, {"a": 1}, 0)
+        assert not values_match({"__rlvr_unencodable__": "x"}, {"__rlvr_unencodable__": "x"}, 0)
+        assert not values_match("1", 1, 0) and values_match(None, None, 0)
+        assert values_match(float("nan"), float("nan"), 0)
+
+    def test_outputs_match(self):
+        assert outputs_match("3\n", "3", "exact", 0) and outputs_match("3\r\n", "3\n", "exact", 0)
+        assert not outputs_match("3 \n", "3\n", "exact", 0)
+        assert outputs_match("1  2\n3", "1 2 3\n", "tokens", 0)
+        assert outputs_match("0.3333333", "0.33333334", "float", 1e-6)
+        assert not outputs_match("0.34", "0.33", "float", 1e-6)
+        assert not outputs_match("a", "b", "float", 1e-6)
+
+
+class TestSplitTests:
+    def test_each_top_level_assert_is_a_test(self):
+        items = split_tests("import math\nassert f(1) == 1\nx = 2\nassert f(x) == 2\n", "")
+        assert [i["kind"] for i in items] == ["stmt", "test", "stmt", "test"]
+
+    def test_entry_point_adds_check(self):
+        items = split_tests("def check(c):\n    assert c(1)\n", "f")
+        assert [i["kind"] for i in items] == ["stmt", "test"] and items[-1]["code"] == "check(f)"
+
+    def test_nothing_to_test_is_invalid(self):
+        with pytest.raises(InvalidSpec, match="nothing would be tested"):
+            split_tests("x = 1\n", "")
+        with pytest.raises(InvalidSpec, match="not valid Python"):
+            split_tests("assert (", "")
+
+
+class TestConfig:
+    def test_precedence_env_over_file_flags_over_env(self, tmp_path):
+        path = tmp_path / "c.yaml"
+        path.write_text("max_concurrency: 3\nmemory_mb: 300\n")
+
+        class Args:
+            config = path
+            memory_mb = "400"
+
+        config = load_config(Args(), environ={"RLVR_VERIFIER_MAX_CONCURRENCY": "5", "RLVR_VERIFIER_MEMORY_MB": "350"})
+        assert (config.max_concurrency, config.memory_mb) == (5, 400)
+
+    def test_bad_values(self, tmp_path):
+        with pytest.raises(VerifierError, match="cannot read"):
+            load_config(None, environ={"RLVR_VERIFIER_PORT": "eighty"})
+        with pytest.raises(VerifierError, match="must be positive"):
+            load_config(None, environ={"RLVR_VERIFIER_MAX_CONCURRENCY": "0"})
+        path = tmp_path / "c.yaml"
+        path.write_text("max_concurency: 3\n")
+
+        class Args:
+            config = path
+
+        with pytest.raises(VerifierError, match="unknown setting"):
+            load_config(Args(), environ={})
+        assert ServiceConfig().validate().port == 50051
