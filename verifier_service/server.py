@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import time
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -25,6 +26,7 @@ from verifier_service.sandbox.docker import DockerSandbox
 from verifier_service.service import VerifierServicer
 
 log = logging.getLogger(__name__)
+ORPHAN_SWEEP_S = 300.0  # how often expired sandbox containers (of crashed replicas) are swept
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name
 
 
@@ -48,7 +50,7 @@ class VerifierApp:
         if self.sandbox_problem is None:
             removed = await asyncio.to_thread(self.sandbox.remove_orphans_blocking)
             if removed:
-                log.warning("removed %d sandbox container(s) left by an earlier run", removed)
+                log.warning("removed %d expired sandbox container(s) left by an earlier run", removed)
         limit = self.config.max_message_bytes
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", limit),
@@ -84,10 +86,16 @@ class VerifierApp:
             await _maybe_await(self.health.set(name, status))
 
     async def _watch_sandbox(self) -> None:
+        last_sweep = time.monotonic()
         while True:
             await asyncio.sleep(self.config.health_interval_s)
             try:
                 await self._check_sandbox()
+                if self.sandbox_problem is None and time.monotonic() - last_sweep > ORPHAN_SWEEP_S:
+                    last_sweep = time.monotonic()
+                    removed = await asyncio.to_thread(self.sandbox.remove_orphans_blocking)
+                    if removed:
+                        log.warning("removed %d expired sandbox container(s)", removed)
             except Exception:  # noqa: BLE001 - the watcher must outlive one failed check
                 log.exception("sandbox health check failed")
 

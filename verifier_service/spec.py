@@ -16,7 +16,21 @@ from typing import Any
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.errors import InvalidSpec
 
-MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
+class _Missing:
+    """An unset JSON field (JSON ``null`` is a value). Pickles as a reference to ``MISSING``,
+    so ``is MISSING`` holds in the pure-verifier worker processes too."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
 
 EXTRACT_MODES = ("raw", "fenced_code", "last_fenced_code", "answer_tag")
 SCORING_MODES = ("all_or_nothing", "fraction")

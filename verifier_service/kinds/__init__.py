@@ -24,9 +24,8 @@ def register(cls: type[VerifierKind]) -> type[VerifierKind]:
 
 
 def _load() -> dict[str, VerifierKind]:
-    if not _REGISTRY:
-        for module in _MODULES:
-            importlib.import_module(f"verifier_service.kinds.{module}")
+    for module in _MODULES:  # imported modules are cached: this registers each kind once
+        importlib.import_module(f"verifier_service.kinds.{module}")
     return _REGISTRY
 
 

@@ -21,7 +21,7 @@ async def run_job(ctx: Context, job: Job, on_step: Callable[[StepResult], bool] 
     if ctx.sandbox is None:
         return Outcome.infra_error("no sandbox backend is configured")
     try:
-        run = await ctx.sandbox.run(job, on_step=on_step, deadline_s=ctx.timeout_s + 15.0)
+        run = await ctx.sandbox.run(job, on_step=on_step)
     except SandboxUnavailable as exc:
         return Outcome.infra_error(str(exc))
     if run.runner_error and not run.steps and not run.oom_killed:

@@ -37,7 +37,7 @@ COMMON_PARAMS = (
           choices=("raw", "fenced_code", "last_fenced_code", "answer_tag")),
     Param("scoring", "string", "correctness as all-or-nothing or as the fraction of tests passed",
           default="all_or_nothing", choices=("all_or_nothing", "fraction")),
-    Param("timeout_s", "number", "wall-clock limit of the whole check (seconds)"),
+    Param("timeout_s", "number", "wall-clock limit of the check in seconds (stdio: of each case)"),
     Param("format_weight", "number", "weight of format_score in the composite reward", default=0.2),
     Param("correctness_weight", "number", "weight of correctness_score in the composite reward", default=0.8),
 )

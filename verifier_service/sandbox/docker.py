@@ -27,6 +27,8 @@ from verifier_service.sandbox.base import Job, SandboxRun, StepResult, queue_clo
 log = logging.getLogger(__name__)
 
 LABEL = "rlvr.verifier.sandbox"
+EXPIRES_LABEL = "rlvr.verifier.expires"  # unix time after which the container's job is over
+ORPHAN_GRACE_S = 60.0
 SANDBOX_USER = "10001:10001"
 HOST_SLACK_S = 15.0  # container start + teardown on top of the steps' own limits
 FIX_DOCKER = ("start a Docker engine (as root: `dockerd &`, or run scripts/setup.sh, which installs "
@@ -85,13 +87,21 @@ class DockerSandbox:
         await asyncio.to_thread(self.check_blocking)
 
     def remove_orphans_blocking(self) -> int:
-        """Removes sandbox containers left by a previous process that died."""
+        """Removes sandbox containers whose job's time is long over: left by a
+        process that died. Containers of live replicas sharing the engine are
+        younger than their expiry label and are left alone."""
         api = self._client()
+        removed = 0
         try:
-            containers = api.containers(all=True, filters={"label": LABEL})
-            for c in containers:
-                api.remove_container(c["Id"], force=True)
-            return len(containers)
+            for c in api.containers(all=True, filters={"label": LABEL}):
+                try:
+                    expires = float(c.get("Labels", {}).get(EXPIRES_LABEL, "0"))
+                except ValueError:
+                    expires = 0.0
+                if expires + ORPHAN_GRACE_S < time.time():
+                    self._remove(c["Id"])
+                    removed += 1
+            return removed
         finally:
             api.close()
 
@@ -174,7 +184,7 @@ class DockerSandbox:
                     network_disabled=True,
                     user=SANDBOX_USER,
                     working_dir="/tmp",
-                    labels={LABEL: "1"},
+                    labels={LABEL: "1", EXPIRES_LABEL: f"{time.time() + budget:.0f}"},
                     host_config=self._host_config(api),
                 )["Id"]
                 holder["id"] = cid

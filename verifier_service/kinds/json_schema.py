@@ -1,0 +1,109 @@
+"""json_schema: the completion must be a JSON document that a JSON Schema accepts.
+
+The schema's dialect follows its ``$schema`` (draft 2020-12 when absent);
+``format`` keywords are checked. Validators are compiled once per schema and
+cached. The helpers here are shared with the tool_call kind.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.validators import validator_for
+from referencing.exceptions import Unresolvable
+
+from verifier_service.errors import InvalidSpec
+from verifier_service.kinds import register
+from verifier_service.kinds.base import Param, PureKind
+from verifier_service.spec import Spec
+from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
+
+_ERROR_LIMIT = 500
+
+
+def _validator_class(schema: Any) -> Any:
+    with warnings.catch_warnings():  # an unknown $schema URI falls back to the latest draft
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return validator_for(schema, default=Draft202012Validator)
+
+
+def check_schema(schema: Any, where: str) -> None:
+    """Raises InvalidSpec unless ``schema`` is a valid JSON Schema of its dialect."""
+    if not isinstance(schema, (dict, bool)):
+        raise InvalidSpec(f"{where} must be a JSON Schema (a JSON object or a boolean), "
+                          f"not {type(schema).__name__}")
+    try:
+        _validator_class(schema).check_schema(schema)
+    except SchemaError as exc:
+        raise InvalidSpec(f"{where} is not a valid JSON Schema: {truncate(exc.message, _ERROR_LIMIT)} "
+                          f"at {exc.json_path}") from None
+
+
+@lru_cache(maxsize=512)
+def _compile(key: str) -> Any:
+    schema = json.loads(key)
+    return _validator_class(schema)(schema, format_checker=FormatChecker())
+
+
+def compiled_validator(schema: Any) -> Any:
+    """A (cached) validator of ``schema`` that also checks ``format``."""
+    return _compile(json.dumps(schema, sort_keys=True))
+
+
+def schema_problem(schema: Any, instance: Any) -> str | None:
+    """The most relevant validation error as "<message> at <json path>", or None if ``instance`` is valid.
+
+    Errors that come from the schema itself (an unresolvable ``$ref``) raise.
+    Model output nested too deeply to validate counts as invalid.
+    """
+    try:
+        error = best_match(compiled_validator(schema).iter_errors(instance))
+    except RecursionError:
+        return "the value is nested too deeply to validate"
+    if error is None:
+        return None
+    return f"{truncate(error.message, _ERROR_LIMIT)} at {error.json_path}"
+
+
+def loads_or_error(text: str) -> tuple[Any, str | None]:
+    """``json.loads`` that reports failures (including absurd nesting) instead of raising."""
+    try:
+        return json.loads(text), None
+    except (ValueError, RecursionError) as exc:
+        return None, truncate(str(exc) or type(exc).__name__, 300)
+
+
+@register
+class JsonSchema(PureKind):
+    name = "json_schema"
+    description = "the completion must be a JSON document valid against a JSON Schema (draft 2020-12 or per $schema)"
+    params = (
+        Param("schema", "json", "the JSON Schema; its $schema picks the draft (default 2020-12)", required=True),
+    )
+    default_extract = "raw"
+
+    def validate(self, spec: Spec) -> Spec:
+        self.require(spec, "schema")
+        check_schema(spec.schema, "spec.schema")
+        return spec
+
+    def check(self, text: str, spec: Spec) -> Outcome:
+        body = text.strip()
+        extracted = truncate(body)
+        value, error = loads_or_error(body)
+        if error is not None:
+            return Outcome.malformed(f"not valid JSON: {error}", extracted)
+        try:
+            problem = schema_problem(spec.schema, value)
+        except Unresolvable as exc:  # the schema's fault, not the model's: no reward either way
+            return Outcome.infra_error(f"spec.schema has an unresolvable $ref: {truncate(str(exc), _ERROR_LIMIT)}")
+        if problem is None:
+            return Outcome.from_tests([TestOutcome("schema", Verdict.PASSED)],
+                                      detail="valid against the schema", extracted=extracted)
+        return Outcome.from_tests([TestOutcome("schema", Verdict.FAILED, problem)],
+                                  detail=f"schema violation: {problem}", extracted=extracted)
