@@ -128,9 +128,13 @@ class VerifierServicer(pb_grpc.VerifierServicer):
             log.exception("internal error in VerifyStream (ref %s)", ref)
             await context.abort(grpc.StatusCode.INTERNAL, f"internal error; the server log has reference {ref}")
         finally:
+            # Ending early (an error, a cancelled RPC): stop every batch still running and wait
+            # until their sandboxes are gone, so nothing outlives the RPC.
             reader.cancel()
-            for task in list(tasks):
+            pending = [reader, *tasks]
+            for task in pending:
                 task.cancel()
+            await asyncio.wait(pending, timeout=30)
 
     async def ListVerifiers(self, request, context):
         return self.engine.describe()

@@ -3,8 +3,10 @@
 Input (stdin, JSON): {"setup": str, "solution": str, "items": [{"kind":
 "stmt"|"test", "name": str, "code": str}], "fast_fail": bool}. Each top-level
 test statement is one test. Results go to the report pipe (RLVR_REPORT_FD),
-one JSON line per event, never to stdout, and the run ends with an "end"
-event: a run without it did not finish, and the host fails the missing tests.
+one JSON line per event, never to stdout, each stamped with the job's nonce
+(events without it are not the harness speaking), and the run ends with an
+"end" event: a run without it did not finish, and the host fails the missing
+tests.
 """
 
 import builtins
@@ -18,11 +20,12 @@ _dumps = json.dumps
 _monotonic = time.monotonic
 
 
-def _report_channel():
+def _report_channel(nonce):
     fd = int(os.environ.pop("RLVR_REPORT_FD"))
     out = os.fdopen(fd, "w", buffering=1)
 
     def report(**event):
+        event["nonce"] = nonce
         out.write(_dumps(event) + "\n")
         out.flush()
 
@@ -53,7 +56,7 @@ def _explain(left, op, right):
 def main():
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
-    report = _report_channel()
+    report = _report_channel(job.pop("nonce"))
     namespace = {"__name__": "solution", "__builtins__": builtins, "__rlvr_explain": _explain}
     try:
         setup = compile(job.get("setup", ""), "<setup>", "exec")

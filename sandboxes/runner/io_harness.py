@@ -62,8 +62,10 @@ def main():
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
     out = os.fdopen(int(os.environ.pop("RLVR_REPORT_FD")), "w", buffering=1)
+    nonce = job.pop("nonce")
 
     def report(**event):
+        event["nonce"] = nonce
         out.write(_dumps(event) + "\n")
         out.flush()
 

@@ -6,7 +6,8 @@ resource limits, and prints one JSON line per finished step, then a final
 ``{"event": "done"}`` line. It never runs untrusted code in its own process.
 
 Run as PID 1 of the container (no ``--init``): signals sent from inside the
-container cannot kill it, and after every step it kills every other process
+container cannot kill it (the kernel drops those PID 1 has no handler for, and
+the runner ignores the rest), and after every step it kills every other process
 (``kill(-1)``), so nothing a step started outlives it. It makes itself
 non-dumpable, so a step running as the same uid cannot open its
 ``/proc/<pid>/fd`` or memory.
@@ -26,6 +27,10 @@ import tempfile
 import time
 
 PR_SET_DUMPABLE = 4
+# Signals a candidate could send to PID 1 that Python would otherwise handle
+# (SIGINT raises KeyboardInterrupt); ignored by the runner, reset for children.
+IGNORED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                   signal.SIGUSR2, signal.SIGALRM, signal.SIGPIPE)
 STDERR_TAIL = 8192
 REPORT_LIMIT = 4 * 1024 * 1024
 COLLECT_LIMIT = 4 * 1024 * 1024
@@ -52,7 +57,7 @@ def _limits(step, job):
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         if fsize:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        for sig in (*IGNORED_SIGNALS, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
 
     return apply
@@ -235,6 +240,8 @@ def _failed(result):
 
 
 def main():
+    for sig in IGNORED_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
     _make_undumpable()
     job = json.loads(sys.stdin.buffer.read())
     sys.stdin.close()

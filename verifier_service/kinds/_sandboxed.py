@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import signal
 from typing import Any, Callable
 
@@ -37,11 +38,22 @@ def limit_verdict(step: StepResult, run: SandboxRun, limit_s: float) -> tuple[Ve
         return Verdict.OUTPUT_LIMIT, "output limit exceeded"
     if step.signal == signal.SIGXFSZ:
         return Verdict.OUTPUT_LIMIT, "file size limit exceeded"
+    if "File too large" in step.stderr[-400:]:
+        return Verdict.OUTPUT_LIMIT, "file size limit exceeded"
     if run.oom_killed or step.signal == signal.SIGKILL or "MemoryError" in step.stderr[-400:]:
         return Verdict.MEMORY_LIMIT, "memory limit exceeded"
     if step.signal == signal.SIGXCPU:
         return Verdict.TIMEOUT, "CPU time limit exceeded"
     return None
+
+
+def error_verdict(error: str, detail: str) -> Verdict:
+    """The verdict of an exception the harness caught in the candidate's code."""
+    if error == "MemoryError":
+        return Verdict.MEMORY_LIMIT
+    if error == "OSError" and "File too large" in detail:
+        return Verdict.OUTPUT_LIMIT  # RLIMIT_FSIZE (Python ignores SIGXFSZ, so the write fails instead)
+    return Verdict.RUNTIME_ERROR
 
 
 def exit_detail(step: StepResult) -> str:
@@ -57,14 +69,20 @@ def exit_detail(step: StepResult) -> str:
     return f"exit code {step.exit_code}" + (f": {truncate(last[0], 300)}" if last[0] else "")
 
 
-def read_reports(step: StepResult) -> list[dict[str, Any]]:
+def new_nonce() -> str:
+    """A per-job secret: harness events (and reports) must carry it to count."""
+    return secrets.token_hex(16)
+
+
+def read_reports(step: StepResult, nonce: str) -> list[dict[str, Any]]:
+    """The harness's events; lines without the job's nonce were not written by it."""
     events = []
     for line in step.report.splitlines():
         try:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict):
+        if isinstance(event, dict) and event.get("nonce") == nonce:
             events.append(event)
     return events
 

@@ -9,7 +9,8 @@ from defusedxml import ElementTree
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_job, streams
+from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, exit_detail, limit_verdict, new_nonce, run_job,
+                                               streams)
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
@@ -18,8 +19,12 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 REPORT = ".rlvr-junit.xml"
 
 
-def parse_junit(xml: str) -> list[TestOutcome]:
+def parse_junit(xml: str, nonce: str) -> list[TestOutcome]:
+    """Per-test outcomes of a JUnit report; ValueError unless our plugin stamped it with ``nonce``."""
     root = ElementTree.fromstring(xml)
+    stamps = [p.get("value") for p in root.iter("property") if p.get("name") == "rlvr_nonce"]
+    if stamps != [nonce]:
+        raise ValueError("the report was not written by the sandbox's pytest run")
     tests = []
     for case in root.iter("testcase"):
         name = "::".join(p for p in (case.get("classname", ""), case.get("name", "")) if p)
@@ -64,9 +69,10 @@ class PytestSuite(VerifierKind):
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
-        step = Step("pytest", ["python3", "-I", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
-                               f"--junitxml={REPORT}", "-o", "junit_family=xunit2"],
-                    ctx.timeout_s, memory_bytes=ctx.config.memory_mb << 20,
+        nonce = new_nonce()
+        step = Step("pytest", [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",
+                               "--color=no", f"--junitxml={REPORT}", "-o", "junit_family=xunit2"],
+                    ctx.timeout_s, stdin=nonce + "\n", memory_bytes=ctx.config.memory_mb << 20,
                     output_limit=ctx.config.output_limit_bytes, collect=(REPORT,))
         run = await run_job(ctx, Job(steps=[step], files={**spec.files, spec.solution_path: text}))
         if isinstance(run, Outcome):
@@ -82,7 +88,7 @@ class PytestSuite(VerifierKind):
         tests: list[TestOutcome] = []
         if xml:
             try:
-                tests = parse_junit(xml)
+                tests = parse_junit(xml, nonce)
             except Exception as exc:  # noqa: BLE001 - a broken report (the candidate may write it) is a failure
                 return Outcome(Verdict.RUNTIME_ERROR, detail=f"unreadable test report: {truncate(str(exc), 200)}",
                                **extra)

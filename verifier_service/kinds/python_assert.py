@@ -14,7 +14,7 @@ import json
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, read_reports, run_job, streams,
+from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, error_verdict, new_nonce, read_reports, run_job, streams,
                                                unfinished_tests)
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.sandbox.base import Job, SandboxRun, Step
@@ -81,24 +81,26 @@ class PythonAssert(VerifierKind):
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         items = split_tests(spec.tests, spec.entry_point)
         names = [item["name"] for item in items if item["kind"] == "test"]
-        payload = {"setup": spec.setup, "solution": text, "items": items, "fast_fail": spec.fast_fail}
+        nonce = new_nonce()
+        payload = {"setup": spec.setup, "solution": text, "items": items, "fast_fail": spec.fast_fail,
+                   "nonce": nonce}
         job = Job(steps=[Step("tests", [*PYTHON, f"{HARNESS_DIR}/assert_harness.py"], ctx.timeout_s,
                               stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
                               output_limit=ctx.config.output_limit_bytes)])
         run = await run_job(ctx, job)
         if isinstance(run, Outcome):
             return run
-        return interpret(run, names, ctx.timeout_s, text)
+        return interpret(run, names, ctx.timeout_s, text, nonce)
 
 
-def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str) -> Outcome:
+def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str, nonce: str) -> Outcome:
     """Turns the harness's report events into per-test outcomes."""
     step = run.steps[0] if run.steps else None
     if step is None:
         return Outcome(Verdict.MEMORY_LIMIT if run.oom_killed else Verdict.TIMEOUT,
                        tests=[TestOutcome(n, Verdict.TIMEOUT, "not run") for n in names],
                        detail=run.runner_error or "the sandbox stopped before the tests ran", extracted=text)
-    events = read_reports(step)
+    events = read_reports(step, nonce)
     extra = dict(extracted=truncate(text, 4000), **streams(step))
     tests: list[TestOutcome] = []
     finished = False
@@ -107,8 +109,7 @@ def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str) -> O
         if kind == "compile_error":
             return Outcome(Verdict.COMPILE_ERROR, detail=str(event.get("detail", "")), **extra)
         if kind in ("solution_error", "setup_error"):
-            error = str(event.get("error", ""))
-            verdict = Verdict.MEMORY_LIMIT if error == "MemoryError" else Verdict.RUNTIME_ERROR
+            verdict = error_verdict(str(event.get("error", "")), str(event.get("detail", "")))
             detail = ("the completion raised " if kind == "solution_error" else "test setup failed: ") + str(
                 event.get("detail", ""))
             rest = names[len(tests):]
@@ -119,10 +120,8 @@ def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str) -> O
                 verdict = Verdict.PASSED
             elif error == "AssertionError":
                 verdict = Verdict.FAILED
-            elif error == "MemoryError":
-                verdict = Verdict.MEMORY_LIMIT
             else:
-                verdict = Verdict.RUNTIME_ERROR
+                verdict = error_verdict(str(error), str(event.get("detail", "")))
             index = len(tests)
             name = names[index] if index < len(names) else str(event.get("name", index))
             tests.append(TestOutcome(name, verdict, str(event.get("detail", "")),

@@ -14,7 +14,7 @@ from typing import Any
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, read_reports, run_job, streams,
+from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, error_verdict, new_nonce, read_reports, run_job, streams,
                                                unfinished_tests)
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.sandbox.base import Job, Step
@@ -77,8 +77,9 @@ class PythonIO(VerifierKind):
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        nonce = new_nonce()
         payload = {"setup": spec.setup, "solution": text, "entry_point": spec.entry_point,
-                   "cases": [{"args": c.args, "kwargs": c.kwargs} for c in spec.cases]}
+                   "cases": [{"args": c.args, "kwargs": c.kwargs} for c in spec.cases], "nonce": nonce}
         job = Job(steps=[Step("cases", [*PYTHON, f"{HARNESS_DIR}/io_harness.py"], ctx.timeout_s,
                               stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
                               output_limit=ctx.config.output_limit_bytes)])
@@ -93,12 +94,12 @@ class PythonIO(VerifierKind):
         extra = dict(extracted=truncate(text, 4000), **streams(step))
         tests: list[TestOutcome] = []
         finished = False
-        for event in read_reports(step):
+        for event in read_reports(step, nonce):
             kind = event.get("event")
             if kind == "compile_error":
                 return Outcome(Verdict.COMPILE_ERROR, detail=str(event.get("detail", "")), **extra)
             if kind == "solution_error":
-                verdict = Verdict.MEMORY_LIMIT if event.get("error") == "MemoryError" else Verdict.RUNTIME_ERROR
+                verdict = error_verdict(str(event.get("error", "")), str(event.get("detail", "")))
                 detail = f"the completion failed: {event.get('detail', '')}"
                 tests = [TestOutcome(n, verdict, detail if i == 0 else "not run") for i, n in enumerate(names)]
             elif kind == "case" and len(tests) < len(names):
@@ -106,7 +107,7 @@ class PythonIO(VerifierKind):
                 name = names[len(tests)]
                 duration = float(event.get("duration_s") or 0.0)
                 if "error" in event:
-                    verdict = Verdict.MEMORY_LIMIT if event["error"] == "MemoryError" else Verdict.RUNTIME_ERROR
+                    verdict = error_verdict(str(event["error"]), str(event.get("detail", "")))
                     tests.append(TestOutcome(name, verdict, str(event.get("detail", "")), duration))
                 elif values_match(event.get("value"), case.expected, spec.float_tolerance):
                     tests.append(TestOutcome(name, Verdict.PASSED, "", duration))
