@@ -23,15 +23,15 @@ class TestPythonAssert:
 
     def test_wrong_answer_fraction_and_all_or_nothing(self, service):
         frac = service.verify(SUB, assert_spec(scoring="fraction"))
-        assert frac["verdict"] == "PARTIAL" and frac["tests_passed"] == 2  # a - b is right when b == 0
-        assert frac["correctness_score"] == pytest.approx(2 / 3)
+        assert frac["verdict"] == "PARTIAL" and frac["tests_passed"] == 1  # a - b is right for (0, 0) only
+        assert frac["correctness_score"] == pytest.approx(1 / 3)
         whole = service.verify(SUB, assert_spec())
         assert whole["correctness_score"] == 0.0 and whole["reward"] == pytest.approx(0.2)
         assert "add(1, 2) == 3" in whole["detail"]
 
     def test_malformed_scores_below_well_formed_wrong(self, service):
         malformed = service.verify("def add(a, b): return a + b", assert_spec())
-        wrong = service.verify("```python\ndef add(a, b):\n    return 0\n```", assert_spec())
+        wrong = service.verify("```python\ndef add(a, b):\n    return 7\n```", assert_spec())
         assert malformed["verdict"] == "MALFORMED" and malformed["reward"] == 0.0
         assert wrong["verdict"] == "FAILED" and wrong["format_score"] == 1.0
         assert wrong["reward"] > malformed["reward"]
