@@ -34,7 +34,8 @@ path = "/etc/docker/daemon.json"
 config = {}
 if os.path.exists(path):
     with open(path) as f:
-        config = json.load(f) if f.read().strip() else {}
+        text = f.read()
+    config = json.loads(text) if text.strip() else {}
 runtimes = config.setdefault("runtimes", {})
 if "runsc" not in runtimes:
     runtimes["runsc"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}
