@@ -20,8 +20,13 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv || { echo "error: python3 -m venv failed; apt-get install python3-venv" >&2; exit 2; }
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev]'
+echo "installing the Python package into .venv..."
+if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e '.[dev]'; } \
+        > .venv/pip-install.log 2>&1; then
+    tail -n 40 .venv/pip-install.log >&2
+    echo "error: pip install failed (full log: .venv/pip-install.log)" >&2
+    exit 2
+fi
 
 mkdir -p reports
 echo "verifying examples/requests.jsonl in the Docker sandbox..."
