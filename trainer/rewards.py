@@ -1,0 +1,250 @@
+"""TRL reward functions backed by the remote verifier service.
+
+``VerifierRewards(target).reward_funcs()`` gives a format reward and a
+correctness reward for ``GRPOTrainer(reward_funcs=...)``. Both are async
+callables of TRL's contract (``prompts``, ``completions``, ``completion_ids``,
+dataset columns, ``trainer_state``, ``log_extra``, ``log_metric``), which TRL
+awaits together; they share **one** ``VerifyBatch`` RPC per training batch.
+
+The spec of each sample comes from a dataset column (``verification`` by
+default) holding the JSON spec (a string or a mapping). A sample the sandbox
+could not judge (INFRA_ERROR), or a whole batch lost to an unreachable service
+after retries, scores ``None``: TRL leaves it out of the group mean. It is
+never scored 0.0, which would train the model on infrastructure noise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import grpc
+
+from trainer.errors import RewardError
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.client import SERVICE_NAME, START_HINT
+from verifier_service.errors import InvalidSpec
+from verifier_service.spec import spec_from_json, spec_to_proto
+
+log = logging.getLogger(__name__)
+RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+COMPONENTS = ("format", "correctness")
+MAX_SHARED = 16
+
+
+def completion_text(completion: Any) -> str:
+    """The text to verify: a plain string, or the last assistant message of a conversation."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        messages = [m for m in completion if isinstance(m, dict)]
+        assistant = [m for m in messages if m.get("role") == "assistant"] or messages
+        if not assistant:
+            return ""
+        content = assistant[-1].get("content", "")
+        if isinstance(content, list):  # content parts
+            return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return content if isinstance(content, str) else ""
+    raise RewardError(f"cannot read a completion of type {type(completion).__name__}")
+
+
+@dataclass
+class BatchStats:
+    """What one training batch's verification produced (also logged through ``log_metric``)."""
+
+    size: int = 0
+    verdicts: Counter = field(default_factory=Counter)
+    infra_errors: int = 0
+    lost: bool = False
+    attempts: int = 0
+    wait_s: float = 0.0
+    pass_rate: float | None = None
+
+
+@dataclass
+class _Shared:
+    completions: Any
+    task: asyncio.Task
+    waiting: set[str]
+
+
+class VerifierRewards:
+    """Format + correctness rewards sharing one VerifyBatch call per batch."""
+
+    def __init__(self, target: str, *, spec_column: str = "verification", timeout_s: float = 300.0,
+                 retries: int = 3, backoff_s: float = 1.0, connect_timeout_s: float = 10.0,
+                 max_message_bytes: int = 64 * 1024 * 1024):
+        self.target = target
+        self.spec_column = spec_column
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.max_message_bytes = max_message_bytes
+        self._stubs: dict[int, tuple[grpc.aio.Channel, pb_grpc.VerifierStub]] = {}
+        self._shared: dict[int, _Shared] = {}
+        self._components: list[str] = []
+        self.history: list[BatchStats] = []
+        self.total_wait_s = 0.0
+        self._check_health(connect_timeout_s)
+
+    # ---- construction ------------------------------------------------------
+
+    def _check_health(self, timeout_s: float) -> None:
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        with grpc.insecure_channel(self.target) as channel:
+            try:
+                response = health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s, wait_for_ready=True)
+            except grpc.RpcError as exc:
+                raise RewardError(f"no verifier service answers at {self.target} ({exc.code().name}); "
+                                  f"{START_HINT}") from exc
+        if response.status != health_pb2.HealthCheckResponse.SERVING:
+            raise RewardError(f"the verifier service at {self.target} is NOT_SERVING: its sandbox backend is down "
+                              "(Docker unreachable or the sandbox image missing; see the service's log)")
+
+    def reward_funcs(self, components: Sequence[str] = COMPONENTS) -> list[Callable]:
+        """The reward functions for ``GRPOTrainer(reward_funcs=...)``, in the order given."""
+        unknown = [c for c in components if c not in COMPONENTS]
+        if unknown:
+            raise RewardError(f"unknown reward component(s) {unknown}; valid: {', '.join(COMPONENTS)}")
+        self._components = list(components)
+        return [_RewardFunction(self, c) for c in components]
+
+    # ---- one RPC per batch ---------------------------------------------------
+
+    def _stub(self) -> pb_grpc.VerifierStub:
+        loop = asyncio.get_running_loop()
+        entry = self._stubs.get(id(loop))
+        if entry is None:
+            channel = grpc.aio.insecure_channel(self.target, options=[
+                ("grpc.max_receive_message_length", self.max_message_bytes),
+                ("grpc.max_send_message_length", self.max_message_bytes)])
+            entry = self._stubs[id(loop)] = (channel, pb_grpc.VerifierStub(channel))
+        return entry[1]
+
+    async def results(self, component: str, completions: list, kwargs: dict[str, Any]) -> list[pb.VerifyResult | None]:
+        """The batch's results; the first component to ask starts the RPC, the others join it."""
+        key = id(completions)
+        shared = self._shared.get(key)
+        if shared is None or shared.completions is not completions or component not in shared.waiting:
+            task = asyncio.ensure_future(self._verify(completions, kwargs))
+            shared = _Shared(completions, task, set(self._components or [component]))
+            self._shared[key] = shared
+            while len(self._shared) > MAX_SHARED:  # a component that was never called leaves its entry
+                self._shared.pop(next(iter(self._shared)))
+        shared.waiting.discard(component)
+        if not shared.waiting:
+            self._shared.pop(key, None)
+        return await asyncio.shield(shared.task)
+
+    def _requests(self, completions: list, kwargs: dict[str, Any]) -> list[pb.VerifyRequest]:
+        specs = kwargs.get(self.spec_column)
+        if specs is None:
+            raise RewardError(f"the dataset has no {self.spec_column!r} column: each prompt needs its verification "
+                              f"spec there (a JSON object such as {{\"kind\": \"python_io\", ...}})")
+        if len(specs) != len(completions):
+            raise RewardError(f"{len(specs)} specs for {len(completions)} completions")
+        requests, cache = [], {}
+        for i, (completion, raw) in enumerate(zip(completions, specs)):
+            cache_key = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True)
+            spec = cache.get(cache_key)
+            if spec is None:
+                try:
+                    obj = json.loads(raw) if isinstance(raw, str) else raw
+                    spec = cache[cache_key] = spec_to_proto(spec_from_json(obj))
+                except (ValueError, InvalidSpec) as exc:
+                    raise RewardError(f"sample {i}: column {self.spec_column!r} does not hold a valid spec: {exc}") \
+                        from exc
+            requests.append(pb.VerifyRequest(id=str(i), completion=completion_text(completion), spec=spec))
+        return requests
+
+    async def _verify(self, completions: list, kwargs: dict[str, Any]) -> list[pb.VerifyResult | None]:
+        requests = self._requests(completions, kwargs)
+        stats = BatchStats(size=len(requests))
+        started = time.perf_counter()
+        results: list[pb.VerifyResult | None] = [None] * len(requests)
+        delay = self.backoff_s
+        while True:
+            stats.attempts += 1
+            try:
+                response = await self._stub().VerifyBatch(pb.VerifyBatchRequest(requests=requests),
+                                                          timeout=self.timeout_s)
+                results = list(response.results)
+                break
+            except grpc.aio.AioRpcError as exc:
+                code = exc.code()
+                if code == grpc.StatusCode.INVALID_ARGUMENT:
+                    raise RewardError(f"the verifier rejected the batch: {exc.details()}") from exc
+                if code in RETRY_CODES and stats.attempts <= self.retries:
+                    log.warning("verifier %s (%s); retry %d/%d in %.1fs", code.name, exc.details(),
+                                stats.attempts, self.retries, delay)
+                    await asyncio.sleep(delay)
+                    delay *= 2
+                    continue
+                stats.lost = True
+                log.error("verifier batch of %d lost (%s: %s): scored None, left out of the group means",
+                          len(requests), code.name, exc.details())
+                break
+        stats.wait_s = time.perf_counter() - started
+        self.total_wait_s += stats.wait_s
+        passed = total = 0
+        for r in results:
+            if r is None:
+                continue
+            stats.verdicts[pb.Verdict.Name(r.verdict)] += 1
+            passed += r.tests_passed
+            total += r.tests_total
+        stats.infra_errors = stats.verdicts.get("INFRA_ERROR", 0) + (len(requests) if stats.lost else 0)
+        stats.pass_rate = passed / total if total else None
+        self.history.append(stats)
+        self._log(stats, results, kwargs)
+        return results
+
+    @staticmethod
+    def _log(stats: BatchStats, results: list[pb.VerifyResult | None], kwargs: dict[str, Any]) -> None:
+        log_metric = kwargs.get("log_metric")
+        if log_metric is not None:
+            log_metric("verifier/infra_errors", float(stats.infra_errors))
+            log_metric("verifier/batch_lost", float(stats.lost))
+            log_metric("verifier/wait_s", stats.wait_s)
+            for name in pb.Verdict.keys()[1:]:
+                log_metric(f"verifier/verdict/{name}", stats.verdicts.get(name, 0) / max(stats.size, 1))
+            if stats.pass_rate is not None:
+                log_metric("verifier/test_pass_rate", stats.pass_rate)
+        log_extra = kwargs.get("log_extra")
+        if log_extra is not None:
+            log_extra("verdict", [pb.Verdict.Name(r.verdict) if r is not None else "LOST" for r in results])
+
+    async def aclose(self) -> None:
+        for channel, _ in self._stubs.values():
+            await channel.close()
+        self._stubs.clear()
+
+
+class _RewardFunction:
+    """One reward component as an async callable of TRL's reward contract."""
+
+    def __init__(self, owner: VerifierRewards, component: str):
+        self.owner = owner
+        self.component = component
+        self.__name__ = f"verifier_{component}"
+
+    async def __call__(self, prompts: list, completions: list, completion_ids: list | None = None,
+                       **kwargs: Any) -> list[float | None]:
+        results = await self.owner.results(self.component, completions, kwargs)
+        scores: list[float | None] = []
+        for r in results:
+            if r is None or r.verdict == pb.INFRA_ERROR:
+                scores.append(None)
+            elif self.component == "format":
+                scores.append(float(r.format_score))
+            else:
+                scores.append(float(r.correctness_score))
+        return scores

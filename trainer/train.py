@@ -1,0 +1,96 @@
+"""``trainer train``: GRPO with the remote verifier as the reward, from a validated run config."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from trainer.config import RunConfig
+from trainer.errors import ConfigError, TrainerError
+from trainer.rewards import VerifierRewards
+from trainer.timing import RewardWaitCallback
+
+log = logging.getLogger(__name__)
+LOCAL_DATA = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
+
+
+def load_prompts(config: RunConfig):
+    """A prompt-only dataset from a local file or the hub; it must hold the spec column."""
+    from datasets import load_dataset
+
+    path = Path(config.dataset)
+    try:
+        if path.suffix in LOCAL_DATA and path.exists():
+            dataset = load_dataset(LOCAL_DATA[path.suffix], data_files=str(path), split="train")
+        elif path.suffix in LOCAL_DATA:
+            raise ConfigError(f"dataset file {path} does not exist")
+        else:
+            dataset = load_dataset(config.dataset, split=config.dataset_split)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - datasets raises many kinds; say which input failed
+        raise ConfigError(f"cannot load dataset {config.dataset!r}: {exc}") from exc
+    for column in ("prompt", config.spec_column):
+        if column not in dataset.column_names:
+            raise ConfigError(f"dataset {config.dataset!r} has no {column!r} column (columns: "
+                              f"{', '.join(dataset.column_names)})")
+    return dataset
+
+
+def check_generation_backend(config: RunConfig) -> None:
+    if config.generation == "vllm" and importlib.util.find_spec("vllm") is None:
+        raise ConfigError("vLLM is not installed: install it (pip install vllm) for the recipe's generation, or set "
+                          "generation: transformers (--generation transformers) to generate with transformers, "
+                          "which is much slower and recorded as a deviation")
+
+
+def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
+    """Runs GRPO; returns the run record (also written to output_dir/run.json)."""
+    check_generation_backend(config)
+    rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s)
+    dataset = load_prompts(config)
+
+    from transformers import AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    kwargs = config.to_grpo_kwargs()
+    if "activation_checkpointing" in GRPOConfig.__dataclass_fields__:  # transformers >= 5.2x renamed it
+        kwargs["activation_checkpointing"] = kwargs.pop("gradient_checkpointing")
+    args = GRPOConfig(**kwargs)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(config.model)
+    except Exception as exc:  # noqa: BLE001
+        raise ConfigError(f"cannot load the tokenizer of {config.model!r}: {exc}") from exc
+    peft_config = None
+    if config.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear",
+                                 task_type="CAUSAL_LM")
+    timing = RewardWaitCallback(rewards)
+    trainer = GRPOTrainer(model=config.model, reward_funcs=rewards.reward_funcs(config.rewards), args=args,
+                          train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config,
+                          callbacks=[timing])
+    for deviation in deviations:
+        log.warning("deviation from the recipe: %s", deviation)
+    result = trainer.train()
+    trainer.save_model(config.output_dir)
+    record = {
+        "config": config.to_dict(),
+        "deviations": deviations,
+        "train_metrics": result.metrics,
+        "log_history": trainer.state.log_history,
+        "reward_timing": timing.summary(),
+        "verifier_batches": len(rewards.history),
+        "verifier_infra_errors": sum(s.infra_errors for s in rewards.history),
+    }
+    out = Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "run.json").write_text(json.dumps(record, indent=2, default=str))
+    return record
+
+
+__all__ = ["TrainerError", "load_prompts", "run_training"]
