@@ -1,9 +1,14 @@
-# The verifier service image. It starts sandbox containers through the host's
-# Docker engine (mount /var/run/docker.sock), so sandboxes are siblings, not
-# nested. BASE_IMAGE must be Debian-based; the default is the local base that
-# sandboxes/build.sh makes without a registry.
+# Images of the deployment (compose.yaml):
+#   target "verifier": the verifier service. It starts sandbox containers through
+#     the host's Docker engine (mount /var/run/docker.sock), so sandboxes are
+#     siblings, not nested. BASE_IMAGE must be Debian-based; the default is the
+#     local base that sandboxes/build.sh makes without a registry.
+#   target "trainer": the GRPO trainer (TRL + vLLM) on a CUDA base image; also
+#     runs `trl vllm-serve` for the multi-GPU layout.
 ARG BASE_IMAGE=rlvr-base:bookworm
-FROM ${BASE_IMAGE}
+ARG TRAINER_BASE_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
+
+FROM ${BASE_IMAGE} AS verifier
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         python3 python3-venv ca-certificates && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
@@ -15,3 +20,15 @@ ENV PATH=/opt/venv/bin:$PATH
 EXPOSE 50051
 ENTRYPOINT ["verifier-service"]
 CMD ["serve", "--host", "0.0.0.0", "--port", "50051"]
+
+FROM ${TRAINER_BASE_IMAGE} AS trainer
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        python3 python3-venv python3-dev build-essential ca-certificates && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY verifier_service/ verifier_service/
+COPY trainer/ trainer/
+RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir '.[trainer]' vllm accelerate
+ENV PATH=/opt/venv/bin:$PATH HF_HUB_DISABLE_TELEMETRY=1
+ENTRYPOINT []
+CMD ["trainer", "--help"]

@@ -21,8 +21,12 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv || { echo "error: python3 -m venv failed; apt-get install python3-venv" >&2; exit 2; }
 fi
 echo "installing the Python package into .venv..."
-if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e '.[dev]'; } \
-        > .venv/pip-install.log 2>&1; then
+# torch first, pinned (TORCH_SPEC overrides), so the trainer extra's range (torch>=2.6) takes it
+# instead of resolving a newer multi-GB build; an installed torch is kept.
+TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
+if ! { .venv/bin/python -m pip install --upgrade pip \
+        && { .venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/python -m pip install "$TORCH_SPEC"; } \
+        && .venv/bin/python -m pip install -e '.[dev,trainer]'; } > .venv/pip-install.log 2>&1; then
     tail -n 40 .venv/pip-install.log >&2
     echo "error: pip install failed (full log: .venv/pip-install.log)" >&2
     exit 2

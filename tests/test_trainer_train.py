@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tiny_model import build_tiny_model
+from trainer.tiny_model import build_tiny_model
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parent.parent

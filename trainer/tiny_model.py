@@ -1,4 +1,4 @@
-"""A tiny random chat model and tokenizer built offline (no hub), for CPU GRPO tests."""
+"""A tiny random chat model and tokenizer built offline (no hub): for CPU tests and smoke runs."""
 
 from __future__ import annotations
 
