@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/docker-up.sh
 .venv/bin/python -m verifier_service.codegen --check
+.venv/bin/ruff check verifier_service trainer tests sandboxes examples
 set +e
 .venv/bin/python -m pytest -q -ra "$@"
 status=$?

@@ -187,3 +187,11 @@ def test_main_prints_the_markdown_table(capsys):
     assert memory.main(["--gpu-memory", "80"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("| size |") and "| 72B |" in out
+
+
+def test_full_fine_tuning_only():
+    plan = recommend("7B", gpus=8, gpu_memory_gb=80, allow_lora=False)
+    assert plan.fits and not plan.lora
+    rows = table(gpu_memory_gb=80, gpu_counts=(1, 2, 4, 8), allow_lora=False)
+    assert not any(row["plan"].lora for row in rows)
+    assert not rows[-1]["fits"] and "72B needs at least" in rows[-1]["plan"].reason

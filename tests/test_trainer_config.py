@@ -31,7 +31,7 @@ def test_trl_defaults_that_differ_are_set_explicitly():
 
 
 def test_fewer_than_eight_generations_is_refused_unless_overridden():
-    with pytest.raises(ConfigError, match="below the recipe's floor of 8.*allow_fewer_generations"):
+    with pytest.raises(ConfigError, match=r"below the recipe's floor of 8.*allow_fewer_generations"):
         RunConfig(num_generations=4).validate()
     deviations = RunConfig(num_generations=4, allow_fewer_generations=True).validate()
     assert any("num_generations=4 < 8" in d for d in deviations)

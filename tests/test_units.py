@@ -10,8 +10,14 @@ from verifier_service.extract import extract
 from verifier_service.kinds.python_assert import split_tests
 from verifier_service.kinds.python_io import values_match
 from verifier_service.kinds.stdio import outputs_match
-from verifier_service.spec import (MISSING, request_from_json, spec_from_json, spec_from_proto, spec_to_json,
-                                   spec_to_proto)
+from verifier_service.spec import (
+    MISSING,
+    request_from_json,
+    spec_from_json,
+    spec_from_proto,
+    spec_to_json,
+    spec_to_proto,
+)
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, overall_verdict, score
 
 

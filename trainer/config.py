@@ -88,7 +88,7 @@ class RunConfig:
     # ---- loading -------------------------------------------------------
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "RunConfig":
+    def from_yaml(cls, path: str | Path) -> RunConfig:
         import yaml
 
         try:
@@ -100,7 +100,7 @@ class RunConfig:
         return cls.from_dict(data, where=str(path))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], where: str = "run config") -> "RunConfig":
+    def from_dict(cls, data: dict[str, Any], where: str = "run config") -> RunConfig:
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:
@@ -110,7 +110,7 @@ class RunConfig:
             values[name] = _coerce(known[name], value, where)
         return cls(**values)
 
-    def override(self, changes: dict[str, Any]) -> "RunConfig":
+    def override(self, changes: dict[str, Any]) -> RunConfig:
         known = {f.name: f for f in fields(self)}
         return dataclasses.replace(self, **{k: _coerce(known[k], v, "flag") for k, v in changes.items()})
 

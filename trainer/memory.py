@@ -485,11 +485,13 @@ def estimate(shape: ModelShape | str, *, gpus: int = 1, gpu_memory_gb: float = 8
     notes.append(f"GPU capacity: the nominal {gpu_memory_gb:g} GB is compared as GiB (an '80 GB' GPU reports "
                  "about 79.6 GiB)")
 
-    settings = {"gpus": gpus, "lora": lora, "gradient_checkpointing": gradient_checkpointing, "zero_stage": zero_stage,
-                    "per_device_batch": per_device_batch, "prompt_len": prompt_len, "completion_len": completion_len,
-                    "num_generations": num_generations, "beta": beta, "vllm_mode": vllm_mode,
-                    "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization,
-                    "gradient_accumulation_steps": gradient_accumulation_steps}
+    settings = {
+        "gpus": gpus, "lora": lora, "gradient_checkpointing": gradient_checkpointing, "zero_stage": zero_stage,
+        "per_device_batch": per_device_batch, "prompt_len": prompt_len, "completion_len": completion_len,
+        "num_generations": num_generations, "beta": beta, "vllm_mode": vllm_mode,
+        "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization,
+        "gradient_accumulation_steps": gradient_accumulation_steps,
+    }
     return MemoryEstimate(
         label=shape.label, gpu_memory_gb=gpu_memory_gb,
         policy_weights_gib=weights / shard_weights / GIB,
@@ -537,10 +539,15 @@ class Plan:
 
     def as_run_config_changes(self) -> dict[str, Any]:
         """Keys of ``trainer.config.RunConfig`` (``zero_stage`` is not one: it is the launcher's setting)."""
-        return {"num_gpus": self.training_gpus, "lora": self.lora, "gradient_checkpointing": self.gradient_checkpointing,
-                    "per_device_train_batch_size": self.per_device_train_batch_size,
-                    "gradient_accumulation_steps": self.gradient_accumulation_steps, "vllm_mode": self.vllm_mode,
-                    "vllm_gpu_memory_utilization": self.vllm_gpu_memory_utilization}
+        return {
+            "num_gpus": self.training_gpus,
+            "lora": self.lora,
+            "gradient_checkpointing": self.gradient_checkpointing,
+            "per_device_train_batch_size": self.per_device_train_batch_size,
+            "gradient_accumulation_steps": self.gradient_accumulation_steps,
+            "vllm_mode": self.vllm_mode,
+            "vllm_gpu_memory_utilization": self.vllm_gpu_memory_utilization,
+        }
 
     @property
     def batch_shape(self) -> str:
@@ -598,7 +605,7 @@ def _server_layout(shape: ModelShape, gpus: int, gpu_memory_gb: float, seq_len: 
 
 
 def _search(shape: ModelShape, gpus: int, gpu_memory_gb: float, *, prompt_len: int, completion_len: int,
-            num_generations: int, beta: float) -> tuple[Plan | None, Plan | None, str]:
+            num_generations: int, beta: float, allow_lora: bool = True) -> tuple[Plan | None, Plan | None, str]:
     """(the first fitting plan, the most frugal plan tried, why nothing fits)."""
     seq = prompt_len + completion_len
     if gpus == 1:
@@ -617,9 +624,9 @@ def _search(shape: ModelShape, gpus: int, gpu_memory_gb: float, *, prompt_len: i
         utilizations = [VLLM_SERVER_GPU_MEMORY_UTILIZATION]
     zero_stages = (0,) if training == 1 else (2, 3)
     last: Plan | None = None
-    for lora in (False, True):
-        for zero in zero_stages:
-            for per_device in MICRO_BATCH_LADDER:
+    for lora in (False, True) if allow_lora else (False,):
+        for per_device in MICRO_BATCH_LADDER:
+            for zero in zero_stages:
                 for utilization in utilizations:
                     accum = _accumulation_for(per_device, training, num_generations)
                     est = estimate(shape, gpus=training, gpu_memory_gb=gpu_memory_gb, lora=lora,
@@ -639,7 +646,8 @@ def _search(shape: ModelShape, gpus: int, gpu_memory_gb: float, *, prompt_len: i
     headroom = (f"{last.estimate.total_gib:.1f} GiB per training GPU leaves less than "
                 f"{RECOMMEND_HEADROOM_FRACTION:.0%} of {gpu_memory_gb:g} GB free")
     problems = last.estimate.problems or [headroom]
-    return None, last, "; ".join(problems) + " even with LoRA, ZeRO and a micro-batch of 1"
+    tried = "LoRA" if allow_lora else "full fine-tuning"
+    return None, last, "; ".join(problems) + f" even with {tried}, ZeRO and a micro-batch of 1"
 
 
 def _fits_with_headroom(est: MemoryEstimate) -> bool:
@@ -669,26 +677,28 @@ def _plan_notes(plan: Plan) -> list[str]:
 
 def recommend(shape: ModelShape | str, *, gpus: int, gpu_memory_gb: float, prompt_len: int = RECIPE_PROMPT_LEN,
               completion_len: int = RECIPE_COMPLETION_LEN, num_generations: int = RECIPE_NUM_GENERATIONS,
-              beta: float = RECIPE_BETA) -> Plan:
+              beta: float = RECIPE_BETA, allow_lora: bool = True) -> Plan:
     """The cheapest layout of the recipe that fits ``gpus`` GPUs of ``gpu_memory_gb`` each.
 
-    vLLM colocates on one GPU and runs as a server on its own GPUs otherwise; full fine-tuning before LoRA; ZeRO 0
-    on one training GPU, else 2 before 3; then the micro-batch lowered (accumulation raised), and, for each
-    micro-batch, the colocated vLLM share at the recipe's 0.3 before the smallest share that holds vLLM. A layout
+    vLLM colocates on one GPU and runs as a server on its own GPUs otherwise; full fine-tuning before LoRA; then
+    the recipe's micro-batch before smaller ones (gradient accumulation raised to keep the completions per step);
+    for each micro-batch, ZeRO 0 on one training GPU, else 2 before 3, and the colocated vLLM share at the recipe's
+    0.3 before the smallest share that holds vLLM. A layout
     fits when its estimate leaves RECOMMEND_HEADROOM_FRACTION of the GPU free. When nothing fits, ``fits`` is False,
     ``reason`` says why and how many GPUs would do, and the plan is the most frugal layout tried.
+    ``allow_lora=False`` considers full fine-tuning only.
     """
     shape = _shape(shape)
     if gpus < 1:
         raise ValueError("gpus must be positive")
     kw = {"prompt_len": prompt_len, "completion_len": completion_len, "num_generations": num_generations, "beta": beta}
-    plan, frugal, why = _search(shape, gpus, gpu_memory_gb, **kw)
+    plan, frugal, why = _search(shape, gpus, gpu_memory_gb, allow_lora=allow_lora, **kw)
     if plan is not None:
         plan.notes = _plan_notes(plan)
         plan.estimate.notes.extend(f"plan: {note}" for note in plan.notes)  # so render_estimate shows the layout
         return plan
     more = gpus * 2
-    while more <= MAX_GPUS_SEARCHED and _search(shape, more, gpu_memory_gb, **kw)[0] is None:
+    while more <= MAX_GPUS_SEARCHED and _search(shape, more, gpu_memory_gb, allow_lora=allow_lora, **kw)[0] is None:
         more *= 2
     need = (f"{shape.label} needs at least {more} x {gpu_memory_gb:g} GB GPUs" if more <= MAX_GPUS_SEARCHED
             else f"{shape.label} does not fit {MAX_GPUS_SEARCHED} x {gpu_memory_gb:g} GB GPUs")
@@ -717,14 +727,15 @@ def recommend(shape: ModelShape | str, *, gpus: int, gpu_memory_gb: float, promp
 # ---------------------------------------------------------------------------
 
 
-def table(gpu_memory_gb: float = 80, gpu_counts: tuple[int, ...] = (1, 2, 4, 8)) -> list[dict[str, Any]]:
+def table(gpu_memory_gb: float = 80, gpu_counts: tuple[int, ...] = (1, 2, 4, 8), *,
+          allow_lora: bool = True) -> list[dict[str, Any]]:
     """Per size class: the smallest GPU count of ``gpu_counts`` where ``recommend`` fits, with its plan (or the
-    plan at the largest count, not fitting)."""
+    plan at the largest count, not fitting). ``allow_lora=False``: full fine-tuning only."""
     rows = []
     for label, shape in SIZE_CLASSES.items():
         plan = None
         for count in sorted(gpu_counts):
-            plan = recommend(shape, gpus=count, gpu_memory_gb=gpu_memory_gb)
+            plan = recommend(shape, gpus=count, gpu_memory_gb=gpu_memory_gb, allow_lora=allow_lora)
             if plan.fits:
                 break
         assert plan is not None
@@ -775,10 +786,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpu-counts", default="1,2,4,8", help="GPU counts to try, comma-separated")
     parser.add_argument("--size", help="print one size class's plan and breakdown instead (e.g. 7B)")
     parser.add_argument("--gpus", type=int, default=1, help="GPUs for --size (default 1)")
+    parser.add_argument("--full-only", action="store_true", help="consider full fine-tuning only (no LoRA)")
     args = parser.parse_args(argv)
     if args.size:
         try:
-            plan = recommend(parse_size(args.size), gpus=args.gpus, gpu_memory_gb=args.gpu_memory)
+            plan = recommend(parse_size(args.size), gpus=args.gpus, gpu_memory_gb=args.gpu_memory,
+                             allow_lora=not args.full_only)
         except ValueError as exc:
             parser.error(str(exc))
         print(f"Plan for {args.size} on {args.gpus} x {args.gpu_memory:g} GB: "
@@ -789,7 +802,7 @@ def main(argv: list[str] | None = None) -> int:
         print(render_estimate(plan.estimate))
         return 0
     counts = tuple(int(c) for c in args.gpu_counts.split(",") if c.strip())
-    print(render_table(table(args.gpu_memory, counts)))
+    print(render_table(table(args.gpu_memory, counts, allow_lora=not args.full_only)))
     return 0
 
 

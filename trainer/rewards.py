@@ -20,8 +20,9 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import grpc
 
@@ -152,7 +153,7 @@ class VerifierRewards:
         if len(specs) != len(completions):
             raise RewardError(f"{len(specs)} specs for {len(completions)} completions")
         requests, cache = [], {}
-        for i, (completion, raw) in enumerate(zip(completions, specs)):
+        for i, (completion, raw) in enumerate(zip(completions, specs, strict=False)):
             cache_key = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True)
             spec = cache.get(cache_key)
             if spec is None:

@@ -31,7 +31,7 @@ def load_prompts(config: RunConfig):
             dataset = load_dataset(config.dataset, split=config.dataset_split)
     except ConfigError:
         raise
-    except Exception as exc:  # noqa: BLE001 - datasets raises many kinds; say which input failed
+    except Exception as exc:
         raise ConfigError(f"cannot load dataset {config.dataset!r}: {exc}") from exc
     for column in ("prompt", config.spec_column):
         if column not in dataset.column_names:
@@ -62,7 +62,7 @@ def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
     args = GRPOConfig(**kwargs)
     try:
         tokenizer = AutoTokenizer.from_pretrained(config.model)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise ConfigError(f"cannot load the tokenizer of {config.model!r}: {exc}") from exc
     peft_config = None
     if config.lora:

@@ -105,8 +105,8 @@ async def _run_verify(args, config: ServiceConfig) -> int:
     if args.server:
         client = await VerifierClient.connect(args.server)
     else:
-        from verifier_service.server import VerifierApp
         from verifier_service.sandbox.docker import DockerSandbox
+        from verifier_service.server import VerifierApp
 
         DockerSandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
         app = VerifierApp(replace(config, host="127.0.0.1", port=0))

@@ -7,7 +7,7 @@ turns transport errors into ``RemoteError`` (status code + retryable flag).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -29,7 +29,7 @@ class VerifierClient:
 
     @classmethod
     async def connect(cls, target: str, timeout_s: float = 10.0,
-                      max_message_bytes: int = 64 * 1024 * 1024) -> "VerifierClient":
+                      max_message_bytes: int = 64 * 1024 * 1024) -> VerifierClient:
         channel = grpc.aio.insecure_channel(target, options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
@@ -69,7 +69,7 @@ class VerifierClient:
     async def close(self) -> None:
         await self._channel.close()
 
-    async def __aenter__(self) -> "VerifierClient":
+    async def __aenter__(self) -> VerifierClient:
         return self
 
     async def __aexit__(self, *exc) -> None:

@@ -50,7 +50,7 @@ class ServiceConfig:
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
     log_level: str = _f("INFO", "logging level")
 
-    def validate(self) -> "ServiceConfig":
+    def validate(self) -> ServiceConfig:
         problems = []
         for name in ("max_concurrency", "max_pending", "max_batch_size", "max_completion_bytes",
                      "max_message_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",

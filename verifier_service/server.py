@@ -96,7 +96,7 @@ class VerifierApp:
                     removed = await asyncio.to_thread(self.sandbox.remove_orphans_blocking)
                     if removed:
                         log.warning("removed %d expired sandbox container(s)", removed)
-            except Exception:  # noqa: BLE001 - the watcher must outlive one failed check
+            except Exception:
                 log.exception("sandbox health check failed")
 
     async def stop(self, grace: float | None = None) -> None:

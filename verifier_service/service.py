@@ -98,7 +98,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
             try:
                 results = await self._run(batch.requests, context)
                 await finished.put(pb.VerifyBatchResponse(results=results, batch_id=batch.batch_id))
-            except BaseException as exc:  # handed to the stream loop, which ends the RPC
+            except BaseException as exc:  # noqa: BLE001 - handed to the stream loop, which ends the RPC
                 await finished.put(exc)
 
         async def read_all():

@@ -16,6 +16,7 @@ from typing import Any
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.errors import InvalidSpec
 
+
 class _Missing:
     """An unset JSON field (JSON ``null`` is a value). Pickles as a reference to ``MISSING``,
     so ``is MISSING`` holds in the pure-verifier worker processes too."""
@@ -83,7 +84,7 @@ class Spec:
     def set_fields(self) -> list[str]:
         return [f.name for f in fields(self) if f.name != "kind" and self.is_set(f.name)]
 
-    def with_defaults(self, **defaults: Any) -> "Spec":
+    def with_defaults(self, **defaults: Any) -> Spec:
         """A copy with each given field filled in where it is unset."""
         return replace(self, **{k: v for k, v in defaults.items() if not self.is_set(k)})
 

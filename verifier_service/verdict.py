@@ -70,15 +70,15 @@ class Outcome:
     stderr_tail: str = ""
 
     @classmethod
-    def malformed(cls, detail: str, extracted: str = "") -> "Outcome":
+    def malformed(cls, detail: str, extracted: str = "") -> Outcome:
         return cls(Verdict.MALFORMED, detail=detail, extracted=extracted)
 
     @classmethod
-    def infra_error(cls, detail: str) -> "Outcome":
+    def infra_error(cls, detail: str) -> Outcome:
         return cls(Verdict.INFRA_ERROR, detail=detail)
 
     @classmethod
-    def from_tests(cls, tests: list[TestOutcome], **kwargs) -> "Outcome":
+    def from_tests(cls, tests: list[TestOutcome], **kwargs) -> Outcome:
         """The verdict of a finished test run: PASSED, a limit, PARTIAL, RUNTIME_ERROR or FAILED.
         Without a ``detail``, the detail names the first failing test."""
         kwargs.setdefault("detail", summary_detail(tests))

@@ -38,7 +38,7 @@ def main() -> None:
     rows = []
     for name, what, inputs, outputs in TASKS:
         spec = {"kind": "python_io", "extract": "raw", "entry_point": name, "timeout_s": 5,
-                "cases": [{"args": a, "expected": e} for a, e in zip(inputs, outputs)]}
+                "cases": [{"args": a, "expected": e} for a, e in zip(inputs, outputs, strict=False)]}
         rows.append({"prompt": [{"role": "user", "content": f"Write a Python function {name}(x) that {what}."}],
                      "verification": json.dumps(spec)})
         rows.append({"prompt": [{"role": "user", "content": f"What does {name}(2) return? Answer in <answer> tags."}],

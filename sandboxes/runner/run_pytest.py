@@ -4,6 +4,6 @@ import sys
 
 sys.path.insert(0, "/opt/rlvr")
 
-import pytest  # noqa: E402
+import pytest
 
 raise SystemExit(pytest.main(sys.argv[1:]))

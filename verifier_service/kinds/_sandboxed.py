@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import secrets
 import signal
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.kinds.base import Context

@@ -47,9 +47,9 @@ COMMON_PARAMS = (
 class Context:
     """What a kind may use while verifying one completion."""
 
-    config: "ServiceConfig"
-    sandbox: "DockerSandbox | None"
-    pure_pool: "PurePool | None"
+    config: ServiceConfig
+    sandbox: DockerSandbox | None
+    pure_pool: PurePool | None
     timeout_s: float
 
 

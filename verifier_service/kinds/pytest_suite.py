@@ -9,8 +9,15 @@ from defusedxml import ElementTree
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, exit_detail, limit_verdict, new_nonce, run_job,
-                                               streams)
+from verifier_service.kinds._sandboxed import (
+    HARNESS_DIR,
+    PYTHON,
+    exit_detail,
+    limit_verdict,
+    new_nonce,
+    run_job,
+    streams,
+)
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
@@ -70,8 +77,9 @@ class PytestSuite(VerifierKind):
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         nonce = new_nonce()
-        step = Step("pytest", [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",
-                               "--color=no", f"--junitxml={REPORT}", "-o", "junit_family=xunit2"],
+        argv = [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",
+                "--color=no", f"--junitxml={REPORT}", "-o", "junit_family=xunit2"]
+        step = Step("pytest", argv,
                     ctx.timeout_s, stdin=nonce + "\n", memory_bytes=ctx.config.memory_mb << 20,
                     output_limit=ctx.config.output_limit_bytes, collect=(REPORT,))
         run = await run_job(ctx, Job(steps=[step], files={**spec.files, spec.solution_path: text}))

@@ -14,8 +14,16 @@ import json
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, error_verdict, new_nonce, read_reports, run_job, streams,
-                                               unfinished_tests)
+from verifier_service.kinds._sandboxed import (
+    HARNESS_DIR,
+    PYTHON,
+    error_verdict,
+    new_nonce,
+    read_reports,
+    run_job,
+    streams,
+    unfinished_tests,
+)
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.sandbox.base import Job, SandboxRun, Step
 from verifier_service.spec import Spec

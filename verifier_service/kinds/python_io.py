@@ -14,8 +14,16 @@ from typing import Any
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import (HARNESS_DIR, PYTHON, error_verdict, new_nonce, read_reports, run_job, streams,
-                                               unfinished_tests)
+from verifier_service.kinds._sandboxed import (
+    HARNESS_DIR,
+    PYTHON,
+    error_verdict,
+    new_nonce,
+    read_reports,
+    run_job,
+    streams,
+    unfinished_tests,
+)
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import MISSING, Spec
@@ -36,7 +44,7 @@ def values_match(actual: Any, expected: Any, tol: float) -> bool:
         return math.isclose(actual, expected, rel_tol=tol, abs_tol=tol) if tol else actual == expected
     if isinstance(expected, list):
         return (isinstance(actual, list) and len(actual) == len(expected)
-                and all(values_match(a, e, tol) for a, e in zip(actual, expected)))
+                and all(values_match(a, e, tol) for a, e in zip(actual, expected, strict=False)))
     if isinstance(expected, dict):
         return (isinstance(actual, dict) and UNENCODABLE not in actual and actual.keys() == expected.keys()
                 and all(values_match(actual[k], expected[k], tol) for k in expected))

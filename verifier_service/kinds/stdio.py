@@ -44,7 +44,7 @@ def outputs_match(actual: str, expected: str, mode: str, tol: float) -> bool:
         return got == want
     if len(got) != len(want):
         return False
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=False):
         if _NUMBER.match(g) and _NUMBER.match(w):
             if not math.isclose(float(g), float(w), rel_tol=tol, abs_tol=tol):
                 return False
@@ -103,7 +103,7 @@ class Stdio(VerifierKind):
         steps += [Step(name, lang["run"], case_limit, stdin=case.stdin,
                        memory_bytes=(ctx.config.memory_mb << 20) if spec.language == "python" else None,
                        output_limit=ctx.config.output_limit_bytes)
-                  for name, case in zip(names, spec.cases)]
+                  for name, case in zip(names, spec.cases, strict=False)]
         tests: list[TestOutcome] = []
 
         def judge(step: StepResult) -> bool:

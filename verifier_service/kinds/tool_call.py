@@ -67,7 +67,7 @@ def _json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=False))
     return type(a) is type(b) and a == b
 
 
@@ -110,7 +110,7 @@ def arguments_difference(actual: Any, expected: Any, subset: bool, path: str = "
             return f"{path} has unexpected key(s) {truncate(', '.join(map(repr, extra)), 200)}"
         return None
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        for i, (a, e) in enumerate(zip(actual, expected)):
+        for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
             found = arguments_difference(a, e, subset, f"{path}[{i}]")
             if found:
                 return found

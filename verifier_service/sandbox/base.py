@@ -62,7 +62,7 @@ class StepResult:
                 and not self.signal and not self.spawn_error)
 
     @classmethod
-    def from_runner(cls, obj: dict[str, Any]) -> "StepResult":
+    def from_runner(cls, obj: dict[str, Any]) -> StepResult:
         return cls(
             name=str(obj.get("name", "")),
             exit_code=obj.get("exit_code"),
@@ -96,4 +96,4 @@ class SandboxRun:
 
 # Seconds the current verification spent waiting for a sandbox slot; the
 # engine sets a fresh accumulator per verification, the backend adds to it.
-queue_clock: contextvars.ContextVar[list[float]] = contextvars.ContextVar("queue_clock", default=[0.0])
+queue_clock: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("queue_clock", default=None)

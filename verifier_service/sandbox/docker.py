@@ -18,7 +18,7 @@ import struct
 import threading
 import time
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
@@ -115,7 +115,9 @@ class DockerSandbox:
         queued = time.monotonic()
         async with self._slots:
             queue_s = time.monotonic() - queued
-            queue_clock.get()[0] += queue_s
+            clock = queue_clock.get()
+            if clock is not None:
+                clock[0] += queue_s
             self.running += 1
             cancel = threading.Event()
             holder: dict[str, str] = {}
@@ -246,7 +248,7 @@ class DockerSandbox:
             raw.settimeout(min(remaining, 1.0))
             try:
                 chunk = raw.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError as exc:
                 run.runner_error = f"lost the sandbox stream: {exc}"
