@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 from dataclasses import replace
 
 import grpc
@@ -42,6 +43,7 @@ class RunningService:
         self.address = f"127.0.0.1:{port}"
         self.channel = grpc.insecure_channel(self.address)
         self.stub = pb_grpc.VerifierStub(self.channel)
+        RUNNING.append(self)
 
     def call(self, coro, timeout: float = 120):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -56,16 +58,27 @@ class RunningService:
         return [result_to_json(r) for r in response.results]
 
     def close(self) -> None:
+        if self in RUNNING:
+            RUNNING.remove(self)
         self.channel.close()
         self.call(self.app.stop(grace=1.0))
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
 
 
+RUNNING: list[RunningService] = []  # services of this test session that are up
+
+
 def sandbox_containers() -> list[str]:
-    out = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label={LABEL}"],
-                         capture_output=True, text=True, timeout=30)
+    out = subprocess.run(["docker", "ps", "-a", "-q", "--no-trunc", "--filter", f"label={LABEL}"],
+                         capture_output=True, text=True, timeout=30, check=False)
     return out.stdout.split()
+
+
+def stray_containers() -> list[str]:
+    """Sandbox containers that no running service owns (its warm pool): leftovers."""
+    owned = set().union(*(s.app.sandbox._live for s in RUNNING)) if RUNNING else set()
+    return [c for c in sandbox_containers() if c not in owned]
 
 
 @pytest.fixture(scope="session")
@@ -84,6 +97,8 @@ def service(docker_ready):
     running = RunningService(TEST_CONFIG)
     yield running
     running.close()
+    left = sandbox_containers()  # the warm pool is gone with its service
+    assert not left, f"sandbox containers left after the service stopped: {left}"
 
 
 @pytest.fixture
@@ -103,10 +118,16 @@ def make_service(docker_ready):
 
 @pytest.fixture(autouse=True)
 def no_container_left_behind(request):
-    """Every sandbox container a docker test starts must be gone when it ends."""
+    """Every sandbox container a docker test starts must be gone when it ends (but for the
+    warm pools of the services still up, which are checked when they stop)."""
     yield
     if request.node.get_closest_marker("docker") is not None:
-        left = sandbox_containers()
+        left = stray_containers()
+        for _ in range(20):  # a recycled container is removed in the background: give it a moment
+            if not left:
+                break
+            time.sleep(0.25)
+            left = stray_containers()
         if left:
             subprocess.run(["docker", "rm", "-f", *left], capture_output=True, timeout=60)
         assert not left, f"sandbox containers left behind: {left}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import sandbox_containers
+from conftest import sandbox_containers, stray_containers
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -203,13 +203,12 @@ def test_verify_stream_bad_batch_is_invalid_argument(service):
         yield pb.VerifyBatchRequest(batch_id="ok", requests=[req(OK_CODE, OK_SPEC, id="a")])
         yield pb.VerifyBatchRequest(batch_id="bad", requests=[req(OK_CODE, {"kind": "nope"}, id="b")])
 
-    before = set(sandbox_containers())
     with pytest.raises(grpc.RpcError) as info:
         list(service.stub.VerifyStream(batches(), timeout=60))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "nope" in info.value.details()
     # the aborted stream's other verifications are cancelled and their containers removed
-    assert wait_for(lambda: not set(sandbox_containers()) - before, 10, 0.2)
+    assert wait_for(lambda: service.app.sandbox.running == 0 and not stray_containers(), 10, 0.2)
     assert wait_for(lambda: service.app.servicer.admission.pending == 0, 10)
 
 
@@ -247,33 +246,40 @@ def test_health_and_reflection(service):
 
 # ---- deadlines and cancellation -----------------------------------------------------------
 
-def _new_container(before: set[str], timeout: float = 15) -> str:
-    found = wait_for(lambda: set(sandbox_containers()) - before, timeout, 0.2)
-    assert found, "the sandbox container never appeared"
-    return next(iter(found))
+def _job_started(service, timeout: float = 15) -> set[str]:
+    """The warm containers when a job starts; the job runs in one of them."""
+    assert wait_for(lambda: service.app.sandbox.running == 1, timeout, 0.05), "the sandbox job never started"
+    return set(sandbox_containers())
+
+
+def _job_container_removed(service, before: set[str], recycled: int) -> bool:
+    """The job's container was recycled (removed), and a fresh one replaces it."""
+    sandbox = service.app.sandbox
+    return wait_for(lambda: sandbox.running == 0 and sandbox.recycled > recycled
+                    and bool(before - set(sandbox_containers())) and not stray_containers(), 10, 0.2)
 
 
 def test_deadline_is_honoured_and_the_container_removed(service):
-    before = set(sandbox_containers())
     code, spec = sleeper(30, timeout_s=20)
+    recycled = service.app.sandbox.recycled
     started = time.monotonic()
     future = service.stub.Verify.future(req(code, spec), timeout=2)
-    container = _new_container(before, timeout=2)
+    before = _job_started(service, timeout=2)
     err = future.exception(timeout=30)
     assert err is not None and err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     assert time.monotonic() - started < 5
-    assert wait_for(lambda: container not in sandbox_containers(), 10, 0.2), "container outlived the deadline"
+    assert _job_container_removed(service, before, recycled), "container outlived the deadline"
     assert wait_for(lambda: service.app.servicer.admission.pending == 0, 10)
 
 
 def test_client_cancellation_removes_the_container(service):
-    before = set(sandbox_containers())
     code, spec = sleeper(30, timeout_s=20)
+    recycled = service.app.sandbox.recycled
     future = service.stub.Verify.future(req(code, spec), timeout=60)
-    container = _new_container(before)
+    before = _job_started(service)
     time.sleep(1)
     assert future.cancel()
-    assert wait_for(lambda: container not in sandbox_containers(), 10, 0.2), "container outlived the cancel"
+    assert _job_container_removed(service, before, recycled), "container outlived the cancel"
     assert wait_for(lambda: service.app.servicer.admission.pending == 0, 10)
     assert service.verify(OK_CODE, OK_SPEC)["verdict"] == "PASSED"
 

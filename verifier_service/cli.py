@@ -1,4 +1,4 @@
-"""The ``verifier-service`` command: serve, verify, list, build-sandbox."""
+"""The ``verifier-service`` command: serve, verify, inspect, list, build-sandbox."""
 
 from __future__ import annotations
 
@@ -162,6 +162,72 @@ async def _run_list(args) -> int:
     return 0
 
 
+async def _run_inspect(args, config: ServiceConfig) -> int:
+    """Verifies sampled completions and writes the inspection report (terminal summary + HTML)."""
+    from datetime import datetime, timezone
+
+    from verifier_service import inspection
+    from verifier_service.client import VerifierClient
+
+    console = _console()
+    requests = read_requests(args.input)
+    rows = inspection.read_rows(args.input)
+    app = None
+    if args.server:
+        client = await VerifierClient.connect(args.server)
+    else:
+        from verifier_service.sandbox.docker import DockerSandbox
+        from verifier_service.server import VerifierApp
+
+        DockerSandbox(config).check_blocking()
+        app = VerifierApp(replace(config, host="127.0.0.1", port=0))
+        client = await VerifierClient.connect(f"127.0.0.1:{await app.start()}")
+    started = time.monotonic()
+    try:
+        show = not args.quiet and (console.is_terminal or len(requests) >= 50)
+        results = await _verify_all(client, requests, args.batch_size, args.parallel, console, show)
+    finally:
+        await client.close()
+        if app is not None:
+            await app.stop(grace=1.0)
+    elapsed = time.monotonic() - started
+    samples = inspection.build_samples(rows, [r.id for r in requests], [result_to_json(r) for r in results])
+    inspection.flag_samples(samples, config.default_timeout_s)
+    meta = {"source": str(args.input), "verifier": args.server or "embedded",
+            "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "default_timeout_s": config.default_timeout_s}
+    page = inspection.write_report(args.report, samples, meta)
+    if not args.quiet:
+        console.print(summary_table(results, elapsed))
+        for table in inspection.summary_renderables(samples):
+            console.print(table)
+    read, agreed = inspection.label_counts(inspection.load_labels(args.report / inspection.LABELS_FILE))
+    if read:
+        console.print(f"labels already recorded: {read} read, {agreed} agree")
+    console.print(f"report: {page} (read it, export the labels to {args.report / inspection.LABELS_FILE})")
+    infra = sum(r.verdict == pb.INFRA_ERROR for r in results)
+    if infra:
+        console.print(f"[bold red]{infra} INFRA_ERROR result(s): the sandbox failed, not the code[/]")
+        return EXIT_INFRA
+    return 0
+
+
+def _import_labels(args) -> int:
+    """Merges an exported labels file into the report directory and rebuilds the page with it."""
+    from verifier_service import inspection
+
+    labels = inspection.import_labels(args.import_labels, args.report)
+    samples = inspection.load_report(args.report)
+    meta = inspection.read_meta(args.report)
+    inspection.flag_samples(samples, meta.get("default_timeout_s") or 10.0)
+    inspection.rebuild_html(args.report, samples, {**meta, "sample_set_hash": inspection.sample_set_hash(samples)})
+    read, agreed = inspection.label_counts(labels)
+    print(f"{args.report / inspection.LABELS_FILE}: {read} of {len(samples)} samples read, {agreed} agree "
+          f"({agreed / read:.1%})" if read else f"{args.report / inspection.LABELS_FILE}: no sample read yet",
+          file=sys.stderr)
+    return 0
+
+
 def _build_sandbox(args) -> int:
     if not BUILD_SCRIPT.exists():
         raise VerifierError("sandboxes/build.sh is not here: build the image from a source checkout")
@@ -181,6 +247,16 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
     verify.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     add_config_flags(verify)
+    inspect = sub.add_parser("inspect", help="verify sampled completions and build a report to read by hand")
+    inspect.add_argument("--input", type=Path, help="JSONL: {id, prompt, completion, spec} per line")
+    inspect.add_argument("--report", type=Path, required=True, help="report directory (report.html, labels.jsonl)")
+    inspect.add_argument("--import-labels", type=Path, metavar="FILE",
+                         help="merge labels exported from the page into DIR/labels.jsonl and rebuild the page")
+    inspect.add_argument("--server", help="HOST:PORT of a running service (default: an embedded one)")
+    inspect.add_argument("--batch-size", type=int, default=32, help="completions per VerifyBatch call")
+    inspect.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
+    inspect.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    add_config_flags(inspect)
     listing = sub.add_parser("list", help="list the verifier kinds and their parameters")
     listing.add_argument("--server", help="HOST:PORT of a running service (default: this installation)")
     sub.add_parser("build-sandbox", help="build the sandbox image (runs sandboxes/build.sh)")
@@ -202,10 +278,17 @@ def main(argv: list[str] | None = None) -> int:
 
             asyncio.run(serve(config))
             return 0
+        if args.command == "inspect" and args.import_labels:
+            return _import_labels(args)
+        if args.command == "inspect" and not args.input:
+            raise VerifierError("inspect needs --input samples.jsonl (or --import-labels FILE)")
         if args.batch_size <= 0 or args.parallel <= 0:
             raise VerifierError("--batch-size and --parallel must be positive")
         if args.command == "verify":
             logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
+        if args.command == "inspect":
+            logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
+            return asyncio.run(_run_inspect(args, config))
         return asyncio.run(_run_verify(args, config))
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -30,7 +30,10 @@ class ServiceConfig:
     sandbox_image: str = _f("rlvr-sandbox-python:latest", "Docker image that runs untrusted code")
     sandbox_runtime: str = _f("", "Docker runtime for sandboxes ('' = engine default, 'runsc' = gVisor)")
     docker_url: str = _f("", "Docker engine address ('' = DOCKER_HOST or the local socket)")
-    max_concurrency: int = _f(4, "sandbox containers running at once")
+    max_concurrency: int = _f(4, "sandbox containers running at once (the warm pool's size)")
+    sandbox_pool: bool = _f(True, "keep warm sandbox containers (false: a fresh container per check)")
+    pool_max_jobs: int = _f(200, "jobs a warm container runs before it is replaced")
+    pool_max_age_s: float = _f(600.0, "seconds a warm container lives before it is replaced")
     max_pending: int = _f(4096, "completions admitted (running + queued) before RESOURCE_EXHAUSTED")
     max_batch_size: int = _f(2048, "completions in one VerifyBatch request")
     max_completion_bytes: int = _f(256 * 1024, "largest completion accepted")
@@ -54,10 +57,11 @@ class ServiceConfig:
         problems = []
         for name in ("max_concurrency", "max_pending", "max_batch_size", "max_completion_bytes",
                      "max_message_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
-                     "open_files", "output_limit_bytes", "pure_workers"):
+                     "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
-        for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "health_interval_s"):
+        for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "health_interval_s",
+                     "pool_max_age_s"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
@@ -70,7 +74,13 @@ class ServiceConfig:
 
 
 def _convert(name: str, typ: Any, raw: Any) -> Any:
-    typ = {"int": int, "float": float, "str": str}.get(typ, typ) if isinstance(typ, str) else typ
+    typ = {"int": int, "float": float, "str": str, "bool": bool}.get(typ, typ) if isinstance(typ, str) else typ
+    if typ is bool:
+        if isinstance(raw, bool):
+            return raw
+        if str(raw).lower() in ("true", "1", "yes", "false", "0", "no"):
+            return str(raw).lower() in ("true", "1", "yes")
+        raise VerifierError(f"config {name}: cannot read {raw!r} as true/false")
     try:
         return typ(raw)
     except (TypeError, ValueError) as exc:

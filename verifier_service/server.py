@@ -51,6 +51,7 @@ class VerifierApp:
             removed = await asyncio.to_thread(self.sandbox.remove_orphans_blocking)
             if removed:
                 log.warning("removed %d expired sandbox container(s) left by an earlier run", removed)
+        await self.sandbox.start()
         limit = self.config.max_message_bytes
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", limit),
@@ -105,6 +106,7 @@ class VerifierApp:
         if self.server is not None:
             await _maybe_await(self.health.enter_graceful_shutdown())
             await self.server.stop(self.config.shutdown_grace_s if grace is None else grace)
+        await self.sandbox.close()
         await self.pure_pool.close()
 
 

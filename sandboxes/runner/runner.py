@@ -4,6 +4,8 @@ It reads one job (JSON) from stdin, writes the job's files into a fresh work
 directory, runs the job's steps one after another as child processes with
 resource limits, and prints one JSON line per finished step, then a final
 ``{"event": "done"}`` line. It never runs untrusted code in its own process.
+With ``--serve`` it stays up (a warm container) and runs one job per stdin
+line; after each job it scrubs the scratch dirs, so the next job starts clean.
 
 Run as PID 1 of the container (no ``--init``): signals sent from inside the
 container cannot kill it (the kernel drops those PID 1 has no handler for, and
@@ -239,13 +241,52 @@ def _failed(result):
     )
 
 
-def main():
-    for sig in IGNORED_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    _make_undumpable()
-    job = json.loads(sys.stdin.buffer.read())
-    sys.stdin.close()
-    workdir = tempfile.mkdtemp(prefix="job-", dir=job.get("work_root", "/tmp"))
+SCRATCH_DIRS = ("/tmp", "/dev/shm")
+SYSV_IPC = ("/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg")
+
+
+def _remove_tree(path):
+    """Removes a path the candidate may have made unreadable or unwritable (it is ours: same uid)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        os.unlink(path)
+        return
+    os.chmod(path, 0o700)
+    for name in os.listdir(path):
+        _remove_tree(os.path.join(path, name))
+    os.rmdir(path)
+
+
+def _scrub():
+    """Leaves nothing of a job for the next one; True when something could not be removed.
+
+    Files live only in the tmpfs scratch dirs (the root is read-only) and
+    processes were killed after each step. SysV IPC objects would outlive the
+    job: if any exist the container is reported dirty and the host replaces it.
+    """
+    dirty = False
+    for root in SCRATCH_DIRS:
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            try:
+                _remove_tree(os.path.join(root, name))
+            except OSError:
+                dirty = True
+    for table in SYSV_IPC:
+        try:
+            with open(table) as fh:
+                if len(fh.read().strip().splitlines()) > 1:
+                    dirty = True
+        except OSError:
+            pass
+    return dirty
+
+
+def run_job(job, out):
+    """Runs one job's steps in a fresh work dir, then scrubs; ends with a "done" event."""
+    workdir = tempfile.mkdtemp(prefix="job-", dir="/tmp")
     for rel, content in job.get("files", {}).items():
         path = os.path.normpath(os.path.join(workdir, rel))
         if not path.startswith(workdir + os.sep):
@@ -253,7 +294,6 @@ def main():
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(content)
-    out = sys.stdout
     for index, step in enumerate(job["steps"]):
         result = run_step(step, job, workdir)
         result.update(event="step", index=index, name=step.get("name", str(index)))
@@ -261,8 +301,24 @@ def main():
         out.flush()
         if step.get("stop_on_failure") and _failed(result):
             break
-    out.write(json.dumps({"event": "done"}) + "\n")
+    dirty = _scrub()
+    out.write(json.dumps({"event": "done", "dirty": dirty}) + "\n")
     out.flush()
+
+
+def main():
+    for sig in IGNORED_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    _make_undumpable()
+    if "--serve" in sys.argv[1:]:
+        # A warm container: one job per stdin line, run one after another, until stdin closes.
+        for line in sys.stdin.buffer:
+            if line.strip():
+                run_job(json.loads(line), sys.stdout)
+        return
+    job = json.loads(sys.stdin.buffer.read())
+    sys.stdin.close()
+    run_job(job, sys.stdout)
 
 
 if __name__ == "__main__":

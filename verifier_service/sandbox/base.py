@@ -89,6 +89,7 @@ class SandboxRun:
     stopped_early: bool = False
     host_timeout: bool = False
     oom_killed: bool = False
+    dirty: bool = False  # the runner could not scrub everything the job left
     runner_error: str = ""
     queue_s: float = 0.0
     run_s: float = 0.0

@@ -1,0 +1,649 @@
+"""Inspection mode: verify sampled completions, then make them easy for a person to read.
+
+The method's inspection rule is a gate: before a GRPO run, somebody reads 50-100
+scored samples and checks that the reward agrees with a human reading. This
+module turns verified samples into what that person needs:
+
+- ``flag_samples`` marks the cases to read first (high reward for tiny code, reward
+  without a test run, identical completions scored differently, runs at the time
+  limit, passes that print to stderr, sandbox failures);
+- ``summary_renderables`` gives the terminal summary (rich tables);
+- ``render_html`` gives a self-contained page, one card per sample, with an
+  agree/disagree control per card whose readings export as ``labels.jsonl``.
+
+A report directory holds ``samples.jsonl`` (the input, ids filled in),
+``results.jsonl``, ``inspection.json`` (summary, flags, the sample-set hash),
+``report.html`` and, once a person has read it, ``labels.jsonl``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifier_service.errors import VerifierError
+from verifier_service.spec import spec_from_json, spec_to_json
+
+CODE_KINDS = ("python_assert", "python_io", "stdio", "pytest")
+SHORT_CODE_CHARS = 20       # non-whitespace characters under which passing code is "suspiciously short"
+HIGH_CORRECTNESS = 0.5      # correctness at or above which a reward counts as "high"
+NEAR_LIMIT_SHARE = 0.8      # a run taking this share of its time limit is "near the limit"
+SLOWEST_SHOWN = 5
+
+FLAGS = {
+    "infra_error": "INFRA_ERROR: the sandbox failed, not the code (no reward)",
+    "high_reward_short_code": f"high reward for short or empty code (< {SHORT_CODE_CHARS} non-blank characters)",
+    "reward_without_tests": "correctness reward given without any test run",
+    "identical_different_reward": "an identical completion for the same spec got a different reward",
+    "near_timeout": f"ran to {NEAR_LIMIT_SHARE:.0%}+ of its time limit: the verdict may flip under load",
+    "passed_with_stderr": "passes while printing to stderr",
+}
+
+SAMPLES_FILE = "samples.jsonl"
+RESULTS_FILE = "results.jsonl"
+SUMMARY_FILE = "inspection.json"
+REPORT_FILE = "report.html"
+LABELS_FILE = "labels.jsonl"
+
+
+@dataclass
+class Sample:
+    """One sampled completion, its spec, its verification result and what a reader noticed."""
+
+    id: str
+    prompt: Any
+    completion: str
+    spec: dict
+    result: dict
+    flags: list[str] = field(default_factory=list)
+
+
+# ---- hashing and files ----------------------------------------------------------
+
+def canonical_spec(obj: Any) -> dict:
+    """The spec in normal form (defaults dropped), so equal specs hash equally."""
+    return spec_to_json(spec_from_json(obj))
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sample_set_hash(samples: list[Sample]) -> str:
+    """sha256 over (id, prompt, completion, normalised spec) of every sample, in id order."""
+    digest = hashlib.sha256()
+    for s in sorted(samples, key=lambda s: s.id):
+        digest.update(canonical_json([s.id, s.prompt, s.completion, canonical_spec(s.spec)]).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The JSON objects of a JSONL file, blank lines skipped (validate with ``cli.read_requests``)."""
+    rows = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise VerifierError(f"cannot read {path}: {exc.strerror}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise VerifierError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        if not isinstance(row, dict):
+            raise VerifierError(f"{path}:{number}: each line must be a JSON object")
+        rows.append(row)
+    return rows
+
+
+def build_samples(rows: list[dict], ids: list[str], results: list[dict]) -> list[Sample]:
+    if not len(rows) == len(ids) == len(results):
+        raise VerifierError(f"{len(rows)} samples, {len(ids)} ids and {len(results)} results do not line up")
+    seen = Counter(ids)
+    dupes = sorted(i for i, n in seen.items() if n > 1)
+    if dupes:
+        raise VerifierError(f"sample ids must be unique for labelling; repeated: {dupes[:5]}")
+    return [Sample(id=i, prompt=row.get("prompt"), completion=row.get("completion", ""), spec=row.get("spec", {}),
+                   result=result) for row, i, result in zip(rows, ids, results, strict=True)]
+
+
+def load_report(report_dir: Path) -> list[Sample]:
+    """The samples and results a report directory holds (written by ``write_report``)."""
+    rows = read_rows(report_dir / SAMPLES_FILE)
+    results = read_rows(report_dir / RESULTS_FILE)
+    return build_samples(rows, [str(r.get("id", "")) for r in rows], results)
+
+
+def load_labels(path: Path) -> dict[str, dict]:
+    """``{id: label}`` from a labels JSONL file; a later line for an id replaces an earlier one."""
+    labels: dict[str, dict] = {}
+    if not path.exists():
+        return labels
+    for number, row in enumerate(read_rows(path), 1):
+        rid = row.get("id")
+        if not isinstance(rid, str) or not rid:
+            raise VerifierError(f"{path}: label {number} has no id")
+        agree = row.get("agree")
+        if agree is not None and not isinstance(agree, bool):
+            raise VerifierError(f"{path}: label {rid!r}: agree must be true, false or null")
+        if not isinstance(row.get("comment", ""), str):
+            raise VerifierError(f"{path}: label {rid!r}: comment must be a string")
+        labels[rid] = row
+    return labels
+
+
+def write_labels(path: Path, labels: dict[str, dict]) -> None:
+    path.write_text("".join(json.dumps(label) + "\n" for label in labels.values()), encoding="utf-8")
+
+
+def import_labels(source: Path, report_dir: Path) -> dict[str, dict]:
+    """Merges an exported labels file into ``report_dir/labels.jsonl`` (ids checked against the samples)."""
+    samples = {s.id: s for s in load_report(report_dir)}
+    incoming = load_labels(source)
+    if not incoming and not source.exists():
+        raise VerifierError(f"cannot read {source}")
+    unknown = sorted(set(incoming) - set(samples))
+    if unknown:
+        raise VerifierError(f"{source}: {len(unknown)} label(s) for ids not in {report_dir / SAMPLES_FILE}: "
+                            f"{unknown[:5]} (labels of another report?)")
+    labels = load_labels(report_dir / LABELS_FILE)
+    labels.update(incoming)
+    write_labels(report_dir / LABELS_FILE, labels)
+    return labels
+
+
+def label_counts(labels: dict[str, dict]) -> tuple[int, int]:
+    """(read, agreed): labels with a reading, and those agreeing with the verifier."""
+    read = [label for label in labels.values() if label.get("agree") is not None]
+    return len(read), sum(label["agree"] is True for label in read)
+
+
+# ---- flags ----------------------------------------------------------------------
+
+def _time_limit(sample: Sample, default_timeout_s: float) -> float:
+    timeout = sample.spec.get("timeout_s") if isinstance(sample.spec, dict) else None
+    return float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else default_timeout_s
+
+
+def flag_samples(samples: list[Sample], default_timeout_s: float = 10.0) -> None:
+    """Sets each sample's ``flags`` (keys of ``FLAGS``), the cases a person should read first."""
+    groups: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    for s in samples:
+        groups[(canonical_json(s.spec), s.completion.strip())].append(s)
+    differing = {id(s) for group in groups.values() if len({s.result.get("reward") for s in group}) > 1
+                 for s in group}
+    for s in samples:
+        r = s.result
+        flags = []
+        correctness = r.get("correctness_score") or 0.0
+        if r.get("verdict") == "INFRA_ERROR":
+            flags.append("infra_error")
+        code = "".join((r.get("extracted") or "").split())
+        if r.get("kind") in CODE_KINDS and correctness >= HIGH_CORRECTNESS and len(code) < SHORT_CODE_CHARS:
+            flags.append("high_reward_short_code")
+        if correctness > 0 and not r.get("tests_total"):
+            flags.append("reward_without_tests")
+        if id(s) in differing:
+            flags.append("identical_different_reward")
+        run_s = (r.get("timings") or {}).get("run_s", 0.0)
+        if r.get("verdict") == "TIMEOUT" or run_s >= NEAR_LIMIT_SHARE * _time_limit(s, default_timeout_s):
+            flags.append("near_timeout")
+        if r.get("verdict") in ("PASSED", "PARTIAL") and (r.get("stderr_tail") or "").strip():
+            flags.append("passed_with_stderr")
+        s.flags = flags
+
+
+def reading_order(samples: list[Sample]) -> list[Sample]:
+    """Flagged samples first (most flags first), otherwise in input order."""
+    order = {id(s): i for i, s in enumerate(samples)}
+    return sorted(samples, key=lambda s: (-len(s.flags), order[id(s)]))
+
+
+# ---- summary --------------------------------------------------------------------
+
+def reward_histogram(samples: list[Sample], bins: int = 10) -> tuple[list[int], int]:
+    """Counts of rewards in ``bins`` equal bins over [0, 1], and the count with no reward."""
+    counts = [0] * bins
+    missing = 0
+    for s in samples:
+        reward = s.result.get("reward")
+        if reward is None or not math.isfinite(reward):
+            missing += 1
+            continue
+        counts[min(bins - 1, max(0, int(reward * bins)))] += 1
+    return counts, missing
+
+
+def outcome(result: dict) -> str:
+    """malformed / well-formed wrong / partly correct / correct / no reward."""
+    if result.get("verdict") == "INFRA_ERROR" or result.get("reward") is None:
+        return "no reward (INFRA_ERROR)"
+    if result.get("format_score", 0.0) <= 0.0:
+        return "malformed"
+    correctness = result.get("correctness_score", 0.0)
+    if correctness >= 1.0:
+        return "correct"
+    return "partly correct" if correctness > 0 else "well-formed wrong"
+
+
+OUTCOMES = ("malformed", "well-formed wrong", "partly correct", "correct", "no reward (INFRA_ERROR)")
+
+
+def summarize(samples: list[Sample]) -> dict[str, Any]:
+    """The numbers of the terminal summary, also stored in ``inspection.json``."""
+    rewards = [s.result["reward"] for s in samples if s.result.get("reward") is not None]
+    outcomes = Counter(outcome(s.result) for s in samples)
+    malformed = [s.result["reward"] for s in samples if outcome(s.result) == "malformed"]
+    wellformed = [s.result["reward"] for s in samples
+                  if outcome(s.result) in ("well-formed wrong", "partly correct", "correct")]
+    counts, missing = reward_histogram(samples)
+    return {
+        "samples": len(samples),
+        "verdicts": dict(Counter(s.result.get("verdict") for s in samples).most_common()),
+        "outcomes": {name: outcomes.get(name, 0) for name in OUTCOMES},
+        "mean_reward": sum(rewards) / len(rewards) if rewards else None,
+        "mean_format": sum(s.result.get("format_score", 0.0) for s in samples) / max(len(samples), 1),
+        "mean_correctness": sum(s.result.get("correctness_score", 0.0) for s in samples) / max(len(samples), 1),
+        "reward_histogram": counts,
+        "no_reward": missing,
+        "max_malformed_reward": max(malformed) if malformed else None,
+        "min_wellformed_reward": min(wellformed) if wellformed else None,
+        "flags": dict(Counter(f for s in samples for f in s.flags)),
+        "flagged_samples": sum(bool(s.flags) for s in samples),
+        "infra_errors": [s.id for s in samples if s.result.get("verdict") == "INFRA_ERROR"],
+    }
+
+
+def summary_renderables(samples: list[Sample]) -> list:
+    """Rich tables: reward distribution, outcome split, format x correctness, slowest, flags, INFRA_ERRORs."""
+    from rich.table import Table
+
+    summary = summarize(samples)
+    n = max(len(samples), 1)
+    out = []
+
+    dist = Table(title="reward distribution", title_justify="left")
+    for column in ("reward", "count", ""):
+        dist.add_column(column, justify="right" if column == "count" else "left")
+    counts = summary["reward_histogram"]
+    peak = max([*counts, summary["no_reward"], 1])
+    for i, count in enumerate(counts):
+        label = f"[{i / len(counts):.1f}, {(i + 1) / len(counts):.1f}{']' if i == len(counts) - 1 else ')'}"
+        dist.add_row(label, str(count), "█" * round(30 * count / peak))
+    if summary["no_reward"]:
+        dist.add_row("null", str(summary["no_reward"]), "█" * round(30 * summary["no_reward"] / peak),
+                     style="bold red")
+    out.append(dist)
+
+    split = Table(title="malformed / well-formed wrong / correct", title_justify="left")
+    for column in ("outcome", "count", "share"):
+        split.add_column(column, justify="left" if column == "outcome" else "right")
+    for name, count in summary["outcomes"].items():
+        style = {"malformed": "yellow", "correct": "green", "no reward (INFRA_ERROR)": "bold red"}.get(name)
+        split.add_row(name, str(count), f"{count / n:.0%}", style=style)
+    out.append(split)
+
+    cross = Table(title="format score x correctness score", title_justify="left")
+    cross.add_column("format \\ correctness")
+    buckets = ("0", "(0, 1)", "1")
+
+    def bucket(value: float) -> str:
+        return "0" if value <= 0 else "1" if value >= 1 else "(0, 1)"
+
+    grid = Counter((bucket(s.result.get("format_score", 0.0)), bucket(s.result.get("correctness_score", 0.0)))
+                   for s in samples if s.result.get("reward") is not None)
+    for b in buckets:
+        cross.add_column(b, justify="right")
+    for f in buckets:
+        cross.add_row(f, *(str(grid.get((f, c), 0)) for c in buckets))
+    cross.add_section()
+    cross.add_row("mean", f"format {summary['mean_format']:.3f}", f"correctness {summary['mean_correctness']:.3f}",
+                  "" if summary["mean_reward"] is None else f"reward {summary['mean_reward']:.3f}")
+    if summary["max_malformed_reward"] is not None and summary["min_wellformed_reward"] is not None:
+        ok = summary["max_malformed_reward"] < summary["min_wellformed_reward"]
+        cross.add_row("malformed < well-formed", "yes" if ok else "NO", f"max {summary['max_malformed_reward']:.2f}",
+                      f"min {summary['min_wellformed_reward']:.2f}", style=None if ok else "bold red")
+    out.append(cross)
+
+    slow = Table(title=f"slowest {SLOWEST_SHOWN} samples", title_justify="left")
+    for column in ("id", "verdict", "run s", "total s"):
+        slow.add_column(column, justify="right" if column.endswith("s") and column != "id" else "left")
+    for s in sorted(samples, key=lambda s: -(s.result.get("timings") or {}).get("total_s", 0.0))[:SLOWEST_SHOWN]:
+        t = s.result.get("timings") or {}
+        slow.add_row(s.id, s.result.get("verdict", ""), f"{t.get('run_s', 0.0):.2f}", f"{t.get('total_s', 0.0):.2f}")
+    out.append(slow)
+
+    flagged = Table(title=f"{summary['flagged_samples']} flagged sample(s): read these first", title_justify="left")
+    for column in ("flag", "count", "ids"):
+        flagged.add_column(column, justify="right" if column == "count" else "left")
+    for name in FLAGS:
+        ids = [s.id for s in samples if name in s.flags]
+        if ids:
+            flagged.add_row(FLAGS[name], str(len(ids)), ", ".join(ids[:6]) + (" ..." if len(ids) > 6 else ""),
+                            style="bold red" if name == "infra_error" else None)
+    out.append(flagged)
+
+    if summary["infra_errors"]:
+        infra = Table(title="INFRA_ERRORs (the sandbox failed: reward null, dropped by the trainer)",
+                      title_justify="left", style="red")
+        infra.add_column("id")
+        infra.add_column("detail")
+        for s in samples:
+            if s.result.get("verdict") == "INFRA_ERROR":
+                infra.add_row(s.id, (s.result.get("detail") or "")[:120])
+        out.append(infra)
+    return out
+
+
+# ---- HTML -----------------------------------------------------------------------
+
+def _lexer_name(sample: Sample, part: str) -> str:
+    if part == "completion":
+        return "markdown"
+    kind = sample.result.get("kind") or (sample.spec.get("kind") if isinstance(sample.spec, dict) else "")
+    if kind == "stdio" and isinstance(sample.spec, dict) and sample.spec.get("language") == "cpp":
+        return "cpp"
+    if kind in CODE_KINDS:
+        return "python"
+    if kind in ("json_schema", "tool_call"):
+        return "json"
+    return "text"
+
+
+def highlight(code: str, lexer_name: str) -> str:
+    """Highlighted HTML with inline styles (pygments, which rich depends on), or escaped text."""
+    try:
+        from pygments import highlight as pyg_highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import get_lexer_by_name
+        from pygments.util import ClassNotFound
+    except ImportError:
+        return f'<pre class="code">{html.escape(code)}</pre>'
+    try:
+        lexer = get_lexer_by_name(lexer_name, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return f'<pre class="code">{html.escape(code)}</pre>'
+    body = pyg_highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True, style="friendly"))
+    return f'<pre class="code">{body}</pre>'
+
+
+def reward_svg(samples: list[Sample], width: int = 560, height: int = 180) -> str:
+    """An inline SVG bar chart of the reward distribution (10 bins over [0, 1], plus null)."""
+    counts, missing = reward_histogram(samples)
+    bars = [(f"{i / 10:.1f}", c, "#4a7bd0") for i, c in enumerate(counts)] + [("null", missing, "#c0392b")]
+    peak = max([c for _, c, _ in bars] + [1])
+    left, bottom, top = 30, 24, 14
+    slot = (width - left - 10) / len(bars)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="reward distribution">',
+             f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" y2="{height - bottom}" stroke="#888"/>']
+    for i, (label, count, color) in enumerate(bars):
+        h = (height - bottom - top) * count / peak
+        x = left + i * slot + 3
+        y = height - bottom - h
+        parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot - 6:.1f}" height="{h:.1f}" fill="{color}">'
+                     f'<title>{label}: {count}</title></rect>')
+        parts.append(f'<text x="{x + (slot - 6) / 2:.1f}" y="{y - 3:.1f}" font-size="10" '
+                     f'text-anchor="middle">{count}</text>')
+        parts.append(f'<text x="{x + (slot - 6) / 2:.1f}" y="{height - 8}" font-size="10" '
+                     f'text-anchor="middle">{label}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _prompt_text(prompt: Any) -> str:
+    if prompt is None:
+        return "(no prompt given)"
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        return "\n\n".join(f"[{m.get('role', '?')}]\n{m.get('content', '')}" if isinstance(m, dict) else str(m)
+                           for m in prompt)
+    return json.dumps(prompt, indent=2)
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _card(index: int, s: Sample, label: dict | None) -> str:
+    r = s.result
+    verdict = r.get("verdict", "")
+    reward = r.get("reward")
+    reward_text = "null" if reward is None else f"{reward:.3f}"
+    flags = "".join(f'<span class="flag" title="{_esc(FLAGS[f])}">{_esc(f)}</span>' for f in s.flags)
+    tests = "".join(
+        f'<tr class="v-{_esc(t.get("verdict", ""))}"><td>{_esc(t.get("name", ""))}</td><td>{_esc(t.get("verdict", ""))}'
+        f'</td><td>{t.get("duration_s", 0.0):.3f}s</td><td>{_esc(t.get("detail", ""))}</td></tr>'
+        for t in r.get("tests") or [])
+    tests_html = (f'<table class="tests"><tr><th>test</th><th>verdict</th><th>time</th><th>detail</th></tr>'
+                  f'{tests}</table>') if tests else '<p class="muted">no per-test results</p>'
+    timings = r.get("timings") or {}
+    agree = None if label is None else label.get("agree")
+    comment = "" if label is None else label.get("comment", "")
+
+    def tail(name: str) -> str:
+        text = r.get(name) or ""
+        return f'<pre class="tail">{_esc(text)}</pre>' if text else '<p class="muted">(empty)</p>'
+
+    return f"""
+<section class="card{' flagged' if s.flags else ''}" id="card-{index}" data-id="{_esc(s.id)}"
+  data-verdict="{_esc(verdict)}" data-reward="{_esc(reward_text)}" data-flagged="{int(bool(s.flags))}">
+  <header>
+    <span class="sid">{_esc(s.id)}</span>
+    <span class="verdict v-{_esc(verdict)}">{_esc(verdict)}</span>
+    <span class="score">reward <b>{_esc(reward_text)}</b></span>
+    <span class="score">format {r.get("format_score", 0.0):.2f}</span>
+    <span class="score">correctness {r.get("correctness_score", 0.0):.2f}</span>
+    <span class="score">tests {r.get("tests_passed", 0)}/{r.get("tests_total", 0)}</span>
+    <span class="score">{timings.get("run_s", 0.0):.2f}s run</span>
+    <span class="score">{_esc(r.get("kind", ""))}</span>
+    {flags}
+  </header>
+  <p class="detail">{_esc(r.get("detail", ""))}</p>
+  <div class="grid">
+    <div><h4>prompt</h4><pre class="prompt">{_esc(_prompt_text(s.prompt))}</pre></div>
+    <div><h4>completion</h4>{highlight(s.completion, _lexer_name(s, "completion"))}</div>
+  </div>
+  <h4>extracted answer / code</h4>
+  {highlight(r.get("extracted") or "", _lexer_name(s, "extracted")) if r.get("extracted") else
+   '<p class="muted">(nothing extracted)</p>'}
+  <h4>tests</h4>{tests_html}
+  <div class="grid"><div><h4>sandbox stdout (tail)</h4>{tail("stdout_tail")}</div>
+  <div><h4>sandbox stderr (tail)</h4>{tail("stderr_tail")}</div></div>
+  <details><summary>spec</summary><pre class="tail">{_esc(json.dumps(s.spec, indent=2))}</pre></details>
+  <fieldset class="reading">
+    <legend>your reading: is the verdict right?</legend>
+    <label><input type="radio" name="r-{index}" value="agree"{" checked" if agree is True else ""}> agree</label>
+    <label><input type="radio" name="r-{index}" value="disagree"{" checked" if agree is False else ""}>
+      disagree</label>
+    <label><input type="radio" name="r-{index}" value="unread"{" checked" if agree is None else ""}>
+      not read</label>
+    <textarea placeholder="comment (why you disagree, what the reward missed)">{_esc(comment)}</textarea>
+  </fieldset>
+</section>"""
+
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:0 auto;max-width:1200px;padding:16px;
+ background:#f4f5f7;color:#1d1f23}
+h1{font-size:22px;margin:4px 0} h4{margin:10px 0 4px;font-size:13px;color:#555}
+.top{display:flex;gap:24px;flex-wrap:wrap;align-items:flex-start;background:#fff;padding:12px;border-radius:8px}
+.top table{border-collapse:collapse;font-size:13px} .top td,.top th{padding:2px 8px;text-align:left}
+.toolbar{position:sticky;top:0;z-index:2;background:#fff;padding:8px 12px;margin:12px 0;border-radius:8px;
+ box-shadow:0 1px 3px rgba(0,0,0,.15);display:flex;gap:16px;align-items:center;flex-wrap:wrap}
+button{font-size:14px;padding:6px 14px;border-radius:6px;border:1px solid #2b5cad;background:#3a6fd0;color:#fff;
+ cursor:pointer}
+.card{background:#fff;border-radius:8px;padding:10px 14px;margin:12px 0;border-left:6px solid #cfd4dc}
+.card.flagged{border-left-color:#e67e22} .card.read-agree{outline:2px solid #27ae6055}
+.card.read-disagree{outline:2px solid #c0392b88}
+.card header{display:flex;flex-wrap:wrap;gap:8px;align-items:center;font-size:13px}
+.sid{font-weight:600;font-family:ui-monospace,monospace}
+.verdict{padding:1px 8px;border-radius:10px;background:#ddd;font-weight:600}
+.v-PASSED{background:#d4f4de} .v-FAILED,.v-RUNTIME_ERROR,.v-COMPILE_ERROR{background:#fbe0dd}
+.v-PARTIAL{background:#fff1c9} .v-MALFORMED{background:#ffe2b8} .v-INFRA_ERROR{background:#c0392b;color:#fff}
+.v-TIMEOUT,.v-MEMORY_LIMIT,.v-OUTPUT_LIMIT{background:#e8dcf7}
+.flag{background:#e67e22;color:#fff;border-radius:10px;padding:1px 8px;font-size:12px}
+.score{color:#444} .detail{font-size:13px;color:#333;margin:6px 0}
+.grid{display:grid;grid-template-columns:1fr 1fr;gap:12px} .grid>div{min-width:0}
+pre{background:#f7f7f9;border:1px solid #e3e3e8;border-radius:6px;padding:8px;overflow:auto;max-height:320px;
+ font-size:12px;margin:0;white-space:pre-wrap;word-break:break-word}
+table.tests{border-collapse:collapse;font-size:12px;width:100%} table.tests td,table.tests th{border-bottom:1px solid
+ #eee;padding:2px 6px;text-align:left;vertical-align:top}
+.muted{color:#888;font-size:12px;margin:2px 0}
+fieldset.reading{border:1px solid #d0d4dc;border-radius:6px;margin-top:10px;font-size:13px}
+fieldset.reading textarea{width:100%;box-sizing:border-box;min-height:40px;margin-top:6px}
+.hidden{display:none}
+"""
+
+_SCRIPT = """
+(function(){
+  const KEY = "rlvr-inspect-labels:" + META.sample_set_hash;
+  const labels = Object.assign({}, PREFILLED);
+  try { Object.assign(labels, JSON.parse(localStorage.getItem(KEY) || "{}")); } catch (e) {}
+  const cards = Array.from(document.querySelectorAll(".card"));
+  function save(){ try { localStorage.setItem(KEY, JSON.stringify(labels)); } catch (e) {} }
+  function paint(card){
+    const l = labels[card.dataset.id];
+    card.classList.toggle("read-agree", !!l && l.agree === true);
+    card.classList.toggle("read-disagree", !!l && l.agree === false);
+  }
+  function count(){
+    const read = Object.values(labels).filter(l => l.agree === true || l.agree === false);
+    const dis = read.filter(l => l.agree === false).length;
+    const rate = read.length ? ((read.length - dis) / read.length * 100).toFixed(1) + "%" : "-";
+    document.getElementById("progress").textContent =
+      read.length + " of " + cards.length + " read, " + dis + " disagree, agreement " + rate;
+  }
+  function record(card){
+    const id = card.dataset.id;
+    const choice = card.querySelector("input[type=radio]:checked");
+    const comment = card.querySelector("textarea").value;
+    const agree = !choice || choice.value === "unread" ? null : choice.value === "agree";
+    labels[id] = {id: id, agree: agree, comment: comment, verdict: card.dataset.verdict,
+                  reward: card.dataset.reward === "null" ? null : parseFloat(card.dataset.reward)};
+    save(); paint(card); count();
+  }
+  cards.forEach(card => {
+    const l = labels[card.dataset.id];
+    if (l) {
+      const value = l.agree === true ? "agree" : l.agree === false ? "disagree" : "unread";
+      const input = card.querySelector("input[value=" + value + "]");
+      if (input) input.checked = true;
+      card.querySelector("textarea").value = l.comment || "";
+    }
+    card.querySelectorAll("input[type=radio]").forEach(i => i.addEventListener("change", () => record(card)));
+    card.querySelector("textarea").addEventListener("input", () => record(card));
+    paint(card);
+  });
+  function filter(){
+    const flaggedOnly = document.getElementById("flagged-only").checked;
+    const unreadOnly = document.getElementById("unread-only").checked;
+    cards.forEach(card => {
+      const l = labels[card.dataset.id];
+      const read = !!l && (l.agree === true || l.agree === false);
+      card.classList.toggle("hidden", (flaggedOnly && card.dataset.flagged !== "1") || (unreadOnly && read));
+    });
+  }
+  document.getElementById("flagged-only").addEventListener("change", filter);
+  document.getElementById("unread-only").addEventListener("change", filter);
+  document.getElementById("export").addEventListener("click", () => {
+    const lines = Object.values(labels).filter(l => l.agree !== null || l.comment)
+      .map(l => JSON.stringify(l)).join("\\n");
+    const blob = new Blob([lines ? lines + "\\n" : ""], {type: "application/x-ndjson"});
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob); a.download = "labels.jsonl";
+    document.body.appendChild(a); a.click(); a.remove();
+  });
+  count();
+})();
+"""
+
+
+def _json_for_script(obj: Any) -> str:
+    return json.dumps(obj).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def render_html(samples: list[Sample], labels: dict[str, dict], meta: dict[str, Any]) -> str:
+    """The self-contained report page: no external resources, the labels pre-filled."""
+    summary = summarize(samples)
+    ordered = reading_order(samples)
+    rows = "".join(f"<tr><td>{_esc(k)}</td><td>{v}</td></tr>" for k, v in summary["verdicts"].items())
+    split = "".join(f"<tr><td>{_esc(k)}</td><td>{v}</td></tr>" for k, v in summary["outcomes"].items())
+    flag_rows = "".join(f"<tr><td>{_esc(FLAGS[k])}</td><td>{v}</td></tr>" for k, v in summary["flags"].items())
+    mean = "null" if summary["mean_reward"] is None else f"{summary['mean_reward']:.3f}"
+    cards = "".join(_card(i, s, labels.get(s.id)) for i, s in enumerate(ordered))
+    title = f"Reward inspection: {len(samples)} samples"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}</style></head>
+<body>
+<h1>{_esc(title)}</h1>
+<p class="muted">source {_esc(meta.get("source", ""))} &middot; verifier {_esc(meta.get("verifier", ""))} &middot;
+sample set {_esc(meta.get("sample_set_hash", "")[:16])} &middot; built {_esc(meta.get("built_at", ""))}</p>
+<div class="top">
+  <div><h4>reward distribution (mean {mean})</h4>{reward_svg(samples)}</div>
+  <div><h4>verdicts</h4><table>{rows}</table></div>
+  <div><h4>outcome</h4><table>{split}</table>
+    <p class="muted">mean format {summary["mean_format"]:.3f}, mean correctness {summary["mean_correctness"]:.3f}</p>
+  </div>
+  <div><h4>flags ({summary["flagged_samples"]} flagged sample(s), shown first)</h4>
+    <table>{flag_rows or "<tr><td>none</td></tr>"}</table></div>
+</div>
+<div class="toolbar">
+  <button id="export" type="button">export labels</button>
+  <span id="progress"></span>
+  <label><input type="checkbox" id="flagged-only"> flagged only</label>
+  <label><input type="checkbox" id="unread-only"> unread only</label>
+  <span class="muted">save the exported file as {_esc(LABELS_FILE)} in the report directory, or run
+  <code>verifier-service inspect --import-labels labels.jsonl --report DIR</code></span>
+</div>
+{cards}
+<script>const META = {_json_for_script(meta)}; const PREFILLED = {_json_for_script(labels)};</script>
+<script>{_SCRIPT}</script>
+</body></html>
+"""
+
+
+# ---- the report directory ---------------------------------------------------------
+
+def write_report(report_dir: Path, samples: list[Sample], meta: dict[str, Any]) -> Path:
+    """Writes samples, results, summary and the HTML page (with any labels already in the directory)."""
+    report_dir.mkdir(parents=True, exist_ok=True)
+    meta = {**meta, "sample_set_hash": sample_set_hash(samples)}
+    rows = []
+    for s in samples:
+        row = {"id": s.id, "completion": s.completion, "spec": s.spec}
+        if s.prompt is not None:
+            row["prompt"] = s.prompt
+        rows.append(row)
+    (report_dir / SAMPLES_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (report_dir / RESULTS_FILE).write_text("".join(json.dumps(s.result) + "\n" for s in samples), encoding="utf-8")
+    summary = {**meta, **summarize(samples), "flagged": {s.id: s.flags for s in samples if s.flags}}
+    (report_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return rebuild_html(report_dir, samples, meta)
+
+
+def rebuild_html(report_dir: Path, samples: list[Sample], meta: dict[str, Any]) -> Path:
+    labels = load_labels(report_dir / LABELS_FILE)
+    known = {s.id for s in samples}
+    labels = {k: v for k, v in labels.items() if k in known}
+    path = report_dir / REPORT_FILE
+    path.write_text(render_html(samples, labels, meta), encoding="utf-8")
+    return path
+
+
+def read_meta(report_dir: Path) -> dict[str, Any]:
+    try:
+        summary = json.loads((report_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VerifierError(f"{report_dir} is not an inspection report ({SUMMARY_FILE}: {exc})") from exc
+    return {k: summary.get(k) for k in ("source", "verifier", "built_at", "default_timeout_s")}
