@@ -35,6 +35,8 @@ class Prepared:
     spec: Spec
     kind: VerifierKind
     timeout_s: float
+    key: bytes = b""  # same key, same result: GRPO groups repeat completions
+
 
 
 class Engine:
@@ -70,7 +72,27 @@ class Engine:
                 raise InvalidSpec(f"spec.{name} must be positive (so that a malformed output always "
                                   f"scores below a well-formed wrong one)")
         spec = kind.validate(spec)
-        return Prepared(request.id, request.completion, spec, kind, spec.timeout_s or self.config.default_timeout_s)
+        key = request.spec.SerializeToString(deterministic=True) + b"\0" + request.completion.encode("utf-8")
+        return Prepared(request.id, request.completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
+                        key)
+
+    async def verify_all(self, items: list[Prepared]) -> list[pb.VerifyResult]:
+        """Verifies a batch in request order; identical (spec, completion) pairs run once."""
+        first: dict[bytes, int] = {}
+        unique: list[Prepared] = []
+        for item in items:
+            if item.key not in first:
+                first[item.key] = len(unique)
+                unique.append(item)
+        results = await asyncio.gather(*(self.verify(item) for item in unique))
+        out = []
+        for item in items:
+            result = results[first[item.key]]
+            if result.id != item.id:
+                result = pb.VerifyResult.FromString(result.SerializeToString())
+                result.id = item.id
+            out.append(result)
+        return out
 
     async def verify(self, item: Prepared) -> pb.VerifyResult:
         started = time.monotonic()

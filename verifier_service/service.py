@@ -66,7 +66,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
         except Overloaded as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         try:
-            return list(await asyncio.gather(*(self.engine.verify(p) for p in prepared)))
+            return await self.engine.verify_all(prepared)
         finally:
             self.admission.release(len(prepared))
 
