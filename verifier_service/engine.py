@@ -16,7 +16,7 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import InvalidSpec
 from verifier_service.extract import extract
-from verifier_service.kinds import COMMON_PARAMS, Context, VerifierKind, all_kinds, get_kind
+from verifier_service.kinds import COMMON_PARAMS, Context, PureKind, VerifierKind, all_kinds, get_kind
 from verifier_service.pool import PurePool
 from verifier_service.sandbox.base import queue_clock
 from verifier_service.sandbox.docker import DockerSandbox
@@ -25,6 +25,7 @@ from verifier_service.verdict import Outcome, score, truncate
 
 log = logging.getLogger(__name__)
 _COMMON = {p.name for p in COMMON_PARAMS}
+SPEC_CACHE = 4096  # validated specs kept (a training batch repeats each prompt's spec)
 _DEFAULT_WEIGHTS = {p.name: p.default for p in COMMON_PARAMS if p.name.endswith("_weight")}
 
 
@@ -44,6 +45,7 @@ class Engine:
         self.config = config
         self.sandbox = sandbox
         self.pure_pool = pure_pool
+        self._specs: dict[bytes, tuple[Spec, VerifierKind]] = {}
 
     def prepare(self, request: pb.VerifyRequest) -> Prepared:
         """Validates one request; InvalidSpec says what is wrong."""
@@ -52,7 +54,19 @@ class Engine:
             raise InvalidSpec(f"completion is {size} bytes; the limit is {self.config.max_completion_bytes}")
         if not request.HasField("spec") or not request.spec.kind:
             raise InvalidSpec("spec.kind is required; ListVerifiers names the kinds")
-        spec = spec_from_proto(request.spec)
+        spec_bytes = request.spec.SerializeToString(deterministic=True)
+        cached = self._specs.get(spec_bytes)
+        if cached is None:
+            cached = self._specs[spec_bytes] = self._validate_spec(request.spec)
+            while len(self._specs) > SPEC_CACHE:
+                self._specs.pop(next(iter(self._specs)))
+        spec, kind = cached
+        return Prepared(request.id, request.completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
+                        spec_bytes + b"\0" + request.completion.encode("utf-8"))
+
+    def _validate_spec(self, message: pb.VerificationSpec) -> tuple[Spec, VerifierKind]:
+        """The validated spec with its defaults, and its kind (cached by the caller: batches share specs)."""
+        spec = spec_from_proto(message)
         kind = get_kind(spec.kind)
         allowed = _COMMON | {p.name for p in kind.params}
         stray = [name for name in spec.set_fields() if name not in allowed]
@@ -71,20 +85,27 @@ class Engine:
             if not value > 0:
                 raise InvalidSpec(f"spec.{name} must be positive (so that a malformed output always "
                                   f"scores below a well-formed wrong one)")
-        spec = kind.validate(spec)
-        key = request.spec.SerializeToString(deterministic=True) + b"\0" + request.completion.encode("utf-8")
-        return Prepared(request.id, request.completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
-                        key)
+        return kind.validate(spec), kind
 
     async def verify_all(self, items: list[Prepared]) -> list[pb.VerifyResult]:
-        """Verifies a batch in request order; identical (spec, completion) pairs run once."""
+        """Verifies a batch in request order; identical (spec, completion) pairs run once,
+        and the pure kinds' checks travel to their worker processes in chunks."""
         first: dict[bytes, int] = {}
         unique: list[Prepared] = []
         for item in items:
             if item.key not in first:
                 first[item.key] = len(unique)
                 unique.append(item)
-        results = await asyncio.gather(*(self.verify(item) for item in unique))
+        pure = [i for i, item in enumerate(unique) if isinstance(item.kind, PureKind)] if self.pure_pool else []
+        pure_set = set(pure)
+        other = [i for i in range(len(unique)) if i not in pure_set]
+        results: list[pb.VerifyResult] = [None] * len(unique)  # type: ignore[list-item]
+        batch, checked = await asyncio.gather(self._verify_pure([unique[i] for i in pure]),
+                                              asyncio.gather(*(self.verify(unique[i]) for i in other)))
+        for i, result in zip(pure, batch, strict=True):
+            results[i] = result
+        for i, result in zip(other, checked, strict=True):
+            results[i] = result
         out = []
         for item in items:
             result = results[first[item.key]]
@@ -112,6 +133,27 @@ class Engine:
         queue_s = queue_clock.get()[0]
         queue_clock.reset(clock)
         return to_proto(item, outcome, queue_s, time.monotonic() - started)
+
+    async def _verify_pure(self, items: list[Prepared]) -> list[pb.VerifyResult]:
+        if not items:
+            return []
+        assert self.pure_pool is not None
+        started = time.monotonic()
+        texts = [extract(item.completion, item.spec.extract) for item in items]
+        tasks = [(item.kind.name, text, item.spec, item.timeout_s)
+                 for item, text in zip(items, texts, strict=True) if text is not None]
+        try:
+            checked = iter(await self.pure_pool.run_many(tasks))
+        except Exception as exc:
+            log.exception("pure verifier batch failed")
+            checked = iter([Outcome.infra_error(f"internal verifier error: {type(exc).__name__}: {exc}")] * len(tasks))
+        elapsed = time.monotonic() - started
+        results = []
+        for item, text in zip(items, texts, strict=True):
+            outcome = (Outcome.malformed(f"extraction {item.spec.extract!r} found nothing to check")
+                       if text is None else next(checked))
+            results.append(to_proto(item, outcome, 0.0, elapsed))
+        return results
 
     @staticmethod
     def describe() -> pb.ListVerifiersResponse:

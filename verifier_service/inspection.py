@@ -22,6 +22,7 @@ import hashlib
 import html
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from verifier_service.errors import VerifierError
 from verifier_service.spec import spec_from_json, spec_to_json
 
 CODE_KINDS = ("python_assert", "python_io", "stdio", "pytest")
-SHORT_CODE_CHARS = 20       # non-whitespace characters under which passing code is "suspiciously short"
+SHORT_CODE_CHARS = 16       # non-whitespace characters under which passing code is "suspiciously short"
 HIGH_CORRECTNESS = 0.5      # correctness at or above which a reward counts as "high"
 NEAR_LIMIT_SHARE = 0.8      # a run taking this share of its time limit is "near the limit"
 SLOWEST_SHOWN = 5
@@ -346,8 +347,6 @@ def summary_renderables(samples: list[Sample]) -> list:
 # ---- HTML -----------------------------------------------------------------------
 
 def _lexer_name(sample: Sample, part: str) -> str:
-    if part == "completion":
-        return "markdown"
     kind = sample.result.get("kind") or (sample.spec.get("kind") if isinstance(sample.spec, dict) else "")
     if kind == "stdio" and isinstance(sample.spec, dict) and sample.spec.get("language") == "cpp":
         return "cpp"
@@ -358,21 +357,42 @@ def _lexer_name(sample: Sample, part: str) -> str:
     return "text"
 
 
-def highlight(code: str, lexer_name: str) -> str:
-    """Highlighted HTML with inline styles (pygments, which rich depends on), or escaped text."""
+def _highlight_body(code: str, lexer_name: str) -> str:
+    """Highlighted HTML (inline styles: pygments, which rich depends on), or escaped text."""
     try:
         from pygments import highlight as pyg_highlight
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import get_lexer_by_name
         from pygments.util import ClassNotFound
     except ImportError:
-        return f'<pre class="code">{html.escape(code)}</pre>'
+        return html.escape(code)
     try:
-        lexer = get_lexer_by_name(lexer_name, stripnl=False, ensurenl=False)
+        lexer = get_lexer_by_name(lexer_name or "text", stripnl=False, ensurenl=False)
     except ClassNotFound:
-        return f'<pre class="code">{html.escape(code)}</pre>'
-    body = pyg_highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True, style="friendly"))
-    return f'<pre class="code">{body}</pre>'
+        return html.escape(code)
+    return pyg_highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True, style="friendly"))
+
+
+def highlight(code: str, lexer_name: str) -> str:
+    return f'<pre class="code">{_highlight_body(code, lexer_name)}</pre>'
+
+
+_FENCE = re.compile(r"```([\w+#-]*)[^\n]*\n(.*?)```", re.S)
+
+
+def highlight_completion(text: str, code_lexer: str) -> str:
+    """A completion with each fenced block highlighted in its language; unfenced code kinds as code."""
+    if not _FENCE.search(text):
+        return highlight(text, code_lexer if code_lexer != "text" else "text")
+    parts, pos = [], 0
+    for m in _FENCE.finditer(text):
+        parts.append(html.escape(text[pos:m.start()]))
+        parts.append(html.escape(m.group(0)[:m.start(2) - m.start()]))
+        parts.append(_highlight_body(m.group(2), m.group(1).lower() or code_lexer))
+        parts.append("```")
+        pos = m.end()
+    parts.append(html.escape(text[pos:]))
+    return f'<pre class="code">{"".join(parts)}</pre>'
 
 
 def reward_svg(samples: list[Sample], width: int = 560, height: int = 180) -> str:
@@ -451,7 +471,7 @@ def _card(index: int, s: Sample, label: dict | None) -> str:
   <p class="detail">{_esc(r.get("detail", ""))}</p>
   <div class="grid">
     <div><h4>prompt</h4><pre class="prompt">{_esc(_prompt_text(s.prompt))}</pre></div>
-    <div><h4>completion</h4>{highlight(s.completion, _lexer_name(s, "completion"))}</div>
+    <div><h4>completion</h4>{highlight_completion(s.completion, _lexer_name(s, "extracted"))}</div>
   </div>
   <h4>extracted answer / code</h4>
   {highlight(r.get("extracted") or "", _lexer_name(s, "extracted")) if r.get("extracted") else

@@ -22,6 +22,8 @@ from verifier_service.verdict import Outcome, Verdict
 
 log = logging.getLogger(__name__)
 _CTX = mp.get_context("spawn")  # never fork a process that runs gRPC threads
+CHUNK_MAX = 512                # checks per worker round trip
+CHUNK_ITEM_BUDGET_S = 0.05     # a chunk may take its slowest item's limit plus this per item
 
 
 def _worker_main(conn: Connection) -> None:
@@ -29,16 +31,22 @@ def _worker_main(conn: Connection) -> None:
 
     preload_pure()
     conn.send(("ready", None))
+
+    def check(kind_name, text, spec):
+        try:
+            return "ok", get_kind(kind_name).check(text, spec)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - reported to the caller as INFRA_ERROR
+            return "error", f"{type(exc).__name__}: {exc}"
+
     while True:
         try:
-            kind_name, text, spec = conn.recv()
+            message = conn.recv()
         except EOFError:
             return
-        try:
-            outcome = get_kind(kind_name).check(text, spec)  # type: ignore[attr-defined]
-            conn.send(("ok", outcome))
-        except Exception as exc:  # noqa: BLE001 - reported to the caller as INFRA_ERROR
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        if message[0] == "many":  # a chunk of a batch: one round trip for many checks
+            conn.send(("many", [check(*task) for task in message[1]]))
+        else:
+            conn.send(check(*message))
 
 
 class _Worker:
@@ -106,6 +114,44 @@ class PurePool:
                 await asyncio.to_thread(worker.kill)
                 self._all.remove(worker)
                 self._idle.put_nowait(await asyncio.to_thread(self._spawn))
+
+    async def run_many(self, tasks: list[tuple[str, str, Spec, float]]) -> list[Outcome]:
+        """Many checks, one IPC round trip per chunk; a chunk that overruns is retried item by item,
+        so only the item that hangs gets TIMEOUT."""
+        if not tasks:
+            return []
+        size = min(CHUNK_MAX, max(1, -(-len(tasks) // self.size)))
+        chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+        results = await asyncio.gather(*(self._run_chunk(chunk) for chunk in chunks))
+        return [outcome for chunk in results for outcome in chunk]
+
+    async def _run_chunk(self, chunk: list[tuple[str, str, Spec, float]]) -> list[Outcome]:
+        assert self._idle is not None, "PurePool.start() was not awaited"
+        budget = max(t[3] for t in chunk) + CHUNK_ITEM_BUDGET_S * len(chunk)
+        worker = await self._idle.get()
+        healthy = False
+        try:
+            status, value = await asyncio.to_thread(
+                self._call, worker, ("many", [(k, text, spec) for k, text, spec, _ in chunk]), budget)
+            healthy = status not in ("timeout", "dead")
+        finally:
+            if healthy:
+                self._idle.put_nowait(worker)
+            else:
+                self.replaced += 1
+                await asyncio.to_thread(worker.kill)
+                self._all.remove(worker)
+                self._idle.put_nowait(await asyncio.to_thread(self._spawn))
+        if not healthy:
+            return list(await asyncio.gather(*(self.run(*task) for task in chunk)))
+        outcomes = []
+        for (kind_name, _, _, _), (item_status, item) in zip(chunk, value, strict=True):
+            if item_status == "ok":
+                outcomes.append(item)
+            else:
+                log.error("%s checker failed: %s", kind_name, item)
+                outcomes.append(Outcome.infra_error(f"{kind_name} checker failed: {item}"))
+        return outcomes
 
     @staticmethod
     def _call(worker: _Worker, message, timeout_s: float):

@@ -29,8 +29,8 @@ import struct
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
@@ -86,7 +86,7 @@ class _Stream:
             self.raw.settimeout(min(remaining, 0.5))
             try:
                 chunk = self.raw.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             if not chunk:
                 return

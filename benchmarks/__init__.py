@@ -1,0 +1,1 @@
+"""Side-by-side throughput benchmarks of the verifier (run: python -m benchmarks.run)."""
