@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import threading
+import uuid
 import time
 from dataclasses import replace
 
@@ -24,7 +25,11 @@ from verifier_service.config import ServiceConfig
 from verifier_service.sandbox.docker import LABEL
 from verifier_service.spec import request_from_json, result_to_json
 
-TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256, pids_limit=64, default_timeout_s=10.0,
+# Containers of this test run carry this label (also in CLI subprocesses, through the environment), so the
+# leftover checks never confuse them with another run's or a service's on the same Docker engine.
+TEST_RUN_LABEL = f"rlvr.test_run={uuid.uuid4().hex[:12]}"
+os.environ["RLVR_VERIFIER_SANDBOX_LABELS"] = TEST_RUN_LABEL
+TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256, sandbox_labels=TEST_RUN_LABEL, pids_limit=64, default_timeout_s=10.0,
                             max_concurrency=4, pure_workers=2, health_interval_s=0.5, shutdown_grace_s=1.0,
                             output_limit_bytes=256 * 1024)
 
@@ -70,7 +75,8 @@ RUNNING: list[RunningService] = []  # services of this test session that are up
 
 
 def sandbox_containers() -> list[str]:
-    out = subprocess.run(["docker", "ps", "-a", "-q", "--no-trunc", "--filter", f"label={LABEL}"],
+    out = subprocess.run(["docker", "ps", "-a", "-q", "--no-trunc", "--filter", f"label={LABEL}",
+                          "--filter", f"label={TEST_RUN_LABEL}"],
                          capture_output=True, text=True, timeout=30, check=False)
     return out.stdout.split()
 

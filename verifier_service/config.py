@@ -30,6 +30,7 @@ class ServiceConfig:
     sandbox_image: str = _f("rlvr-sandbox-python:latest", "Docker image that runs untrusted code")
     sandbox_runtime: str = _f("", "Docker runtime for sandboxes ('' = engine default, 'runsc' = gVisor)")
     docker_url: str = _f("", "Docker engine address ('' = DOCKER_HOST or the local socket)")
+    sandbox_labels: str = _f("", "extra labels on every sandbox container: 'key=value,key2=value2'")
     max_concurrency: int = _f(4, "sandbox containers running at once (the warm pool's size)")
     sandbox_pool: bool = _f(True, "keep warm sandbox containers (false: a fresh container per check)")
     pool_max_jobs: int = _f(200, "jobs a warm container runs before it is replaced")
@@ -66,6 +67,8 @@ class ServiceConfig:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
             problems.append("default_timeout_s must not exceed max_timeout_s")
+        if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):
+            problems.append("sandbox_labels must be key=value pairs separated by commas")
         if not 0 <= self.port <= 65535:
             problems.append("port must be in 0..65535")
         if problems:

@@ -18,6 +18,7 @@ Standard library only: it runs on whatever Python the sandbox image has.
 """
 
 import ctypes
+import io
 import json
 import os
 import resource
@@ -28,6 +29,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import assert_harness  # noqa: E402 - pre-imported: the standby runs them without starting an interpreter
+import io_harness  # noqa: E402
+
+HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+HARNESSES = {"assert_harness": assert_harness, "io_harness": io_harness}
 PR_SET_DUMPABLE = 4
 # Signals a candidate could send to PID 1 that Python would otherwise handle
 # (SIGINT raises KeyboardInterrupt); ignored by the runner, reset for children.
@@ -90,24 +97,142 @@ def _kill_everything_else(proc):
                 break
 
 
-def run_step(step, job, workdir):
-    output_limit = int(step.get("output_limit", 1 << 20))
-    report_r, report_w = os.pipe()
-    env = {
+def _step_env(workdir, report_fd):
+    return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": workdir,
         "TMPDIR": workdir,
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
-        "RLVR_REPORT_FD": str(report_w),
+        "RLVR_REPORT_FD": str(report_fd),
     }
-    started = time.monotonic()
+
+
+class Standby:
+    """The zygote: a child forked from this warm interpreter *before* the next job is read.
+
+    It holds no job data. When a job's first step runs one of the harnesses
+    (``step["harness"]``), the standby is told which one and becomes that step's
+    process: no interpreter start, no imports (the harnesses are imported here
+    already). It is a direct child, waited for like a subprocess.
+    """
+
+    REPORT_FD = 3
+
+    def __init__(self):
+        pipes = [os.pipe() for _ in range(5)]  # stdin, stdout, stderr, report, control
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            self._become_worker(pipes)
+        (in_r, in_w), (out_r, out_w), (err_r, err_w), (rep_r, rep_w), (ctl_r, ctl_w) = pipes
+        for fd in (in_r, out_w, err_w, rep_w, ctl_r):
+            os.close(fd)
+        self.pid = pid
+        self.returncode = None
+        self.stdin = os.fdopen(in_w, "wb", buffering=0)
+        self.stdout = os.fdopen(out_r, "rb", buffering=0)
+        self.stderr = os.fdopen(err_r, "rb", buffering=0)
+        self.report_r = rep_r
+        self._control = ctl_w
+
+    @staticmethod
+    def _become_worker(pipes):
+        (in_r, in_w), (out_r, out_w), (err_r, err_w), (rep_r, rep_w), (ctl_r, ctl_w) = pipes
+        try:
+            os.setsid()
+            os.dup2(in_r, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            os.dup2(rep_w, Standby.REPORT_FD)
+            os.dup2(ctl_r, 4)
+            os.closerange(5, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+            with os.fdopen(4, "rb") as control:
+                order = json.loads(control.read() or b"null")
+            if not order:
+                os._exit(0)
+            _limits(order["step"], order["job"])()
+            # What a freshly started interpreter would have: SIGPIPE / SIGXFSZ ignored (writes fail
+            # with an error instead), SIGINT raising KeyboardInterrupt.
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            os.chdir(order["workdir"])
+            os.environ.clear()
+            os.environ.update(_step_env(order["workdir"], Standby.REPORT_FD))
+            sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+            sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+            sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", write_through=True)
+            sys.argv = [os.path.join(HARNESS_DIR, order["harness"] + ".py")]
+            module = HARNESSES[order["harness"]]
+        except BaseException:  # noqa: BLE001 - a broken standby must not become a second runner
+            os._exit(70)
+        code = 0
+        try:
+            module.main()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except BaseException:  # noqa: BLE001
+                    pass
+        os._exit(code)
+
+    def start(self, harness, step, job, workdir):
+        order = {"harness": harness, "step": step, "job": {k: job[k] for k in ("file_size_limit", "open_files")
+                                                             if k in job}, "workdir": workdir}
+        os.write(self._control, json.dumps(order).encode())
+        os.close(self._control)
+        self._control = None
+
+    def discard(self):
+        if self._control is not None:
+            os.close(self._control)
+            self._control = None
+        for f in (self.stdin, self.stdout, self.stderr):
+            f.close()
+        os.close(self.report_r)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.wait()
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("standby", timeout)
+            time.sleep(0.001)
+        return self.returncode
+
+
+def _spawn(step, job, workdir, standby):
+    """The step's process and the read end of its report pipe: the standby when it can serve."""
+    harness = step.get("harness")
+    if standby is not None and harness in HARNESSES:
+        standby.start(harness, step, job, workdir)
+        return standby, standby.report_r
+    report_r, report_w = os.pipe()
     try:
         proc = subprocess.Popen(
             step["argv"],
             cwd=workdir,
-            env=env,
+            env=_step_env(workdir, report_w),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -115,12 +240,22 @@ def run_step(step, job, workdir):
             start_new_session=True,
             preexec_fn=_limits(step, job),
         )
-    except OSError as exc:
+    except OSError:
         os.close(report_r)
+        raise
+    finally:
         os.close(report_w)
+    return proc, report_r
+
+
+def run_step(step, job, workdir, standby=None):
+    output_limit = int(step.get("output_limit", 1 << 20))
+    started = time.monotonic()
+    try:
+        proc, report_r = _spawn(step, job, workdir, standby)
+    except OSError as exc:
         return {"exit_code": None, "signal": None, "spawn_error": str(exc), "timed_out": False,
                 "output_limited": False, "duration_s": 0.0, "stdout": "", "stderr": "", "report": ""}
-    os.close(report_w)
 
     stdin_data = step.get("stdin", "").encode()
     stdout = bytearray()
@@ -284,8 +419,9 @@ def _scrub():
     return dirty
 
 
-def run_job(job, out):
-    """Runs one job's steps in a fresh work dir, then scrubs; ends with a "done" event."""
+def run_job(job, out, standby=None):
+    """Runs one job's steps in a fresh work dir, then scrubs; ends with a "done" event.
+    A standby (zygote child) may serve the first step; an unused one is discarded."""
     workdir = tempfile.mkdtemp(prefix="job-", dir="/tmp")
     for rel, content in job.get("files", {}).items():
         path = os.path.normpath(os.path.join(workdir, rel))
@@ -295,7 +431,11 @@ def run_job(job, out):
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(content)
     for index, step in enumerate(job["steps"]):
-        result = run_step(step, job, workdir)
+        use = standby if index == 0 and step.get("harness") in HARNESSES else None
+        if standby is not None and use is None:
+            standby.discard()
+        standby = None
+        result = run_step(step, job, workdir, use)
         result.update(event="step", index=index, name=step.get("name", str(index)))
         out.write(json.dumps(result) + "\n")
         out.flush()
@@ -312,10 +452,18 @@ def main():
     _make_undumpable()
     if "--serve" in sys.argv[1:]:
         # A warm container: one job per stdin line, run one after another, until stdin closes.
-        for line in sys.stdin.buffer:
-            if line.strip():
-                run_job(json.loads(line), sys.stdout)
-        return
+        # The standby for a job is forked before the job is read, so it never holds job data.
+        stdin = sys.stdin.buffer
+        while True:
+            standby = Standby()
+            line = stdin.readline()
+            if not line:
+                standby.discard()
+                return
+            job = json.loads(line)
+            del line
+            run_job(job, sys.stdout, standby)
+            del job
     job = json.loads(sys.stdin.buffer.read())
     sys.stdin.close()
     run_job(job, sys.stdout)

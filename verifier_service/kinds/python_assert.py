@@ -94,7 +94,7 @@ class PythonAssert(VerifierKind):
                    "nonce": nonce}
         job = Job(steps=[Step("tests", [*PYTHON, f"{HARNESS_DIR}/assert_harness.py"], ctx.timeout_s,
                               stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
-                              output_limit=ctx.config.output_limit_bytes)])
+                              output_limit=ctx.config.output_limit_bytes, harness="assert_harness")])
         run = await run_job(ctx, job)
         if isinstance(run, Outcome):
             return run

@@ -90,7 +90,7 @@ class PythonIO(VerifierKind):
                    "cases": [{"args": c.args, "kwargs": c.kwargs} for c in spec.cases], "nonce": nonce}
         job = Job(steps=[Step("cases", [*PYTHON, f"{HARNESS_DIR}/io_harness.py"], ctx.timeout_s,
                               stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
-                              output_limit=ctx.config.output_limit_bytes)])
+                              output_limit=ctx.config.output_limit_bytes, harness="io_harness")])
         run = await run_job(ctx, job)
         if isinstance(run, Outcome):
             return run

@@ -22,6 +22,7 @@ class Step:
     output_limit: int = 1 << 20         # stdout bytes kept before the step is killed
     collect: tuple[str, ...] = ()       # work-dir files returned after the step
     stop_on_failure: bool = False       # skip the remaining steps if this one fails
+    harness: str = ""                   # a harness the runner may start from its warm zygote instead of argv
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,8 @@ class DockerSandbox:
         self.pool_error: str | None = None
         self.running = 0
         self.recycled = 0
+        self._extra_labels = dict(item.strip().split("=", 1) for item in config.sandbox_labels.split(",")
+                                  if item.strip())
 
     # ---- engine access ---------------------------------------------------
 
@@ -224,7 +226,7 @@ class DockerSandbox:
                 network_disabled=True,
                 user=SANDBOX_USER,
                 working_dir="/tmp",
-                labels={LABEL: "1", EXPIRES_LABEL: f"{time.time() + lifetime_s:.0f}"},
+                labels={**self._extra_labels, LABEL: "1", EXPIRES_LABEL: f"{time.time() + lifetime_s:.0f}"},
                 host_config=self._host_config(api),
             )["Id"]
             self._live.add(cid)
