@@ -4,6 +4,15 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/docker-up.sh
+# Headless Chromium renders the inspection report in tests/test_inspection.py (a test dependency only).
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+if ! command -v chromium >/dev/null 2>&1; then
+    echo "installing chromium for the report rendering test..."
+    { $SUDO apt-get install -y -qq chromium || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium; }; } \
+        > .venv/chromium-install.log 2>&1 \
+        || echo "warning: chromium not installed (see .venv/chromium-install.log); the report render test is skipped" >&2
+fi
 .venv/bin/python -m verifier_service.codegen --check
 .venv/bin/ruff check verifier_service trainer tests sandboxes examples
 set +e

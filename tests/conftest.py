@@ -12,8 +12,8 @@ import json
 import os
 import subprocess
 import threading
-import uuid
 import time
+import uuid
 from dataclasses import replace
 
 import grpc
@@ -29,9 +29,9 @@ from verifier_service.spec import request_from_json, result_to_json
 # leftover checks never confuse them with another run's or a service's on the same Docker engine.
 TEST_RUN_LABEL = f"rlvr.test_run={uuid.uuid4().hex[:12]}"
 os.environ["RLVR_VERIFIER_SANDBOX_LABELS"] = TEST_RUN_LABEL
-TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256, sandbox_labels=TEST_RUN_LABEL, pids_limit=64, default_timeout_s=10.0,
-                            max_concurrency=4, pure_workers=2, health_interval_s=0.5, shutdown_grace_s=1.0,
-                            output_limit_bytes=256 * 1024)
+TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256, sandbox_labels=TEST_RUN_LABEL, pids_limit=64,
+                            default_timeout_s=10.0, max_concurrency=4, pure_workers=2, health_interval_s=0.5,
+                            shutdown_grace_s=1.0, output_limit_bytes=256 * 1024)
 
 
 class RunningService:

@@ -40,6 +40,7 @@ def test_trainer_train_runs_grpo_against_the_verifier(service, tmp_path):
         "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max_completion_length": 16,
         "gradient_checkpointing": False, "save_steps": 1000, "learning_rate": 1e-5,
         "deviation_reasons": {"learning_rate": "a 0.1M-parameter random model in a smoke test"},
+        "skip_gates": True,  # a random model has no base rate to gate on; the override is recorded
     }
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -50,6 +51,8 @@ def test_trainer_train_runs_grpo_against_the_verifier(service, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads((out / "run.json").read_text())
     assert any("learning_rate=1e-05" in d and "smoke test" in d for d in record["deviations"])
+    assert record["config"]["skip_gates"] is True and record["gates"]["skipped"] is True
+    assert any(d.startswith("skip_gates=true") for d in record["deviations"])
     steps = [h for h in record["log_history"] if "reward" in h]
     assert len(steps) == 2
     for h in steps:

@@ -1,10 +1,12 @@
-"""The ``trainer`` command: ``config`` (validated recipe + memory estimate) and ``train``."""
+"""The ``trainer`` command: ``config`` (validated recipe + memory estimate), ``train``, ``sample``, ``gate``,
+``diagnose``."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 import yaml
 
@@ -65,6 +67,107 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_data_flags(parser: argparse.ArgumentParser) -> None:
+    """The run settings sampling and the gates read (the full set belongs to config and train)."""
+    parser.add_argument("--config", help="run config YAML (the one `trainer train` will use)")
+    for name, help_text in (("model", "model path or hub id"), ("dataset", "prompt dataset with the spec column"),
+                            ("output-dir", "the run's output directory (gates go to OUTPUT_DIR/gates)"),
+                            ("gates-dir", "gate records directory (default: OUTPUT_DIR/gates)"),
+                            ("verifier", "HOST:PORT of the verifier service"),
+                            ("spec-column", "dataset column of the verification specs"), ("seed", "random seed")):
+        parser.add_argument(f"--{name}", dest=name.replace("-", "_"), default=None, help=help_text)
+
+
+def _load_with_data(args: argparse.Namespace):
+    from trainer.train import load_prompts
+
+    config = _load(args)
+    if not config.dataset:
+        raise TrainerError("a dataset is required (in the YAML file or as --dataset)")
+    return config, load_prompts(config)
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from trainer.sample import sample_completions, write_samples
+
+    config, dataset = _load_with_data(args)
+    if not config.model:
+        raise TrainerError("a model is required (in the YAML file or as --model)")
+    samples = sample_completions(config.model, dataset, n=args.n, temperature=args.sample_temperature,
+                                 max_new_tokens=args.max_new_tokens or config.max_completion_length,
+                                 spec_column=config.spec_column, prompts=args.prompts, seed=config.seed,
+                                 backend=args.backend)
+    write_samples(args.output, samples)
+    print(f"{len(samples)} completions ({args.n} per prompt) written to {args.output}; read them with "
+          f"`verifier-service inspect --input {args.output} --report DIR`", file=sys.stderr)
+    return 0
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from trainer import gates
+
+    config, dataset = _load_with_data(args)
+    if args.gate == "base-rate":
+        if not config.model:
+            raise TrainerError("a model is required (in the YAML file or as --model)")
+        record, path = gates.run_base_rate_gate(config, dataset, k=args.k, temperature=args.sample_temperature,
+                                                prompts=args.prompts, samples_file=args.samples,
+                                                backend=args.backend)
+        k = record["k"]
+        lo, hi = record["pass@1_ci"]
+        klo, khi = record[f"pass@{k}_ci"]
+        print(f"base rate of {config.model} over {record['prompts']} prompts x {k} samples at temperature "
+              f"{record['temperature']:g}: pass@1 {record['pass@1']:.3f} (95% CI {lo:.3f}-{hi:.3f}), "
+              f"pass@{k} {record[f'pass@{k}']:.3f} (95% CI {klo:.3f}-{khi:.3f}); {record['zero_variance_share']:.0%} "
+              f"of groups with zero reward variance; {record['infra_errors']} INFRA_ERROR", file=sys.stderr)
+        for warning in record["warnings"]:
+            print(f"warning: {warning}", file=sys.stderr)
+        if not record["passed"]:
+            print(f"base-rate gate FAILED: {record['advice']}", file=sys.stderr)
+    else:
+        record, path = gates.run_inspection_gate(config, dataset, report_dir=args.report, labels_file=args.labels,
+                                                 signed_off_by=args.signed_off_by, min_read=args.min_read,
+                                                 min_agreement=args.min_agreement)
+        print(f"human-verifier agreement {record['agreement']:.1%} over {record['read']} read samples "
+              f"(95% CI {record['agreement_ci'][0]:.3f}-{record['agreement_ci'][1]:.3f}); "
+              f"{len(record['disagreements'])} disagreement(s)", file=sys.stderr)
+        for d in record["disagreements"]:
+            print(f"  disagree {d['id']}: verdict {d['verdict']}, reward {d['reward']}: {d['comment']}",
+                  file=sys.stderr)
+        if record["passed"]:
+            print(f"inspection gate passed, signed off by {record['signed_off_by']}", file=sys.stderr)
+        else:
+            print("inspection gate FAILED:\n  - " + "\n  - ".join(record["problems"]), file=sys.stderr)
+    print(f"gate record: {path} (reward config {record['reward_config_hash'][:12]})", file=sys.stderr)
+    return 0 if record["passed"] else gates.EXIT_GATE_FAILED
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    """Exit 0: no finding (healthy); 1: findings (with evidence and a patch); 2: an error."""
+    import json
+
+    from trainer import diagnose
+
+    changes = {}
+    for item in args.threshold:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise TrainerError(f"--threshold takes NAME=VALUE, not {item!r}")
+        changes[name.strip()] = value.strip()
+    report = diagnose.build_report(args.run_dir, diagnose.Thresholds().override(changes), base_config=args.config)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        diagnose.render(report)
+    if args.patch_out:
+        if report.merged.patch:
+            Path(args.patch_out).write_text(diagnose.patch_yaml(report))
+            print(f"patched run config: {args.patch_out} (trainer train --config {args.patch_out})", file=sys.stderr)
+        else:
+            print(f"no patch to write: {args.patch_out} not written", file=sys.stderr)
+    return diagnose.EXIT_HEALTHY if report.diagnosis.healthy else diagnose.EXIT_FINDINGS
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -77,6 +180,43 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="run GRPO against the verifier service")
     train.add_argument("--config", help="run config YAML")
     add_run_flags(train)
+    sample = sub.add_parser("sample", help="N completions per prompt from the model, as verify JSONL with prompt")
+    _add_data_flags(sample)
+    sample.add_argument("--output", type=Path, required=True, help="samples JSONL to write")
+    sample.add_argument("--n", type=int, default=4, help="completions per prompt")
+    sample.add_argument("--prompts", type=int, default=0, help="prompts drawn at random (0: all)")
+    sample.add_argument("--temperature", dest="sample_temperature", type=float, default=1.0,
+                        help="sampling temperature (default: 1.0, what GRPO samples at)")
+    sample.add_argument("--max-new-tokens", type=int, default=0, help="default: max_completion_length")
+    sample.add_argument("--backend", default="auto", choices=("auto", "transformers", "vllm"),
+                        help="auto: vLLM when installed and a GPU is present")
+    gate = sub.add_parser("gate", help="the pre-training gates: base-rate and inspect")
+    gate_sub = gate.add_subparsers(dest="gate", required=True)
+    base = gate_sub.add_parser("base-rate", help="does the model ever succeed? pass@1 / pass@k at low temperature")
+    _add_data_flags(base)
+    base.add_argument("--k", type=int, default=8, help="completions per prompt")
+    base.add_argument("--prompts", type=int, default=64, help="prompts drawn at random (0: all)")
+    base.add_argument("--temperature", dest="sample_temperature", type=float, default=0.2,
+                      help="sampling temperature (low: the gate asks whether the model can succeed at all)")
+    base.add_argument("--samples", type=Path, help="verify this samples JSONL instead of sampling")
+    base.add_argument("--backend", default="auto", choices=("auto", "transformers", "vllm"))
+    insp = gate_sub.add_parser("inspect", help="sign off the human reading of an inspection report")
+    _add_data_flags(insp)
+    insp.add_argument("--report", type=Path, required=True, help="the `verifier-service inspect` report directory")
+    insp.add_argument("--labels", type=Path, help="labels JSONL (default: REPORT/labels.jsonl)")
+    insp.add_argument("--signed-off-by", required=True, help="who read the samples")
+    insp.add_argument("--min-read", type=int, default=50, help="read samples needed")
+    insp.add_argument("--min-agreement", type=float, default=0.95, help="human-verifier agreement needed")
+    diag = sub.add_parser("diagnose", help="diagnose a run from its logged metrics; propose a validated patch "
+                          "(exit 0: healthy, 1: findings, 2: error)")
+    diag.add_argument("run_dir", metavar="RUN_DIR", help="the run's output_dir (run.json), a checkpoint directory "
+                      "(trainer_state.json), or either file")
+    diag.add_argument("--patch-out", metavar="FILE", help="write the run's config with the patch on top (YAML for "
+                      "trainer train --config)")
+    diag.add_argument("--config", help="the run config YAML to patch (default: the config recorded in run.json)")
+    diag.add_argument("--json", action="store_true", help="the report as JSON on stdout")
+    diag.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE",
+                      help="override a threshold of trainer/diagnose.py Thresholds (repeatable)")
     return parser
 
 
@@ -86,6 +226,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "config":
             return cmd_config(args)
+        if args.command == "sample":
+            return cmd_sample(args)
+        if args.command == "gate":
+            return cmd_gate(args)
+        if args.command == "diagnose":
+            return cmd_diagnose(args)
         return cmd_train(args)
     except TrainerError as exc:
         print(f"error: {exc}", file=sys.stderr)

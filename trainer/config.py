@@ -57,6 +57,8 @@ class RunConfig:
     learning_rate: float = _f(5e-7, "AdamW learning rate")
     beta: float = _f(0.01, "KL coefficient against the reference policy")
     loss_type: str = _f("grpo", "TRL loss_type; the base recipe is plain GRPO")
+    variant: str = _f("", "GRPO variant preset applied on top of the recipe (trainer/variants.py)")
+    grpo_overrides: dict = _f({}, "extra GRPOConfig keyword values (from a variant or a diagnose patch)")
     per_device_train_batch_size: int = _f(8, "completions per device per micro-batch")
     gradient_accumulation_steps: int = _f(4, "micro-batches per optimizer step")
     bf16: bool = _f(True, "bfloat16 training")
@@ -84,6 +86,9 @@ class RunConfig:
     # Overrides of the method's rules: allowed only when set, and always recorded.
     allow_fewer_generations: bool = _f(False, "accept num_generations < 8 (recorded as a deviation)")
     deviation_reasons: dict = _f({}, "why each deviation from the recipe was made: {field: reason}")
+    # The pre-training gates (trainer/gates.py): train refuses unless both passed for this reward config.
+    gates_dir: str = _f("", "directory of the gate records (empty: <output_dir>/gates)")
+    skip_gates: bool = _f(False, "train without the base-rate and inspection gates (a deviation, kept in run.json)")
 
     # ---- loading -------------------------------------------------------
 
@@ -179,11 +184,32 @@ class RunConfig:
                               + (" (no KL term: the reference model is not loaded)" if self.beta == 0 else ""))
         if self.loss_type != "grpo":
             deviations.append(f"loss_type={self.loss_type} instead of the base recipe's grpo")
+        deviations += self._variant_deviations()
         for name, value in (("per_device_train_batch_size", 8), ("gradient_accumulation_steps", 4),
                             ("seed", 3407)):
             if getattr(self, name) != value:
                 deviations.append(f"{name}={getattr(self, name)} (recipe: {value})")
+        if self.skip_gates:
+            deviations.append("skip_gates=true: trained without the base-rate and inspection gates")
         return [self._with_reason(d) for d in deviations]
+
+    def _variant_deviations(self) -> list[str]:
+        """The variant preset and each extra GRPOConfig value, checked and recorded (trainer/variants.py)."""
+        from trainer.variants import check_overrides, get_variant
+
+        deviations = []
+        if self.variant:
+            preset = get_variant(self.variant)
+            preset_loss = preset.grpo_overrides.get("loss_type")
+            if preset_loss and self.loss_type not in ("grpo", preset_loss):
+                raise ConfigError(f"variant={self.variant} sets loss_type={preset_loss}, which contradicts "
+                                  f"loss_type={self.loss_type}: choose one")
+            deviations.append(f"variant={self.variant} ({preset.overrides_text()}): {preset.reason} [{preset.paper}]")
+        if self.grpo_overrides:
+            owned = {f.name for f in fields(self)} | {"use_vllm", "activation_checkpointing"}
+            check_overrides(self.grpo_overrides, owned=owned)
+            deviations += [f"grpo_overrides.{k}={v!r}" for k, v in self.grpo_overrides.items()]
+        return deviations
 
     def _with_reason(self, deviation: str) -> str:
         name = deviation.split("=", 1)[0].split(" ", 1)[0]
@@ -223,6 +249,11 @@ class RunConfig:
             else:
                 kwargs["vllm_server_host"] = self.vllm_server_host
                 kwargs["vllm_server_port"] = self.vllm_server_port
+        if self.variant:  # the preset first (its loss_type replaces the recipe's), explicit overrides last
+            from trainer.variants import get_variant
+
+            kwargs.update(get_variant(self.variant).grpo_overrides)
+        kwargs.update(self.grpo_overrides)
         return kwargs
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from trainer.config import RunConfig
 from trainer.errors import ConfigError, TrainerError
+from trainer.gates import check_gates
 from trainer.rewards import VerifierRewards
 from trainer.timing import RewardWaitCallback
 
@@ -50,8 +51,9 @@ def check_generation_backend(config: RunConfig) -> None:
 def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
     """Runs GRPO; returns the run record (also written to output_dir/run.json)."""
     check_generation_backend(config)
-    rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s)
     dataset = load_prompts(config)
+    gates = check_gates(config, dataset)  # refuses missing, failed or stale gates before anything expensive
+    rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s)
 
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
@@ -86,6 +88,7 @@ def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
         "reward_timing": timing.summary(),
         "verifier_batches": len(rewards.history),
         "verifier_infra_errors": sum(s.infra_errors for s in rewards.history),
+        "gates": gates,
     }
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)

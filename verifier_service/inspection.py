@@ -330,6 +330,8 @@ def summary_renderables(samples: list[Sample]) -> list:
         if ids:
             flagged.add_row(FLAGS[name], str(len(ids)), ", ".join(ids[:6]) + (" ..." if len(ids) > 6 else ""),
                             style="bold red" if name == "infra_error" else None)
+    if not summary["flagged_samples"]:
+        flagged.add_row("none of the suspicious patterns", "0", "")
     out.append(flagged)
 
     if summary["infra_errors"]:

@@ -18,6 +18,7 @@ Standard library only: it runs on whatever Python the sandbox image has.
 """
 
 import ctypes
+import fcntl
 import io
 import json
 import os
@@ -30,8 +31,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import assert_harness  # noqa: E402 - pre-imported: the standby runs them without starting an interpreter
-import io_harness  # noqa: E402
+import assert_harness
+import io_harness
 
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 HARNESSES = {"assert_harness": assert_harness, "io_harness": io_harness}
@@ -118,7 +119,7 @@ class Standby:
     already). It is a direct child, waited for like a subprocess.
     """
 
-    REPORT_FD = 3
+    REPORT_FD = 3  # and 0-2 the step's stdin/stdout/stderr, 4 the control pipe
 
     def __init__(self):
         pipes = [os.pipe() for _ in range(5)]  # stdin, stdout, stderr, report, control
@@ -138,14 +139,16 @@ class Standby:
 
     @staticmethod
     def _become_worker(pipes):
-        (in_r, in_w), (out_r, out_w), (err_r, err_w), (rep_r, rep_w), (ctl_r, ctl_w) = pipes
+        stdin, stdout, stderr, report, control = pipes
         try:
             os.setsid()
-            os.dup2(in_r, 0)
-            os.dup2(out_w, 1)
-            os.dup2(err_w, 2)
-            os.dup2(rep_w, Standby.REPORT_FD)
-            os.dup2(ctl_r, 4)
+            # The child's ends onto fds 0-4 (by way of copies above any of them, so no dup2 clobbers
+            # an end still needed), then every other descriptor closed: the parent's ends and the
+            # runner's own stdin/stdout (the container's attach stream) are gone.
+            ends = (stdin[0], stdout[1], stderr[1], report[1], control[0])
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in ends]
+            for target, fd in enumerate(high):
+                os.dup2(fd, target)
             os.closerange(5, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
             with os.fdopen(4, "rb") as control:
                 order = json.loads(control.read() or b"null")

@@ -327,6 +327,7 @@ class DockerSandbox:
             await self.start()
             container = await self._acquire()
             run = await self._run_pooled(container, job, on_step, deadline_s)
+            run.queue_s = time.monotonic() - queued - run.run_s
         else:
             async with self._slots:
                 run = await self._run_fresh(job, on_step, deadline_s, queued)
@@ -345,7 +346,6 @@ class DockerSandbox:
                                              open_files=c.open_files)).encode() + b"\n"
 
     async def _run_pooled(self, container: _Container, job: Job, on_step, deadline_s) -> SandboxRun:
-        queue_s = 0.0
         cancel = threading.Event()
         self.running += 1
         started = time.monotonic()
@@ -363,7 +363,6 @@ class DockerSandbox:
             self.running -= 1
         container.jobs += 1
         run.run_s = time.monotonic() - started
-        run.queue_s = queue_s
         clean = run.completed and not run.dirty and not any(
             s.timed_out or s.output_limited or s.signal for s in run.steps)
         if clean and container.jobs < self.config.pool_max_jobs:
