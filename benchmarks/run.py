@@ -219,8 +219,10 @@ def render(result: dict) -> str:
         "|---|---|---:|---:|---:|---|",
     ]
     for name, row in rows.items():
+        shown = ", ".join(f"#{i} {got} (expected {want})" for i, got, want in row["wrong"][:3])
+        correct = "all" if row["correct"] else f"{len(row['wrong'])} wrong: {shown}"
         lines.append(f"| {name} | {row['isolation']} | {row['per_s']:.1f} | {row['per_s'] / ref:.2f}x | "
-                     f"{row['per_s'] / floor:.2f}x | {row['correct']} |")
+                     f"{row['per_s'] / floor:.2f}x | {correct} |")
     g = result["group_of_8"]
     lines += ["", f"GRPO group of 8 through `VerifyBatch`: p50 {g['p50_ms']:.1f} ms, p99 {g['p99_ms']:.1f} ms.", "",
               "| cheap verifier through gRPC | verifications/s |", "|---|---:|"]
@@ -253,13 +255,17 @@ def main(argv: list[str] | None = None) -> int:
         ("naive docker run --rm per check", "Docker", naive_docker_check, (image,), naive_tasks),
     ):
         seconds, verdicts = run_threaded(check, subset, args.parallel, *extra)
-        throughput[name] = {"isolation": isolation, "per_s": len(subset) / seconds,
-                            "correct": verdicts == [t["expected"] for t in subset]}
+        wrong = [(i, got, t["expected"]) for i, (got, t) in enumerate(zip(verdicts, subset, strict=True))
+                 if got != t["expected"]]
+        throughput[name] = {"isolation": isolation, "per_s": len(subset) / seconds, "correct": not wrong,
+                            "wrong": wrong}
         print(f"{name}: {len(subset) / seconds:.1f}/s", file=sys.stderr)
     service = asyncio.run(service_benchmarks(tasks, args.parallel, args.quick))
+    wrong = [(i, got, want) for i, (got, want) in enumerate(zip(service["service"]["verdicts"], expected, strict=True))
+             if got != want]
     throughput["this service, gRPC VerifyBatch (warm pool)"] = {
-        "isolation": "Docker", "per_s": len(tasks) / service["service"]["seconds"],
-        "correct": service["service"]["verdicts"] == expected}
+        "isolation": "Docker", "per_s": len(tasks) / service["service"]["seconds"], "correct": not wrong,
+        "wrong": wrong}
     result = {"machine": machine_facts(), "tasks": len(tasks), "parallel": args.parallel, "throughput": throughput,
               **{k: v for k, v in service.items() if k != "service"}}
     args.out.mkdir(parents=True, exist_ok=True)
