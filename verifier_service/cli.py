@@ -96,11 +96,10 @@ def summary_table(results: list[pb.VerifyResult], seconds: float):
     return table
 
 
-async def _run_verify(args, config: ServiceConfig) -> int:
+async def _verify_requests(args, config: ServiceConfig, requests, console) -> tuple[list[pb.VerifyResult], float]:
+    """Verifies through ``--server`` or an embedded service (started here, stopped after)."""
     from verifier_service.client import VerifierClient
 
-    console = _console()
-    requests = read_requests(args.input)
     app = None
     if args.server:
         client = await VerifierClient.connect(args.server)
@@ -120,7 +119,13 @@ async def _run_verify(args, config: ServiceConfig) -> int:
         await client.close()
         if app is not None:
             await app.stop(grace=1.0)
-    elapsed = time.monotonic() - started
+    return results, time.monotonic() - started
+
+
+async def _run_verify(args, config: ServiceConfig) -> int:
+    console = _console()
+    requests = read_requests(args.input)
+    results, elapsed = await _verify_requests(args, config, requests, console)
     lines = "".join(json.dumps(result_to_json(r)) + "\n" for r in results)
     if args.output:
         args.output.write_text(lines, encoding="utf-8")
@@ -167,30 +172,11 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
     from datetime import datetime, timezone
 
     from verifier_service import inspection
-    from verifier_service.client import VerifierClient
 
     console = _console()
     requests = read_requests(args.input)
     rows = inspection.read_rows(args.input)
-    app = None
-    if args.server:
-        client = await VerifierClient.connect(args.server)
-    else:
-        from verifier_service.sandbox.docker import DockerSandbox
-        from verifier_service.server import VerifierApp
-
-        DockerSandbox(config).check_blocking()
-        app = VerifierApp(replace(config, host="127.0.0.1", port=0))
-        client = await VerifierClient.connect(f"127.0.0.1:{await app.start()}")
-    started = time.monotonic()
-    try:
-        show = not args.quiet and (console.is_terminal or len(requests) >= 50)
-        results = await _verify_all(client, requests, args.batch_size, args.parallel, console, show)
-    finally:
-        await client.close()
-        if app is not None:
-            await app.stop(grace=1.0)
-    elapsed = time.monotonic() - started
+    results, elapsed = await _verify_requests(args, config, requests, console)
     samples = inspection.build_samples(rows, [r.id for r in requests], [result_to_json(r) for r in results])
     inspection.flag_samples(samples, config.default_timeout_s)
     meta = {"source": str(args.input), "verifier": args.server or "embedded",

@@ -107,13 +107,18 @@ class PurePool:
             log.error("%s checker failed: %s", kind_name, value)
             return Outcome.infra_error(f"{kind_name} checker failed: {value}")
         finally:
-            if healthy:
-                self._idle.put_nowait(worker)
-            else:
-                self.replaced += 1
-                await asyncio.to_thread(worker.kill)
-                self._all.remove(worker)
-                self._idle.put_nowait(await asyncio.to_thread(self._spawn))
+            await self._release(worker, healthy)
+
+    async def _release(self, worker: _Worker, healthy: bool) -> None:
+        """Back to the idle queue, or, after an overrun or a crash, killed and replaced."""
+        assert self._idle is not None
+        if healthy:
+            self._idle.put_nowait(worker)
+            return
+        self.replaced += 1
+        await asyncio.to_thread(worker.kill)
+        self._all.remove(worker)
+        self._idle.put_nowait(await asyncio.to_thread(self._spawn))
 
     async def run_many(self, tasks: list[tuple[str, str, Spec, float]]) -> list[Outcome]:
         """Many checks, one IPC round trip per chunk; a chunk that overruns is retried item by item,
@@ -135,13 +140,7 @@ class PurePool:
                 self._call, worker, ("many", [(k, text, spec) for k, text, spec, _ in chunk]), budget)
             healthy = status not in ("timeout", "dead")
         finally:
-            if healthy:
-                self._idle.put_nowait(worker)
-            else:
-                self.replaced += 1
-                await asyncio.to_thread(worker.kill)
-                self._all.remove(worker)
-                self._idle.put_nowait(await asyncio.to_thread(self._spawn))
+            await self._release(worker, healthy)
         if not healthy:
             return list(await asyncio.gather(*(self.run(*task) for task in chunk)))
         outcomes = []
