@@ -50,7 +50,11 @@ def main() -> None:
         "max_steps": args.steps, "logging_steps": 1, "per_device_train_batch_size": 8,
         "gradient_accumulation_steps": 1, "max_completion_length": 48, "gradient_checkpointing": False,
         "save_steps": 100000, "learning_rate": 1e-5,
+        # A random model never succeeds, so the base-rate gate would (rightly) send it to SFT: this run only
+        # shows the plumbing, and says so in its metadata.
+        "skip_gates": True,
         "deviation_reasons": {
+            "skip_gates": "plumbing smoke run with a random model; its base rate is zero by construction",
             "learning_rate": "a random 0.1M-parameter model in a smoke run",
             "gradient_accumulation_steps": "one prompt group per step keeps the CPU run short",
             "generation": "no GPU, so no vLLM",
