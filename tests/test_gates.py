@@ -303,3 +303,18 @@ def test_both_gates_pass_end_to_end(service, tmp_path, capsys):
     status = gates.check_gates(config, load_prompts(config))
     assert status["base-rate"]["pass@1"] == pytest.approx(0.375)
     assert status["inspection"]["read"] == 50
+
+
+@pytest.mark.docker
+def test_trainer_sample_with_report_goes_straight_to_the_inspection_report(service, tiny_model, tmp_path):
+    # The first of the three commands: samples, verified, and the report to read.
+    data = write_dataset(tmp_path / "prompts.jsonl", [IO_SPEC, FMT_SPEC])
+    path = write_config(tmp_path, data, model=str(tiny_model), verifier=service.address)
+    out, report = tmp_path / "samples.jsonl", tmp_path / "inspect"
+    proc = subprocess.run([sys.executable, "-m", "trainer.cli", "sample", "--config", str(path), "--n", "2",
+                           "--max-new-tokens", "8", "--output", str(out), "--report", str(report)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=OFFLINE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (report / "report.html").exists() and (report / "results.jsonl").exists()
+    assert len((report / "results.jsonl").read_text().splitlines()) == 4
+    assert "trainer gate inspect" in proc.stderr

@@ -98,9 +98,19 @@ def cmd_sample(args: argparse.Namespace) -> int:
                                  spec_column=config.spec_column, prompts=args.prompts, seed=config.seed,
                                  backend=args.backend)
     write_samples(args.output, samples)
-    print(f"{len(samples)} completions ({args.n} per prompt) written to {args.output}; read them with "
-          f"`verifier-service inspect --input {args.output} --report DIR`", file=sys.stderr)
-    return 0
+    print(f"{len(samples)} completions ({args.n} per prompt) written to {args.output}", file=sys.stderr)
+    if args.report is None:
+        print(f"read them with `verifier-service inspect --input {args.output} --report DIR`", file=sys.stderr)
+        return 0
+    # Straight on to the inspection report, against the run's verifier service.
+    from verifier_service.cli import main as verifier_main
+
+    status = verifier_main(["inspect", "--input", str(args.output), "--report", str(args.report),
+                            "--server", config.verifier])
+    if status in (0, 3):
+        print(f"open {args.report}/report.html, record a reading per card, export the labels to "
+              f"{args.report}/labels.jsonl, then run `trainer gate inspect --report {args.report}`", file=sys.stderr)
+    return status
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
@@ -190,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument("--max-new-tokens", type=int, default=0, help="default: max_completion_length")
     sample.add_argument("--backend", default="auto", choices=("auto", "transformers", "vllm"),
                         help="auto: vLLM when installed and a GPU is present")
+    sample.add_argument("--report", type=Path, default=None,
+                        help="also verify the samples and write the inspection report here (needs the service)")
     gate = sub.add_parser("gate", help="the pre-training gates: base-rate and inspect")
     gate_sub = gate.add_subparsers(dest="gate", required=True)
     base = gate_sub.add_parser("base-rate", help="does the model ever succeed? pass@1 / pass@k at low temperature")
