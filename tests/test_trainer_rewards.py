@@ -140,11 +140,10 @@ def test_infra_error_results_score_none(service):
     assert fmt == [None, 1.0] and correct == [None, 0.0]
 
 
+@pytest.mark.timeout(60)  # fails at construction (health check with a 2 s deadline), never hangs
 def test_wrong_address_fails_fast_with_the_fix():
-    started = time.monotonic()
     with pytest.raises(RewardError, match="verifier-service serve"):
         VerifierRewards("127.0.0.1:1", connect_timeout_s=2)
-    assert time.monotonic() - started < 30
 
 
 def test_dataset_problems_are_errors_not_rewards(service):
