@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing as mp
+import os
+import subprocess
+import sys
 import time
 from multiprocessing.connection import Connection
 
@@ -21,12 +23,32 @@ from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, Verdict
 
 log = logging.getLogger(__name__)
-_CTX = mp.get_context("spawn")  # never fork a process that runs gRPC threads
 CHUNK_MAX = 512                # checks per worker round trip
 CHUNK_ITEM_BUDGET_S = 0.05     # a chunk may take its slowest item's limit plus this per item
 
 
-def _worker_main(conn: Connection) -> None:
+class _Channel:
+    """Pickled messages over two pipes (multiprocessing's Connection framing)."""
+
+    def __init__(self, read_fd: int, write_fd: int):
+        self._in = Connection(read_fd, writable=False)
+        self._out = Connection(write_fd, readable=False)
+
+    def send(self, message) -> None:
+        self._out.send(message)
+
+    def recv(self):
+        return self._in.recv()
+
+    def poll(self, timeout: float) -> bool:
+        return self._in.poll(timeout)
+
+    def close(self) -> None:
+        self._in.close()
+        self._out.close()
+
+
+def _worker_main(conn: _Channel) -> None:
     from verifier_service.kinds import get_kind, preload_pure
 
     preload_pure()
@@ -50,11 +72,20 @@ def _worker_main(conn: Connection) -> None:
 
 
 class _Worker:
+    """A worker started as ``python -m verifier_service.pool``: a fresh interpreter that never forks
+    the (threaded) service and never re-imports the caller's ``__main__``."""
+
     def __init__(self) -> None:
-        self.conn, child = _CTX.Pipe()
-        self.process = _CTX.Process(target=_worker_main, args=(child,), daemon=True, name="rlvr-pure-worker")
-        self.process.start()
-        child.close()
+        to_child_r, to_child_w = os.pipe()
+        to_parent_r, to_parent_w = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "verifier_service.pool", str(to_child_r), str(to_parent_w)],
+                pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL)
+        finally:
+            os.close(to_child_r)
+            os.close(to_parent_w)
+        self.conn = _Channel(to_parent_r, to_child_w)
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         try:
@@ -68,7 +99,10 @@ class _Worker:
 
     def kill(self) -> None:
         self.process.kill()
-        self.process.join(5)
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            log.warning("pure worker %d did not exit after SIGKILL", self.process.pid)
         self.conn.close()
 
 
@@ -166,3 +200,7 @@ class PurePool:
         for w in self._all:
             await asyncio.to_thread(w.kill)
         self._all.clear()
+
+
+if __name__ == "__main__":
+    _worker_main(_Channel(int(sys.argv[1]), int(sys.argv[2])))
