@@ -358,3 +358,42 @@ def test_identical_completions_in_a_batch_run_once(service):
     assert [r["id"] for r in results] == [str(i) for i in range(8)]
     assert all(r["verdict"] == "PASSED" for r in results)
     assert len(runs) == 2
+
+
+def _count_sandbox_runs(svc):
+    sandbox = svc.app.sandbox
+    runs = []
+    original = sandbox.run
+
+    async def counting(job, *args, **kwargs):
+        runs.append(job)
+        return await original(job, *args, **kwargs)
+
+    sandbox.run = counting
+    return runs
+
+
+def test_result_cache_is_off_by_default(service):
+    runs = _count_sandbox_runs(service)
+    try:
+        code = OK_CODE + "# cache off\n"
+        assert service.verify(code, OK_SPEC)["verdict"] == "PASSED"
+        assert service.verify(code, OK_SPEC)["verdict"] == "PASSED"
+    finally:
+        del service.app.sandbox.run
+    assert len(runs) == 2
+
+
+def test_result_cache_reuses_verdicts_about_the_code_only(make_service):
+    svc = make_service(result_cache_size=8)
+    runs = _count_sandbox_runs(svc)
+    first = svc.verify(OK_CODE, OK_SPEC, id="a")
+    again = svc.verify(OK_CODE, OK_SPEC, id="b")
+    assert (first["verdict"], again["verdict"], again["id"]) == ("PASSED", "PASSED", "b")
+    assert len(runs) == 1
+    loop_code, loop_spec = sleeper(5, timeout_s=1)
+    assert svc.verify(loop_code, loop_spec)["verdict"] == "TIMEOUT"
+    assert svc.verify(loop_code, loop_spec)["verdict"] == "TIMEOUT"
+    assert len(runs) == 3  # a TIMEOUT may come from load: never cached
+    json_spec = {"kind": "json_schema", "schema": {"type": "object"}}
+    assert svc.verify("{}", json_spec)["verdict"] == svc.verify("{}", json_spec)["verdict"] == "PASSED"

@@ -49,6 +49,7 @@ class ServiceConfig:
     default_timeout_s: float = _f(10.0, "time limit of a check whose spec sets none")
     max_timeout_s: float = _f(120.0, "largest time limit a spec may ask for")
     compile_timeout_s: float = _f(30.0, "time limit of compiling a C++ solution")
+    result_cache_size: int = _f(0, "results kept by (spec, completion, sandbox image); 0 = no cache")
     pure_workers: int = _f(2, "worker processes for the in-process verifiers (json, tool call, math, format)")
     health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
@@ -67,6 +68,8 @@ class ServiceConfig:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
             problems.append("default_timeout_s must not exceed max_timeout_s")
+        if self.result_cache_size < 0:
+            problems.append("result_cache_size must not be negative")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):
             problems.append("sandbox_labels must be key=value pairs separated by commas")
         if not 0 <= self.port <= 65535:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from verifier_service._generated import verifier_pb2 as pb
@@ -46,6 +47,7 @@ class Engine:
         self.sandbox = sandbox
         self.pure_pool = pure_pool
         self._specs: dict[bytes, tuple[Spec, VerifierKind]] = {}
+        self._results: OrderedDict[bytes, pb.VerifyResult] = OrderedDict()
 
     def prepare(self, request: pb.VerifyRequest) -> Prepared:
         """Validates one request; InvalidSpec says what is wrong."""
@@ -96,16 +98,19 @@ class Engine:
             if item.key not in first:
                 first[item.key] = len(unique)
                 unique.append(item)
-        pure = [i for i, item in enumerate(unique) if isinstance(item.kind, PureKind)] if self.pure_pool else []
+        results: list[pb.VerifyResult] = [self._cached(item) for item in unique]  # type: ignore[misc]
+        todo = [i for i, r in enumerate(results) if r is None]
+        pure = [i for i in todo if isinstance(unique[i].kind, PureKind)] if self.pure_pool else []
         pure_set = set(pure)
-        other = [i for i in range(len(unique)) if i not in pure_set]
-        results: list[pb.VerifyResult] = [None] * len(unique)  # type: ignore[list-item]
+        other = [i for i in todo if i not in pure_set]
         batch, checked = await asyncio.gather(self._verify_pure([unique[i] for i in pure]),
                                               asyncio.gather(*(self.verify(unique[i]) for i in other)))
         for i, result in zip(pure, batch, strict=True):
             results[i] = result
         for i, result in zip(other, checked, strict=True):
             results[i] = result
+        for i in todo:
+            self._remember(unique[i], results[i])
         out = []
         for item in items:
             result = results[first[item.key]]
@@ -114,6 +119,32 @@ class Engine:
                 result.id = item.id
             out.append(result)
         return out
+
+    def _cache_key(self, item: Prepared) -> bytes | None:
+        """(spec, completion, sandbox image digest): a result is reused only for the same image."""
+        if not self.config.result_cache_size:
+            return None
+        if item.kind.sandboxed:
+            image = self.sandbox.image_id if self.sandbox is not None else None
+            return None if image is None else item.key + b"\0" + image.encode()
+        return item.key
+
+    def _cached(self, item: Prepared) -> pb.VerifyResult | None:
+        key = self._cache_key(item)
+        result = self._results.get(key) if key is not None else None
+        if result is None:
+            return None
+        self._results.move_to_end(key)
+        return result
+
+    def _remember(self, item: Prepared, result: pb.VerifyResult) -> None:
+        """Keeps verdicts about the code; never INFRA_ERROR (the sandbox failed) or TIMEOUT (load may cause it)."""
+        key = self._cache_key(item)
+        if key is None or result.verdict in (pb.INFRA_ERROR, pb.TIMEOUT):
+            return
+        self._results[key] = result
+        while len(self._results) > self.config.result_cache_size:
+            self._results.popitem(last=False)
 
     async def verify(self, item: Prepared) -> pb.VerifyResult:
         started = time.monotonic()

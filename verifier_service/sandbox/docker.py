@@ -126,6 +126,7 @@ class DockerSandbox:
         self._replacing: set[asyncio.Task] = set()
         self._closed = False
         self.pool_error: str | None = None
+        self.image_id: str | None = None  # the sandbox image's digest, once checked
         self.running = 0
         self.recycled = 0
         self._extra_labels = dict(item.strip().split("=", 1) for item in config.sandbox_labels.split(",")
@@ -149,7 +150,7 @@ class DockerSandbox:
         api = self._client()
         try:
             api.ping()
-            api.inspect_image(self.config.sandbox_image)
+            self.image_id = api.inspect_image(self.config.sandbox_image)["Id"]
         except docker.errors.ImageNotFound as exc:
             raise SandboxUnavailable(f"sandbox image {self.config.sandbox_image!r} is not built; {FIX_IMAGE}") from exc
         except (docker.errors.DockerException, OSError) as exc:
