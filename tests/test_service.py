@@ -10,6 +10,10 @@ and the reward ordering malformed < well-formed wrong < correct.
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -21,6 +25,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.spec import request_from_json, result_to_json
 
 pytestmark = pytest.mark.docker
@@ -397,3 +402,44 @@ def test_result_cache_reuses_verdicts_about_the_code_only(make_service):
     assert len(runs) == 3  # a TIMEOUT may come from load: never cached
     json_spec = {"kind": "json_schema", "schema": {"type": "object"}}
     assert svc.verify("{}", json_spec)["verdict"] == svc.verify("{}", json_spec)["verdict"] == "PASSED"
+
+
+def test_several_worker_processes_serve_one_port(docker_ready, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--port", str(port),
+                             "--workers", "2", "--max-concurrency", "1", "--pure-workers", "1",
+                             "--shutdown-grace-s", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        children = []
+        assert wait_for(lambda: children.extend(_children(proc.pid)) or children, 30, 0.2), "no worker started"
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=60)
+            stub = pb_grpc.VerifierStub(channel)
+            assert wait_for(lambda: health_status(channel, SERVICE_NAME) == health_pb2.HealthCheckResponse.SERVING,
+                            60, 0.5)
+            result = stub.Verify(req(OK_CODE, OK_SPEC), timeout=60)
+            assert result.verdict == pb.PASSED
+        assert len(set(children)) == 1  # one more worker; it starts none of its own
+        assert not _children(children[0])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    assert all(not _alive(pid) for pid in children)
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True, check=False)
+    return [int(p) for p in out.stdout.split() if "verifier_service.cli" in _cmdline(int(p))]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    return bool(_cmdline(pid))

@@ -260,10 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=config.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         if args.command == "serve":
-            from verifier_service.server import serve
+            from verifier_service.server import serve_workers
 
-            asyncio.run(serve(config))
-            return 0
+            return serve_workers(config, argv if argv is not None else sys.argv[1:])
         if args.command == "inspect" and args.import_labels:
             return _import_labels(args)
         if args.command == "inspect" and not args.input:

@@ -52,6 +52,7 @@ class ServiceConfig:
     result_cache_size: int = _f(0, "results kept by (spec, completion, sandbox image); 0 = no cache")
     pure_workers: int = _f(2, "worker processes for the in-process verifiers (json, tool call, math, format)")
     health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
+    workers: int = _f(1, "server processes sharing the port (SO_REUSEPORT), each with its own warm pool")
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
     log_level: str = _f("INFO", "logging level")
 
@@ -59,7 +60,7 @@ class ServiceConfig:
         problems = []
         for name in ("max_concurrency", "max_pending", "max_batch_size", "max_completion_bytes",
                      "max_message_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
-                     "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs"):
+                     "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "health_interval_s",
@@ -72,6 +73,8 @@ class ServiceConfig:
             problems.append("result_cache_size must not be negative")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):
             problems.append("sandbox_labels must be key=value pairs separated by commas")
+        if self.workers > 1 and self.port == 0:
+            problems.append("workers > 1 needs a fixed port (they share it)")
         if not 0 <= self.port <= 65535:
             problems.append("port must be in 0..65535")
         if problems:

@@ -56,6 +56,7 @@ class VerifierApp:
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
+            ("grpc.so_reuseport", 1),  # several worker processes may serve one port
         ])
         pb_grpc.add_VerifierServicer_to_server(self.servicer, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -128,3 +129,39 @@ async def serve(config: ServiceConfig) -> None:
         log.info("shutting down (grace %.0fs)", config.shutdown_grace_s)
     finally:
         await app.stop()
+
+
+def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
+    """Serves in this process, plus ``workers - 1`` more on the same port (the kernel spreads the
+    connections). Each worker has its own warm pool; SIGINT / SIGTERM stop them all."""
+    import os
+    import subprocess
+    import sys
+
+    children = []
+    if config.workers > 1:
+        # The children serve; they must not start workers of their own: no --workers flag (flags win
+        # over the environment), and RLVR_VERIFIER_WORKERS=1 over a config file's value.
+        child_argv, skip = [], False
+        for arg in argv:
+            if skip:
+                skip = False
+            elif arg == "--workers":
+                skip = True
+            elif not arg.startswith("--workers="):
+                child_argv.append(arg)
+        env = dict(os.environ, RLVR_VERIFIER_WORKERS="1")
+        children = [subprocess.Popen([sys.executable, "-m", "verifier_service.cli", *child_argv], env=env)
+                    for _ in range(config.workers - 1)]
+        log.info("started %d more worker process(es) on port %d", len(children), config.port)
+    try:
+        asyncio.run(serve(config))
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            try:
+                child.wait(config.shutdown_grace_s + 5)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    return 0
