@@ -443,3 +443,13 @@ def _cmdline(pid: int) -> str:
 
 def _alive(pid: int) -> bool:
     return bool(_cmdline(pid))
+
+
+def test_a_warm_container_that_died_is_replaced_without_losing_the_job(make_service):
+    svc = make_service(max_concurrency=1)
+    assert svc.verify(OK_CODE, OK_SPEC)["verdict"] == "PASSED"  # the pool is up
+    (victim,) = [c for c in svc.app.sandbox._live]
+    subprocess.run(["docker", "kill", victim], capture_output=True, timeout=60, check=True)
+    result = svc.verify(OK_CODE + "# after the kill\n", OK_SPEC)
+    assert result["verdict"] == "PASSED", result
+    assert victim not in svc.app.sandbox._live

@@ -326,8 +326,15 @@ class DockerSandbox:
         queued = time.monotonic()
         if self.pooled:
             await self.start()
-            container = await self._acquire()
-            run = await self._run_pooled(container, job, on_step, deadline_s)
+            for attempt in range(2):
+                container = await self._acquire()
+                run = await self._run_pooled(container, job, on_step, deadline_s)
+                # A warm container that died while idle fails before the job says anything: the
+                # job ran nowhere, so it goes once more to a fresh container instead of INFRA_ERROR.
+                if not (run.runner_error and not run.steps and not run.oom_killed) or attempt:
+                    break
+                log.warning("sandbox container %s was gone (%s); running the job on another", container.id[:12],
+                            run.runner_error)
             run.queue_s = time.monotonic() - queued - run.run_s
         else:
             async with self._slots:
