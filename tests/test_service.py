@@ -346,20 +346,12 @@ def test_reward_ordering_malformed_wrong_correct(service):
 
 def test_identical_completions_in_a_batch_run_once(service):
     # A GRPO group often repeats itself: the duplicates share one sandbox run but keep their own ids.
-    sandbox = service.app.sandbox
-    runs = []
-    original = sandbox.run
-
-    async def counting(job, *args, **kwargs):
-        runs.append(job)
-        return await original(job, *args, **kwargs)
-
-    sandbox.run = counting
+    runs = _count_sandbox_runs(service)
     try:
         items = [(OK_CODE, OK_SPEC)] * 6 + [(OK_CODE + "\n", OK_SPEC)] * 2
         results = service.verify_batch(items)
     finally:
-        sandbox.run = original
+        del service.app.sandbox.run
     assert [r["id"] for r in results] == [str(i) for i in range(8)]
     assert all(r["verdict"] == "PASSED" for r in results)
     assert len(runs) == 2

@@ -16,6 +16,7 @@ from pathlib import Path
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig, add_config_flags, load_config
 from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, VerifierError
+from verifier_service.jsonl import read_jsonl
 from verifier_service.spec import request_from_json, result_to_json
 
 EXIT_USAGE = 2
@@ -32,17 +33,9 @@ def _console():
 def read_requests(path: Path) -> list[pb.VerifyRequest]:
     """Parses a JSONL file of requests; errors name the line."""
     requests = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise VerifierError(f"cannot read {path}: {exc.strerror}") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, value in read_jsonl(path):
         try:
-            request = request_from_json(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise VerifierError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+            request = request_from_json(value)
         except InvalidSpec as exc:
             raise VerifierError(f"{path}:{number}: {exc}") from exc
         if not request.id:

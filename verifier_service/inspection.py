@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from verifier_service.errors import VerifierError
+from verifier_service.jsonl import read_jsonl
 from verifier_service.spec import spec_from_json, spec_to_json
 
 CODE_KINDS = ("python_assert", "python_io", "stdio", "pytest")
@@ -88,17 +89,7 @@ def sample_set_hash(samples: list[Sample]) -> str:
 def read_rows(path: Path) -> list[dict]:
     """The JSON objects of a JSONL file, blank lines skipped (validate with ``cli.read_requests``)."""
     rows = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise VerifierError(f"cannot read {path}: {exc.strerror}") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise VerifierError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+    for number, row in read_jsonl(path):
         if not isinstance(row, dict):
             raise VerifierError(f"{path}:{number}: each line must be a JSON object")
         rows.append(row)
