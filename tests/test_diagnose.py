@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from trainer_smoke import trainer_cli, write_dataset, write_smoke_config
 
 from trainer.cli import main
 from trainer.config import RunConfig
@@ -288,22 +285,6 @@ def test_cli_exit_codes_json_and_patch_out(tmp_path, capsys):
 # ---- a real run: a tiny CPU GRPO run with a preset, against the verifier service --------------------------------
 
 
-def write_dataset(path: Path) -> None:
-    io_spec = {"kind": "python_io", "extract": "raw", "entry_point": "f", "timeout_s": 5,
-               "cases": [{"args": [1], "expected": 2}]}
-    fmt_spec = {"kind": "format", "pattern": "<answer>.*</answer>"}
-    rows = [{"prompt": [{"role": "user", "content": f"Write f(x) returning x + 1. ({i})"}],
-             "verification": json.dumps(io_spec if i % 2 == 0 else fmt_spec)} for i in range(4)]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
-def trainer_cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               HF_HUB_DISABLE_TELEMETRY="1", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "trainer.cli", *args], capture_output=True, text=True, timeout=600,
-                          cwd=ROOT, env=env)
-
-
 @pytest.mark.docker
 def test_a_preset_run_is_diagnosed_and_its_patch_trains(service, tmp_path):
     from trainer.tiny_model import build_tiny_model
@@ -312,17 +293,10 @@ def test_a_preset_run_is_diagnosed_and_its_patch_trains(service, tmp_path):
     data = tmp_path / "prompts.jsonl"
     write_dataset(data)
     out = tmp_path / "run"
-    config = {
-        "model": str(model), "dataset": str(data), "output_dir": str(out), "verifier": service.address,
-        "use_cpu": True, "bf16": False, "generation": "transformers", "max_steps": 3, "logging_steps": 1,
-        "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max_completion_length": 16,
-        "gradient_checkpointing": False, "save_steps": 1000, "learning_rate": 1e-5,
-        "skip_gates": True,  # a random model has no base rate to gate on; the override is recorded
-        "deviation_reasons": {"learning_rate": "a 0.1M-parameter random model in a smoke test",
-                              "variant": "exercising a preset in the smoke test"},
-    }
-    path = tmp_path / "run.yaml"
-    path.write_text(yaml.safe_dump(config))
+    path = write_smoke_config(
+        tmp_path / "run.yaml", model, data, out, service.address, max_steps=3,
+        deviation_reasons={"learning_rate": "a 0.1M-parameter random model in a smoke test",
+                           "variant": "exercising a preset in the smoke test"})
     proc = trainer_cli("train", "--config", str(path), "--variant", "dapo")
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads((out / "run.json").read_text())
