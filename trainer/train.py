@@ -11,6 +11,7 @@ from typing import Any
 from trainer.config import RunConfig
 from trainer.errors import ConfigError, TrainerError
 from trainer.gates import check_gates
+from trainer.grpo import build_trainer
 from trainer.rewards import VerifierRewards
 from trainer.timing import RewardWaitCallback
 
@@ -56,26 +57,14 @@ def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
     rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s)
 
     from transformers import AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
 
-    kwargs = config.to_grpo_kwargs()
-    if "activation_checkpointing" in GRPOConfig.__dataclass_fields__:  # transformers >= 5.2x renamed it
-        kwargs["activation_checkpointing"] = kwargs.pop("gradient_checkpointing")
-    args = GRPOConfig(**kwargs)
     try:
         tokenizer = AutoTokenizer.from_pretrained(config.model)
     except Exception as exc:
         raise ConfigError(f"cannot load the tokenizer of {config.model!r}: {exc}") from exc
-    peft_config = None
-    if config.lora:
-        from peft import LoraConfig
-
-        peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear",
-                                 task_type="CAUSAL_LM")
     timing = RewardWaitCallback(rewards)
-    trainer = GRPOTrainer(model=config.model, reward_funcs=rewards.reward_funcs(config.rewards), args=args,
-                          train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config,
-                          callbacks=[timing])
+    trainer = build_trainer(config, reward_funcs=rewards.reward_funcs(config.rewards), dataset=dataset,
+                            tokenizer=tokenizer, callbacks=[timing])
     for deviation in deviations:
         log.warning("deviation from the recipe: %s", deviation)
     result = trainer.train()
@@ -96,4 +85,4 @@ def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
     return record
 
 
-__all__ = ["TrainerError", "load_prompts", "run_training"]
+__all__ = ["TrainerError", "build_trainer", "load_prompts", "run_training"]
