@@ -23,15 +23,18 @@ def cmd_config(args: argparse.Namespace) -> int:
     from trainer import memory
 
     config = _load(args)
-    plan = None
+    plan = estimate = None
     if args.model_size:
         try:
             shape = memory.parse_size(args.model_size)
+            plan = memory.recommend(shape, gpus=args.gpus, gpu_memory_gb=args.gpu_memory,
+                                    generation=config.generation)
         except ValueError as exc:
             raise TrainerError(str(exc)) from exc
-        plan = memory.recommend(shape, gpus=args.gpus, gpu_memory_gb=args.gpu_memory)
-        config = config.override({k: v for k, v in plan.as_run_config_changes().items()
-                                  if k not in flags_to_changes(args)})
+        explicit = flags_to_changes(args)  # what the user set stays; the plan fills in the rest
+        config = config.override({k: v for k, v in plan.as_run_config_changes().items() if k not in explicit})
+        estimate = memory.estimate_config(shape, config, gpu_memory_gb=args.gpu_memory,
+                                          zero_stage=plan.zero_stage if config.num_gpus > 1 else 0)
     deviations = config.validate()
     out = sys.stdout
     out.write("# Validated GRPO run config (trainer train --config FILE)\n")
@@ -42,12 +45,15 @@ def cmd_config(args: argparse.Namespace) -> int:
     out.write("# Deviations from the reference recipe:\n")
     for d in deviations or ["none"]:
         out.write(f"#   - {d}\n")
-    if plan is not None:
-        out.write(f"\n# Memory plan for {args.model_size} on {args.gpus} x {args.gpu_memory:g} GB "
-                  f"(an estimate from a stated model; see docs/grpo-memory-model.md):\n")
-        for line in memory.render_estimate(plan.estimate).splitlines():
+    if plan is not None and estimate is not None:
+        out.write(f"\n# Memory of this config, {args.model_size} on {args.gpus} x {args.gpu_memory:g} GB (the model "
+                  f"of docs/grpo-memory-model.md; one-GPU layouts checked against H200 measurements, "
+                  f"docs/grpo-memory.md):\n")
+        for line in memory.render_estimate(estimate).splitlines():
             out.write(f"#   {line}\n")
-        out.write(f"#   ZeRO stage: {plan.zero_stage}\n")
+        out.write(f"#   ZeRO stage: {plan.zero_stage if config.num_gpus > 1 else 0}\n")
+        if not plan.fits:
+            out.write(f"#   The cheapest layout tried does not fit either: {plan.reason}\n")
     return 0
 
 

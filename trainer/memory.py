@@ -1,16 +1,20 @@
 """A per-GPU memory model of the reference GRPO recipe, per target model size class.
 
-Nothing here is measured. Every term is computed from a *stated* model: a model
-shape (the published Qwen2.5 configurations), byte counts per parameter and per
-token, and a few fixed overheads. Each coefficient is a named module constant
-with a docstring that says what it stands for, so that the later measurement on
-a real GPU can correct one constant at a time. The method, the assumptions and
-what is left out are written up in ``docs/grpo-memory-model.md``.
+Every term is computed from a model shape (the published Qwen2.5 configurations),
+byte counts per parameter and per token, and a few fixed overheads. Each
+coefficient is a named module constant with a docstring that says what it stands
+for and whether it was measured. The one-GPU layout (ZeRO-0, ``trainer train``'s
+default load in float32, bf16 autocast) was checked against peaks measured on an
+H200 (``benchmarks/grpo_memory.py``, ``docs/grpo-memory.md``): 0.5B-7B, full
+fine-tuning and LoRA, transformers generation, within 7 %. The multi-GPU (ZeRO)
+and vLLM terms are not measured. The method, the assumptions and what is left
+out are written up in ``docs/grpo-memory-model.md``.
 
 The public API:
 
 * ``ModelShape``, ``SIZE_CLASSES`` and ``parse_size(text)``: the size classes.
 * ``estimate(shape, ...) -> MemoryEstimate``: per-GPU GiB of one layout, term by term.
+* ``estimate_config(shape, run_config, gpu_memory_gb=...)``: the estimate of one run config as it is.
 * ``recommend(shape, gpus=..., gpu_memory_gb=...) -> Plan``: the cheapest layout that fits.
 * ``table(...)`` and ``render_table(rows)``: the smallest fitting GPU count per size class.
 * ``render_estimate(estimate)``: a plain-text breakdown.
@@ -40,28 +44,39 @@ FP32_BYTES = 4
 # Training state: bytes per parameter
 # ---------------------------------------------------------------------------
 
+POLICY_LOAD_BYTES_PER_PARAM = FP32_BYTES
+"""Measured. ``trainer train`` passes the model as a path, and TRL 1.16's ``GRPOTrainer`` loads it in float32 unless
+``model_init_kwargs`` sets a dtype: after loading, each model copy held 4.0 bytes per parameter on the H200 (0.5B-7B,
+full and LoRA). bf16 training is autocast over fp32 weights. Used at ZeRO-0 (one process per GPU, no DeepSpeed)."""
+
 WEIGHT_BYTES_PER_PARAM = BF16_BYTES
-"""Policy (and reference) weights are held in bf16 (``bf16=True``; the model loaded in bfloat16)."""
+"""ZeRO >= 1 (DeepSpeed bf16, not measured): the engine converts the model to bf16 and keeps an fp32 master copy in
+the optimizer; the reference model is bf16 too."""
 
 GRADIENT_BYTES_PER_PARAM = BF16_BYTES
-"""Full fine-tuning: one bf16 gradient per trainable parameter."""
+"""ZeRO >= 1 (not measured): one bf16 gradient per trainable parameter. At ZeRO-0 gradients have the weights' dtype
+(fp32, 4 bytes; measured)."""
 
 ADAM_MOMENT_BYTES_PER_PARAM = 2 * FP32_BYTES
-"""AdamW keeps two fp32 moments (exp_avg, exp_avg_sq) per trainable parameter: 8 bytes."""
+"""AdamW keeps two fp32 moments (exp_avg, exp_avg_sq) per trainable parameter: 8 bytes (measured at ZeRO-0)."""
 
 MASTER_WEIGHT_BYTES_PER_PARAM = FP32_BYTES
-"""Mixed precision keeps an fp32 master copy of every trainable bf16 weight (DeepSpeed/FSDP style): 4 bytes.
+"""ZeRO >= 1 (DeepSpeed bf16, not measured): an fp32 master copy of every trainable bf16 weight. At ZeRO-0 the
+weights already are fp32 and there is no separate copy. Either way full fine-tuning holds 16 bytes per parameter
+(fp32: 4 weight + 4 gradient + 8 moments; DeepSpeed: 2 + 2 + 4 + 8)."""
 
-Assumption: weights and gradients in bf16 plus fp32 master weights and moments, 16 bytes per parameter in all.
-A model loaded in fp32 and trained under bf16 autocast also totals 16 bytes (4 weight + 4 gradient + 8 moments);
-only the split between the terms differs.
-"""
+AUTOCAST_CACHE_BYTES_PER_PARAM = BF16_BYTES
+"""Measured (fitted with the activations at ZeRO-0): under bf16 autocast, the forward casts each fp32 weight that
+requires grad to bf16 once and keeps the cast until the forward's autocast region ends, so full fine-tuning holds a
+bf16 copy of every trainable weight during the training forward/backward (a frozen LoRA base is re-cast per use and
+not cached). Not charged under DeepSpeed bf16 (the weights are bf16 already)."""
 
 LORA_RANK = 16
 """LoRA rank: ``RunConfig.lora_r``'s default."""
 
 LORA_ADAPTER_WEIGHT_BYTES = FP32_BYTES
-"""LoRA adapter weights are fp32: PEFT upcasts adapters (``autocast_adapter_dtype=True``) on a bf16 base."""
+"""LoRA adapter weights are fp32 (PEFT's ``autocast_adapter_dtype=True``; with the default fp32 load the base is fp32
+as well, ``POLICY_LOAD_BYTES_PER_PARAM``)."""
 
 LORA_ADAPTER_GRADIENT_BYTES = FP32_BYTES
 """Gradients of the fp32 adapters are fp32."""
@@ -154,8 +169,26 @@ COLOCATE_MAX_UTILIZATION = 0.9
 # Fixed overhead
 # ---------------------------------------------------------------------------
 
-CUDA_OVERHEAD_GIB = 1.5
-"""Per-GPU fixed cost: CUDA context and kernels (~0.5 GiB), NCCL buffers, and caching-allocator fragmentation."""
+CUDA_CONTEXT_GIB = 0.8
+"""Measured: device memory a training process holds outside PyTorch's caching allocator (CUDA context, kernels,
+library handles): 0.75-0.80 GiB on the H200 with PyTorch 2.11 / CUDA 13, for every size."""
+
+ALLOCATOR_FRAGMENTATION_FRACTION = 0.05
+"""Measured: the caching allocator's peak reserved memory exceeded its peak allocated memory by 3-8 % (one point of
+16 %, at 0.5B LoRA's 3.8 GiB); charged on the allocated terms."""
+
+NCCL_BUFFERS_GIB = 0.5
+"""Not measured: NCCL communication buffers per GPU when training spans several GPUs."""
+
+# ---------------------------------------------------------------------------
+# Generation with transformers (``generation: transformers``)
+# ---------------------------------------------------------------------------
+
+GENERATION_BYTES_PER_PROMPT_TOKEN_HIDDEN = 111
+"""Fitted on the H200 measurements (four LoRA points, 0.5B-7B; within 10 % each): besides the bf16 KV cache, the
+generation phase (``model.generate`` on the whole generation batch, then the no-grad log-prob forwards) peaks at
+about ``111 * hidden`` bytes per prompt token of the generation batch: the prefill's per-layer working tensors
+(the SwiGLU intermediate is 5.3-5.8 x hidden in these shapes) at bf16, and their fp32 casts."""
 
 # ---------------------------------------------------------------------------
 # The recipe's batch shape, and how recommend searches
@@ -307,15 +340,23 @@ def _shape(shape: ModelShape | str) -> ModelShape:
 COMPONENT_NAMES = {
     "policy_weights_gib": "policy weights",
     "gradients_gib": "gradients",
+    "autocast_cache_gib": "autocast bf16 weight casts",
     "optimizer_gib": "optimizer states",
     "reference_gib": "reference model",
     "zero3_gather_gib": "ZeRO-3 gathered layers",
     "activations_gib": "activations",
     "logits_gib": "LM head / log-probs",
+    "generation_gib": "transformers generation (KV cache, prefill)",
     "vllm_gib": "vLLM (colocated share)",
     "overhead_gib": "CUDA context / fragmentation",
 }
 """The per-GPU terms of a MemoryEstimate and their display names, in display order."""
+
+TRAINING_PHASE_TERMS = ("gradients_gib", "autocast_cache_gib", "activations_gib", "logits_gib")
+"""Terms alive only during the forward/backward of a micro-batch (gradients are freed after each optimizer step)."""
+
+GENERATION_PHASE_TERMS = ("generation_gib",)
+"""Terms alive only while generating with transformers; the peak is the larger of the two phases."""
 
 
 @dataclass(frozen=True)
@@ -333,6 +374,8 @@ class MemoryEstimate:
     logits_gib: float
     vllm_gib: float
     overhead_gib: float
+    autocast_cache_gib: float = 0.0
+    generation_gib: float = 0.0
     vllm_required_gib: float = 0.0
     """What colocated vLLM needs inside its share (weights + KV cache + runtime); 0 in server mode."""
     settings: dict[str, Any] = field(default_factory=dict)
@@ -346,8 +389,19 @@ class MemoryEstimate:
         return sorted(self.components().items(), key=lambda kv: -kv[1])[:n]
 
     @property
+    def training_phase_gib(self) -> float:
+        return sum(getattr(self, key) for key in TRAINING_PHASE_TERMS)
+
+    @property
+    def generation_phase_gib(self) -> float:
+        return sum(getattr(self, key) for key in GENERATION_PHASE_TERMS)
+
+    @property
     def total_gib(self) -> float:
-        return sum(self.components().values())
+        """The peak: the terms held throughout, plus the larger of the training and the generation phase."""
+        transient = set(TRAINING_PHASE_TERMS) | set(GENERATION_PHASE_TERMS)
+        held = sum(getattr(self, key) for key in COMPONENT_NAMES if key not in transient)
+        return held + max(self.training_phase_gib, self.generation_phase_gib)
 
     @property
     def problems(self) -> list[str]:
@@ -381,17 +435,23 @@ def estimate(shape: ModelShape | str, *, gpus: int = 1, gpu_memory_gb: float = 8
              beta: float = RECIPE_BETA, vllm_mode: str = "colocate",
              vllm_gpu_memory_utilization: float = COLOCATE_DEFAULT_UTILIZATION,
              gradient_accumulation_steps: int = RECIPE_GRADIENT_ACCUMULATION, lora_rank: int = LORA_RANK,
-             fused_lm_head: bool = True, flash_attention: bool = False) -> MemoryEstimate:
+             fused_lm_head: bool = True, flash_attention: bool = True,
+             generation: str = "vllm") -> MemoryEstimate:
     """Per-GPU memory of one *training* GPU.
 
     ``gpus`` counts the training processes (the ZeRO sharding degree); in server mode the vLLM GPUs are extra and
     not counted here. ``per_device_batch`` counts completions (sequences of prompt + completion tokens).
+    ``generation="transformers"`` generates with the policy on the training GPU (no vLLM): its KV cache and prefill
+    replace the vLLM share. ``flash_attention=True`` (transformers' default SDPA kernels on a GPU, the measured setup)
+    stores no ``seq x seq`` score matrix; False keeps Korthikanti et al.'s score term (eager attention).
     """
     shape = _shape(shape)
     if zero_stage not in ZERO_STAGES:
         raise ValueError(f"zero_stage must be one of {ZERO_STAGES} (FSDP full-shard counts as 3), not {zero_stage}")
     if vllm_mode not in ("colocate", "server"):
         raise ValueError(f"vllm_mode must be colocate or server, not {vllm_mode!r}")
+    if generation not in ("vllm", "transformers"):
+        raise ValueError(f"generation must be vllm or transformers, not {generation!r}")
     if gpus < 1 or per_device_batch < 1:
         raise ValueError("gpus and per_device_batch must be positive")
     notes: list[str] = []
@@ -400,26 +460,41 @@ def estimate(shape: ModelShape | str, *, gpus: int = 1, gpu_memory_gb: float = 8
     shard_grads = gpus if zero_stage >= 2 else 1
     shard_optimizer = gpus if zero_stage >= 1 else 1
 
-    # Weights, gradients, optimizer states.
-    base_weights = n * WEIGHT_BYTES_PER_PARAM
+    # Weights, gradients, optimizer states. ZeRO-0 (measured): the policy as TRL loads it (fp32), bf16 autocast.
+    # ZeRO >= 1 (DeepSpeed bf16, not measured): bf16 weights and gradients, fp32 master weights in the optimizer.
+    deepspeed = zero_stage >= 1
+    weight_bytes = WEIGHT_BYTES_PER_PARAM if deepspeed else POLICY_LOAD_BYTES_PER_PARAM
+    base_weights = n * weight_bytes
+    autocast_cache = 0.0
     if lora:
         adapters = shape.lora_params(lora_rank)
         weights = base_weights + adapters * LORA_ADAPTER_WEIGHT_BYTES
         grads = adapters * LORA_ADAPTER_GRADIENT_BYTES
         optimizer = adapters * LORA_ADAPTER_OPTIMIZER_BYTES
+        autocast_cache = adapters * AUTOCAST_CACHE_BYTES_PER_PARAM
         notes.append(f"LoRA r={lora_rank} on all linear layers: {adapters / 1e6:.1f}M fp32 adapter parameters; "
-                     "the bf16 base is frozen")
-    else:
+                     f"the {'bf16' if deepspeed else 'fp32'} base is frozen")
+    elif deepspeed:
         weights = base_weights
         grads = n * GRADIENT_BYTES_PER_PARAM
         optimizer = n * (ADAM_MOMENT_BYTES_PER_PARAM + MASTER_WEIGHT_BYTES_PER_PARAM)
-        notes.append("full fine-tuning, mixed precision: bf16 weights and gradients, fp32 master weights and AdamW "
-                     "moments (16 bytes per parameter before sharding)")
+        notes.append("full fine-tuning, DeepSpeed bf16: bf16 weights and gradients, fp32 master weights and AdamW "
+                     "moments (16 bytes per parameter before sharding; not measured)")
+    else:
+        weights = base_weights
+        grads = n * weight_bytes
+        optimizer = n * ADAM_MOMENT_BYTES_PER_PARAM
+        autocast_cache = n * AUTOCAST_CACHE_BYTES_PER_PARAM
+        notes.append("full fine-tuning: fp32 weights (TRL's default load) and gradients, fp32 AdamW moments "
+                     "(16 bytes per parameter), plus a bf16 autocast copy of the weights during the forward")
+    if not deepspeed:
+        notes.append("the policy is loaded in float32 (TRL's default when the model is a path): 4 bytes per "
+                     "parameter, measured")
 
-    # Reference model.
+    # Reference model: TRL builds it like the policy (same dtype).
     if beta > 0 and not lora:
         reference = base_weights / shard_weights
-        notes.append(f"beta={beta:g} > 0: a bf16 reference model is loaded"
+        notes.append(f"beta={beta:g} > 0: a {'bf16' if deepspeed else 'fp32'} reference model is loaded"
                      + (" (ZeRO-3 shards it too)" if zero_stage >= 3 else ""))
     elif beta > 0:
         reference = 0.0
@@ -457,26 +532,41 @@ def estimate(shape: ModelShape | str, *, gpus: int = 1, gpu_memory_gb: float = 8
         tile = (min(completion_tokens, FUSED_LM_HEAD_TOKEN_TILE) * min(shape.vocab_size, FUSED_LM_HEAD_VOCAB_TILE)
                 * BF16_BYTES)
         grad_hidden = completion_tokens * shape.hidden_size * FUSED_LM_HEAD_GRAD_BYTES
-        grad_head = 0 if lora else shape.embedding_params * FUSED_LM_HEAD_GRAD_BYTES
+        grad_head = shape.embedding_params * FUSED_LM_HEAD_GRAD_BYTES if deepspeed and not lora else 0
         gathered_head = shape.embedding_params * WEIGHT_BYTES_PER_PARAM if zero_stage >= 3 else 0
         logits = tile + grad_hidden + grad_head + gathered_head
         notes.append("TRL 1.16 fused LM head: logits are computed in tiles, never as (batch, seq, vocab); its "
-                     "backward keeps fp32 hidden-state" + ("" if lora else " and LM-head weight") + " gradients")
+                     "backward keeps fp32 hidden-state" + (" and LM-head weight" if grad_head else "") + " gradients")
     else:
         logits = completion_tokens * shape.vocab_size * MATERIALIZED_LOGITS_BYTES
         notes.append("materialised logits: batch x completion x vocab x 4 bytes")
 
-    # vLLM.
-    if vllm_mode == "colocate":
+    # Generation: vLLM (its share of the GPU, or its own GPUs) or transformers on the training GPU.
+    sequences = per_device_batch * gradient_accumulation_steps  # this GPU's generation batch
+    generation_mem = 0.0
+    if generation == "transformers":
+        vllm, required = 0.0, 0.0
+        kv = sequences * seq * shape.kv_cache_bytes_per_token()
+        prefill = sequences * prompt_len * shape.hidden_size * GENERATION_BYTES_PER_PROMPT_TOKEN_HIDDEN
+        generation_mem = kv + prefill
+        notes.append(f"transformers generation on this GPU: bf16 KV cache of {sequences} sequences x {seq} tokens "
+                     f"plus the prefill's working memory (fitted); no vLLM")
+    elif vllm_mode == "colocate":
         vllm = vllm_gpu_memory_utilization * gpu_memory_gb * GIB
-        required = vllm_required_gib(shape, sequences=per_device_batch * gradient_accumulation_steps,
-                                     seq_len=seq)
+        required = vllm_required_gib(shape, sequences=sequences, seq_len=seq)
         notes.append(f"vLLM colocated: {vllm_gpu_memory_utilization:g} of the GPU; it needs {required:.1f} GiB "
                      "(bf16 weights, the KV cache of this GPU's generation batch, runtime)")
     else:
         vllm, required = 0.0, 0.0
         notes.append("vLLM in server mode on its own GPUs: nothing on the training GPUs")
+    notes.append("peak = what is held throughout + the larger of the training phase (gradients, autocast casts, "
+                 "activations, LM head) and the generation phase")
 
+    allocated = (weights / shard_weights + optimizer / shard_optimizer + reference + zero3_gather
+                 + max(grads / shard_grads + autocast_cache + activations + logits, generation_mem))
+    overhead = CUDA_CONTEXT_GIB * GIB + ALLOCATOR_FRAGMENTATION_FRACTION * allocated
+    if gpus > 1:
+        overhead += NCCL_BUFFERS_GIB * GIB
     generation_batch = per_device_batch * gradient_accumulation_steps * gpus
     if generation_batch % num_generations:
         notes.append(f"warning: per-device {per_device_batch} x accumulation {gradient_accumulation_steps} x "
@@ -490,7 +580,7 @@ def estimate(shape: ModelShape | str, *, gpus: int = 1, gpu_memory_gb: float = 8
         "per_device_batch": per_device_batch, "prompt_len": prompt_len, "completion_len": completion_len,
         "num_generations": num_generations, "beta": beta, "vllm_mode": vllm_mode,
         "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization,
-        "gradient_accumulation_steps": gradient_accumulation_steps,
+        "gradient_accumulation_steps": gradient_accumulation_steps, "generation": generation,
     }
     return MemoryEstimate(
         label=shape.label, gpu_memory_gb=gpu_memory_gb,
@@ -502,9 +592,25 @@ def estimate(shape: ModelShape | str, *, gpus: int = 1, gpu_memory_gb: float = 8
         activations_gib=activations / GIB,
         logits_gib=logits / GIB,
         vllm_gib=vllm / GIB,
-        overhead_gib=CUDA_OVERHEAD_GIB,
+        overhead_gib=overhead / GIB,
+        autocast_cache_gib=autocast_cache / GIB,
+        generation_gib=generation_mem / GIB,
         vllm_required_gib=required,
         settings=settings, notes=notes)
+
+
+def estimate_config(shape: ModelShape | str, config: Any, *, gpu_memory_gb: float, zero_stage: int = 0,
+                    prompt_len: int = RECIPE_PROMPT_LEN) -> MemoryEstimate:
+    """The estimate of exactly this run config (``trainer.config.RunConfig``: its GPUs, tuning, batch shape,
+    lengths, beta, generation backend and vLLM settings); ``zero_stage`` is the launcher's setting."""
+    return estimate(shape, gpus=config.num_gpus, gpu_memory_gb=gpu_memory_gb, lora=config.lora,
+                    gradient_checkpointing=config.gradient_checkpointing, zero_stage=zero_stage,
+                    per_device_batch=config.per_device_train_batch_size, prompt_len=prompt_len,
+                    completion_len=config.max_completion_length, num_generations=config.num_generations,
+                    beta=config.beta, vllm_mode=config.vllm_mode,
+                    vllm_gpu_memory_utilization=config.vllm_gpu_memory_utilization,
+                    gradient_accumulation_steps=config.gradient_accumulation_steps, lora_rank=config.lora_r,
+                    generation=config.generation)
 
 
 # ---------------------------------------------------------------------------
@@ -536,18 +642,20 @@ class Plan:
     fits: bool
     reason: str = ""               # why it does not fit ("" when it does)
     notes: list[str] = field(default_factory=list)
+    generation: str = "vllm"       # or "transformers": every GPU trains and generates, no vLLM
 
     def as_run_config_changes(self) -> dict[str, Any]:
         """Keys of ``trainer.config.RunConfig`` (``zero_stage`` is not one: it is the launcher's setting)."""
-        return {
+        changes: dict[str, Any] = {
             "num_gpus": self.training_gpus,
             "lora": self.lora,
             "gradient_checkpointing": self.gradient_checkpointing,
             "per_device_train_batch_size": self.per_device_train_batch_size,
             "gradient_accumulation_steps": self.gradient_accumulation_steps,
-            "vllm_mode": self.vllm_mode,
-            "vllm_gpu_memory_utilization": self.vllm_gpu_memory_utilization,
         }
+        if self.generation == "vllm":
+            changes.update(vllm_mode=self.vllm_mode, vllm_gpu_memory_utilization=self.vllm_gpu_memory_utilization)
+        return changes
 
     @property
     def batch_shape(self) -> str:
@@ -556,6 +664,8 @@ class Plan:
 
     @property
     def vllm_layout(self) -> str:
+        if self.generation == "transformers":
+            return "none (transformers generation)"
         if self.vllm_mode == "colocate":
             return f"colocate ({self.vllm_gpu_memory_utilization:.2f})"
         layout = f"server ({self.vllm_gpus} GPU{'s' if self.vllm_gpus > 1 else ''}"
@@ -605,10 +715,14 @@ def _server_layout(shape: ModelShape, gpus: int, gpu_memory_gb: float, seq_len: 
 
 
 def _search(shape: ModelShape, gpus: int, gpu_memory_gb: float, *, prompt_len: int, completion_len: int,
-            num_generations: int, beta: float, allow_lora: bool = True) -> tuple[Plan | None, Plan | None, str]:
+            num_generations: int, beta: float, allow_lora: bool = True,
+            generation: str = "vllm") -> tuple[Plan | None, Plan | None, str]:
     """(the first fitting plan, the most frugal plan tried, why nothing fits)."""
     seq = prompt_len + completion_len
-    if gpus == 1:
+    if generation == "transformers":  # every GPU trains and generates; the vLLM settings are unused
+        vllm_mode, training, vllm_gpus, tp, dp, server_gib = "server", gpus, 0, 1, 1, None
+        utilizations = [0.0]
+    elif gpus == 1:
         utilizations = _colocate_utilizations(shape, gpu_memory_gb, seq)
         if not utilizations:
             return None, None, (f"colocated vLLM alone needs more than {COLOCATE_MAX_UTILIZATION:g} of a "
@@ -633,13 +747,14 @@ def _search(shape: ModelShape, gpus: int, gpu_memory_gb: float, *, prompt_len: i
                                    gradient_checkpointing=True, zero_stage=zero, per_device_batch=per_device,
                                    prompt_len=prompt_len, completion_len=completion_len,
                                    num_generations=num_generations, beta=beta, vllm_mode=vllm_mode,
-                                   vllm_gpu_memory_utilization=utilization, gradient_accumulation_steps=accum)
+                                   vllm_gpu_memory_utilization=utilization, gradient_accumulation_steps=accum,
+                                   generation=generation)
                     last = Plan(shape=shape, gpus=gpus, gpu_memory_gb=gpu_memory_gb, training_gpus=training,
                                 vllm_mode=vllm_mode, vllm_gpus=vllm_gpus, vllm_tensor_parallel_size=tp,
                                 vllm_data_parallel_size=dp, vllm_gpu_memory_utilization=utilization, lora=lora,
                                 zero_stage=zero, gradient_checkpointing=True, per_device_train_batch_size=per_device,
                                 gradient_accumulation_steps=accum, num_generations=num_generations, estimate=est,
-                                vllm_server_gib=server_gib, fits=_fits_with_headroom(est))
+                                vllm_server_gib=server_gib, fits=_fits_with_headroom(est), generation=generation)
                     if last.fits:
                         return last, last, ""
     assert last is not None
@@ -656,7 +771,9 @@ def _fits_with_headroom(est: MemoryEstimate) -> bool:
 
 def _plan_notes(plan: Plan) -> list[str]:
     notes = []
-    if plan.vllm_mode == "server":
+    if plan.generation == "transformers":
+        notes.append(f"transformers generation on the {plan.training_gpus} training GPU(s): no vLLM")
+    elif plan.vllm_mode == "server":
         notes.append(f"vLLM server on {plan.vllm_gpus} GPU(s) (tensor parallel {plan.vllm_tensor_parallel_size}, "
                      f"data parallel {plan.vllm_data_parallel_size}): about {plan.vllm_server_gib:.1f} GiB per GPU "
                      f"of its {VLLM_SERVER_GPU_MEMORY_UTILIZATION:g} x {plan.gpu_memory_gb:g} GB budget; start it "
@@ -677,7 +794,7 @@ def _plan_notes(plan: Plan) -> list[str]:
 
 def recommend(shape: ModelShape | str, *, gpus: int, gpu_memory_gb: float, prompt_len: int = RECIPE_PROMPT_LEN,
               completion_len: int = RECIPE_COMPLETION_LEN, num_generations: int = RECIPE_NUM_GENERATIONS,
-              beta: float = RECIPE_BETA, allow_lora: bool = True) -> Plan:
+              beta: float = RECIPE_BETA, allow_lora: bool = True, generation: str = "vllm") -> Plan:
     """The cheapest layout of the recipe that fits ``gpus`` GPUs of ``gpu_memory_gb`` each.
 
     vLLM colocates on one GPU and runs as a server on its own GPUs otherwise; full fine-tuning before LoRA; then
@@ -686,12 +803,15 @@ def recommend(shape: ModelShape | str, *, gpus: int, gpu_memory_gb: float, promp
     0.3 before the smallest share that holds vLLM. A layout
     fits when its estimate leaves RECOMMEND_HEADROOM_FRACTION of the GPU free. When nothing fits, ``fits`` is False,
     ``reason`` says why and how many GPUs would do, and the plan is the most frugal layout tried.
-    ``allow_lora=False`` considers full fine-tuning only.
+    ``allow_lora=False`` considers full fine-tuning only. ``generation="transformers"``: no vLLM, every GPU trains.
     """
     shape = _shape(shape)
     if gpus < 1:
         raise ValueError("gpus must be positive")
-    kw = {"prompt_len": prompt_len, "completion_len": completion_len, "num_generations": num_generations, "beta": beta}
+    if generation not in ("vllm", "transformers"):
+        raise ValueError(f"generation must be vllm or transformers, not {generation!r}")
+    kw = {"prompt_len": prompt_len, "completion_len": completion_len, "num_generations": num_generations, "beta": beta,
+          "generation": generation}
     plan, frugal, why = _search(shape, gpus, gpu_memory_gb, allow_lora=allow_lora, **kw)
     if plan is not None:
         plan.notes = _plan_notes(plan)
@@ -705,7 +825,7 @@ def recommend(shape: ModelShape | str, *, gpus: int, gpu_memory_gb: float, promp
     reason = f"{need} ({gpus}: {why})"
     if frugal is None:
         est = estimate(shape, gpus=1, gpu_memory_gb=gpu_memory_gb, lora=True, per_device_batch=1,
-                       vllm_mode="colocate" if gpus == 1 else "server", **kw)
+                       vllm_mode="colocate" if gpus == 1 else "server", **kw)  # only vLLM layouts end here
         frugal = Plan(shape=shape, gpus=gpus, gpu_memory_gb=gpu_memory_gb, training_gpus=max(1, gpus - 1),
                       vllm_mode=est.settings["vllm_mode"], vllm_gpus=0 if gpus == 1 else 1,
                       vllm_tensor_parallel_size=1, vllm_data_parallel_size=1,
@@ -715,6 +835,7 @@ def recommend(shape: ModelShape | str, *, gpus: int, gpu_memory_gb: float, promp
                       gradient_checkpointing=True, per_device_train_batch_size=1,
                       gradient_accumulation_steps=_accumulation_for(1, max(1, gpus - 1), num_generations),
                       num_generations=num_generations, estimate=est, vllm_server_gib=None, fits=False)
+    frugal.generation = generation
     frugal.fits = False
     frugal.reason = reason
     frugal.notes = [reason]
@@ -766,7 +887,9 @@ def render_estimate(estimate: MemoryEstimate) -> str:
     s = estimate.settings
     tuning = "LoRA" if s.get("lora") else "full fine-tuning"
     title = (f"{estimate.label} class, per training GPU ({s.get('gpus')} training GPU(s), {tuning}, "
-             f"ZeRO-{s.get('zero_stage')}, vLLM {s.get('vllm_mode')}, micro-batch {s.get('per_device_batch')} x "
+             f"ZeRO-{s.get('zero_stage')}, "
+             + ("transformers generation" if s.get("generation") == "transformers" else f"vLLM {s.get('vllm_mode')}")
+             + f", micro-batch {s.get('per_device_batch')} x "
              f"{s.get('prompt_len', 0) + s.get('completion_len', 0)} tokens):")
     lines = [title]
     width = max(len(name) for name in COMPONENT_NAMES.values())
