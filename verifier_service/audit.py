@@ -41,6 +41,10 @@ class AuditLog:
         self.path = path
         self._lock = threading.Lock()
 
+    @property
+    def enabled(self) -> bool:
+        return bool(self.path) or log.isEnabledFor(logging.INFO)
+
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps({"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **record},
                           ensure_ascii=False, separators=(",", ":"))
@@ -56,8 +60,10 @@ class AuditLog:
     def batch(self, *, method: str, tenant, requests, results, labels: list[str] | None, status: str,
               message: str, duration_s: float, metadata) -> None:
         """One line for one batch; ``labels`` are the catalog ids used (else taken from the requests)."""
-        if labels is None:
-            labels = [r.verifier or f"kind:{r.spec.kind}" for r in requests]
+        if not self.enabled:
+            return
+        labels = [label or request.verifier or f"kind:{request.spec.kind}"
+                  for label, request in zip(labels or [""] * len(requests), requests, strict=True)]
         record: dict[str, Any] = {
             "audit": "verify", "method": method, "request_id": request_id(metadata),
             "tenant": tenant.name if tenant is not None else None,
@@ -77,5 +83,7 @@ class AuditLog:
 
     def refused(self, *, method: str, tenant, status: str, message: str, metadata) -> None:
         """A call refused before it was read (authentication)."""
+        if not self.enabled:
+            return
         self.write({"audit": "verify", "method": method, "request_id": request_id(metadata),
                     "tenant": tenant.name if tenant is not None else None, "status": status, "message": message})

@@ -103,7 +103,8 @@ def _list_tenants(args) -> int:
 
     tenants = Tenants.load(args.tenants)
     table = Table(title=f"tenants of {args.tenants}", title_justify="left")
-    for column in ("tenant", "keys", "identities", "max_concurrency", "rate/s", "burst", "use", "publish",
+    table.add_column("tenant", no_wrap=True)
+    for column in ("keys", "identities", "max_concurrency", "rate/s", "burst", "use", "publish",
                    "inline specs", "audit content"):
         table.add_column(column)
     for t in tenants.tenants.values():
