@@ -32,6 +32,7 @@ from verifier_service.service import VerifierServicer
 log = logging.getLogger(__name__)
 ORPHAN_SWEEP_S = 300.0  # how often expired sandbox containers (of crashed replicas) are swept
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 class VerifierApp:
@@ -79,9 +80,10 @@ class VerifierApp:
         log.info("verifier service listening on %s:%d (%s; sandbox image %s)", self.config.host, self.port,
                  ("mutual TLS" if self.config.tls_client_ca else "TLS") if tls is not None else "plaintext",
                  self.config.sandbox_image)
-        if self.tenants is None:
-            log.warning("authentication off: no tenants file, every caller is the one local tenant (--tenants FILE "
-                        "turns it on)")
+        if self.tenants is None:  # a warning where others can connect
+            log.log(logging.INFO if self.config.host in LOOPBACK else logging.WARNING,
+                    "authentication off: no tenants file, every caller is the one local tenant (--tenants FILE "
+                    "turns it on)")
         else:
             log.info("authentication on: %d tenant(s) from %s", len(self.tenants.tenants), self.config.tenants)
         log.info("catalog: %d verifier(s)%s", len(self.servicer.catalog),
