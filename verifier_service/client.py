@@ -11,7 +11,6 @@ most ``max_throttle_s`` in all.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 
 import grpc
@@ -58,15 +57,14 @@ class VerifierClient:
         return cls(channel, target, credentials, max_throttle_s)
 
     async def _call(self, method, request, timeout_s: float | None):
-        throttled = 0.0
+        waited = 0.0
         while True:
-            started = time.monotonic()
             try:
                 return await method(request, timeout=timeout_s, metadata=self._metadata)
             except grpc.aio.AioRpcError as exc:
                 hint = retry_after_s(exc) if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED else None
-                if hint is not None and throttled + hint <= self.max_throttle_s:
-                    throttled += hint + (time.monotonic() - started)
+                if hint is not None and waited + hint <= self.max_throttle_s:
+                    waited += hint
                     await asyncio.sleep(hint)
                     continue
                 raise RemoteError(f"{exc.code().name}: {exc.details()}", exc.code().name,

@@ -30,7 +30,6 @@ from verifier_service.errors import (
     PermissionDenied,
     QuotaExceeded,
     UnknownVerifier,
-    VerifierError,
     VersionMismatch,
 )
 from verifier_service.quota import TenantQuotas
@@ -38,6 +37,7 @@ from verifier_service.quota import TenantQuotas
 STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
           (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
           (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION))
+REFUSALS = tuple(cls for cls, _ in STATUS)
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                 except BaseException:
                     ticket.release(refund=True)
                     raise
-            except VerifierError as exc:
+            except REFUSALS as exc:
                 code = next(c for cls, c in STATUS if isinstance(exc, cls))
                 status, message = code.name, str(exc)
                 hint = (((RETRY_AFTER_KEY, str(max(1, round(exc.retry_after_s * 1000)))),)
