@@ -3,7 +3,8 @@
 Two limits per tenant, both optional: ``max_concurrency`` (verifications in
 flight) and ``rate`` (verifications per second, a token bucket of ``burst``
 tokens). A batch is admitted whole or refused whole, with QuotaExceeded
-(RESOURCE_EXHAUSTED) carrying how long to wait; a batch that could never fit
+(RESOURCE_EXHAUSTED) carrying how long to wait (the servicer says it in the
+message and in ``retry-after-ms``); a batch that could never fit
 is InvalidSpec (INVALID_ARGUMENT), since waiting would not help. Each tenant
 has its own counters, so one tenant over its quota is refused without
 touching another's. Limits hold per server process: N replicas admit N times
@@ -100,8 +101,7 @@ class TenantQuotas:
             if state.in_flight + n > tenant.max_concurrency:
                 hint = _clamp(state.batch_s if state.batch_s is not None else DEFAULT_HINT_S)
                 raise QuotaExceeded(f"tenant {tenant.name!r} is over its concurrency quota: {state.in_flight} "
-                                    f"verifications in flight, limit {tenant.max_concurrency}; retry in "
-                                    f"{hint:.2f}s", hint)
+                                    f"verifications in flight, limit {tenant.max_concurrency}", hint)
         if state.bucket is not None:
             if n > state.bucket.size:
                 raise InvalidSpec(f"a batch of {n} completions never fits tenant {tenant.name!r}'s rate quota "
@@ -110,7 +110,7 @@ class TenantQuotas:
             if wait:
                 hint = _clamp(wait)
                 raise QuotaExceeded(f"tenant {tenant.name!r} is over its rate quota ({tenant.rate:g} verifications/s, "
-                                    f"burst {state.bucket.size}); retry in {hint:.2f}s", hint)
+                                    f"burst {state.bucket.size})", hint)
         state.in_flight += n
         return Ticket(self, tenant.name, n)
 
