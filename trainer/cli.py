@@ -112,7 +112,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from verifier_service.cli import main as verifier_main
 
     status = verifier_main(["inspect", "--input", str(args.output), "--report", str(args.report),
-                            "--server", config.verifier])
+                            "--server", config.verifier,
+                            *(["--server-ca", config.verifier_tls_ca] if config.verifier_tls_ca else []),
+                            *(["--client-cert", config.verifier_tls_cert, "--client-key", config.verifier_tls_key]
+                              if config.verifier_tls_cert else [])])
     if status in (0, 3):
         print(f"open {args.report}/report.html, record a reading per card, export the labels to "
               f"{args.report}/labels.jsonl, then run `trainer gate inspect --report {args.report}`", file=sys.stderr)

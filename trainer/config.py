@@ -49,6 +49,11 @@ class RunConfig:
     output_dir: str = _f("./outputs-grpo", "checkpoints and metrics go here")
     verifier: str = _f("127.0.0.1:50051", "HOST:PORT of the verifier service")
     spec_column: str = _f("verification", "dataset column holding each prompt's verification spec (JSON)")
+    verifier_ref: str = _f("", "catalog verifier (team/name@version) for rows whose spec names none: such rows "
+                               "hold only their per-sample fields (the API key comes from RLVR_VERIFIER_API_KEY)")
+    verifier_tls_ca: str = _f("", "PEM CA of the verifier's TLS certificate: connect over TLS ('' = plaintext)")
+    verifier_tls_cert: str = _f("", "PEM client certificate for a verifier that asks for mutual TLS")
+    verifier_tls_key: str = _f("", "PEM key of verifier_tls_cert")
     rewards: list = _f(["format", "correctness"], "reward components, each computed by the verifier")
     reward_weights: list = _f([0.2, 0.8], "TRL reward_weights, one per reward component")
     reward_timeout_s: float = _f(300.0, "deadline of one VerifyBatch call")

@@ -32,7 +32,7 @@ from typing import Any
 from trainer.config import RunConfig
 from trainer.errors import TrainerError
 from verifier_service.errors import InvalidSpec
-from verifier_service.spec import spec_from_json, spec_to_json
+from verifier_service.spec import normal_spec_json
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def normalise_spec(raw: Any, where: str = "spec") -> str:
     """A spec (JSON text or mapping) in canonical JSON text; defaults dropped."""
     try:
         obj = json.loads(raw) if isinstance(raw, str) else raw
-        return _canonical(spec_to_json(spec_from_json(obj)))
+        return _canonical(normal_spec_json(obj))
     except (ValueError, InvalidSpec) as exc:
         raise GateError(f"{where}: not a valid verification spec: {exc}") from exc
 

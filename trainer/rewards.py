@@ -7,7 +7,13 @@ dataset columns, ``trainer_state``, ``log_extra``, ``log_metric``), which TRL
 awaits together; they share **one** ``VerifyBatch`` RPC per training batch.
 
 The spec of each sample comes from a dataset column (``verification`` by
-default) holding the JSON spec (a string or a mapping). A sample the sandbox
+default) holding the JSON spec (a string or a mapping): an inline spec
+(``{"kind": ...}``) or a catalog reference (``{"verifier": "team/name@1",
+"gold": "12"}``); with ``verifier=`` a row that names neither holds only its
+per-sample fields. ``credentials`` add the API key (RLVR_VERIFIER_API_KEY by
+default, never logged) and TLS. A tenant over its quota (RESOURCE_EXHAUSTED
+with a retry hint) waits as hinted, for at most ``max_throttle_s`` per batch,
+before the batch counts as lost. A sample the sandbox
 could not judge (INFRA_ERROR), or a whole batch lost to an unreachable service
 after retries, scores ``None``: TRL leaves it out of the group mean. It is
 never scored 0.0, which would train the model on infrastructure noise.
@@ -30,11 +36,16 @@ from trainer.errors import RewardError
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.client import SERVICE_NAME, START_HINT
+from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import InvalidSpec
-from verifier_service.spec import spec_from_json, spec_to_proto
+from verifier_service.spec import request_from_json
 
 log = logging.getLogger(__name__)
 RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+# The request or the caller is wrong: retrying cannot help, and scoring None would hide it.
+CALLER_ERRORS = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED,
+                 grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION)
+MAX_THROTTLE_WAIT_S = 30.0  # the longest single wait on a retry hint
 COMPONENTS = ("format", "correctness")
 MAX_SHARED = 16
 
@@ -65,6 +76,7 @@ class BatchStats:
     lost: bool = False
     attempts: int = 0
     wait_s: float = 0.0
+    throttled_s: float = 0.0
     pass_rate: float | None = None
 
 
@@ -78,11 +90,15 @@ class _Shared:
 class VerifierRewards:
     """Format + correctness rewards sharing one VerifyBatch call per batch."""
 
-    def __init__(self, target: str, *, spec_column: str = "verification", timeout_s: float = 300.0,
-                 retries: int = 3, backoff_s: float = 1.0, connect_timeout_s: float = 10.0,
+    def __init__(self, target: str, *, spec_column: str = "verification", verifier: str = "",
+                 credentials: Credentials | None = None, timeout_s: float = 300.0, retries: int = 3,
+                 backoff_s: float = 1.0, max_throttle_s: float = 300.0, connect_timeout_s: float = 10.0,
                  max_message_bytes: int = 64 * 1024 * 1024):
         self.target = target
         self.spec_column = spec_column
+        self.verifier = verifier
+        self.credentials = credentials if credentials is not None else Credentials.from_env()
+        self.max_throttle_s = max_throttle_s
         self.timeout_s = timeout_s
         self.retries = retries
         self.backoff_s = backoff_s
@@ -99,13 +115,13 @@ class VerifierRewards:
     def _check_health(self, timeout_s: float) -> None:
         from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-        with grpc.insecure_channel(self.target) as channel:
+        with self.credentials.channel(self.target) as channel:
             try:
                 response = health_pb2_grpc.HealthStub(channel).Check(
                     health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s, wait_for_ready=True)
             except grpc.RpcError as exc:
                 raise RewardError(f"no verifier service answers at {self.target} ({exc.code().name}); "
-                                  f"{START_HINT}") from exc
+                                  f"{START_HINT}; {self.credentials.connect_hint()}") from exc
         if response.status != health_pb2.HealthCheckResponse.SERVING:
             raise RewardError(f"the verifier service at {self.target} is NOT_SERVING: its sandbox backend is down "
                               "(Docker unreachable or the sandbox image missing; see the service's log)")
@@ -124,7 +140,7 @@ class VerifierRewards:
         loop = asyncio.get_running_loop()
         entry = self._stubs.get(id(loop))
         if entry is None:
-            channel = grpc.aio.insecure_channel(self.target, options=[
+            channel = self.credentials.aio_channel(self.target, options=[
                 ("grpc.max_receive_message_length", self.max_message_bytes),
                 ("grpc.max_send_message_length", self.max_message_bytes)])
             entry = self._stubs[id(loop)] = (channel, pb_grpc.VerifierStub(channel))
@@ -147,23 +163,32 @@ class VerifierRewards:
 
     def _requests(self, completions: list, kwargs: dict[str, Any]) -> list[pb.VerifyRequest]:
         specs = kwargs.get(self.spec_column)
+        if specs is None and self.verifier:
+            specs = [None] * len(completions)  # a catalog verifier that needs no per-sample field
         if specs is None:
             raise RewardError(f"the dataset has no {self.spec_column!r} column: each prompt needs its verification "
-                              f"spec there (a JSON object such as {{\"kind\": \"python_io\", ...}})")
+                              f"spec there (a JSON object such as {{\"kind\": \"python_io\", ...}}, or a catalog "
+                              f"reference {{\"verifier\": \"team/name@1\", ...}})")
         if len(specs) != len(completions):
             raise RewardError(f"{len(specs)} specs for {len(completions)} completions")
         requests, cache = [], {}
         for i, (completion, raw) in enumerate(zip(completions, specs, strict=False)):
             cache_key = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True)
-            spec = cache.get(cache_key)
-            if spec is None:
+            template = cache.get(cache_key)
+            if template is None:
                 try:
                     obj = json.loads(raw) if isinstance(raw, str) else raw
-                    spec = cache[cache_key] = spec_to_proto(spec_from_json(obj))
+                    if self.verifier and (obj is None or (isinstance(obj, dict) and "kind" not in obj
+                                                          and "verifier" not in obj)):
+                        obj = {"verifier": self.verifier, **(obj or {})}
+                    template = cache[cache_key] = request_from_json({"completion": "", "spec": obj})
                 except (ValueError, InvalidSpec) as exc:
                     raise RewardError(f"sample {i}: column {self.spec_column!r} does not hold a valid spec: {exc}") \
                         from exc
-            requests.append(pb.VerifyRequest(id=str(i), completion=completion_text(completion), spec=spec))
+            request = pb.VerifyRequest()
+            request.CopyFrom(template)
+            request.id, request.completion = str(i), completion_text(completion)
+            requests.append(request)
         return requests
 
     async def _verify(self, completions: list, kwargs: dict[str, Any]) -> list[pb.VerifyResult | None]:
@@ -172,20 +197,30 @@ class VerifierRewards:
         started = time.perf_counter()
         results: list[pb.VerifyResult | None] = [None] * len(requests)
         delay = self.backoff_s
+        failures = 0
         while True:
             stats.attempts += 1
             try:
                 response = await self._stub().VerifyBatch(pb.VerifyBatchRequest(requests=requests),
-                                                          timeout=self.timeout_s)
+                                                          timeout=self.timeout_s,
+                                                          metadata=self.credentials.metadata)
                 results = list(response.results)
                 break
             except grpc.aio.AioRpcError as exc:
                 code = exc.code()
-                if code == grpc.StatusCode.INVALID_ARGUMENT:
-                    raise RewardError(f"the verifier rejected the batch: {exc.details()}") from exc
-                if code in RETRY_CODES and stats.attempts <= self.retries:
+                if code in CALLER_ERRORS:
+                    raise RewardError(f"the verifier rejected the batch ({code.name}): {exc.details()}") from exc
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    wait = min(retry_after_s(exc) or delay, MAX_THROTTLE_WAIT_S)
+                    if stats.throttled_s + wait <= self.max_throttle_s:
+                        log.info("verifier throttled the batch (%s); retry in %.2fs", exc.details(), wait)
+                        stats.throttled_s += wait
+                        await asyncio.sleep(wait)
+                        continue
+                failures += 1
+                if code in RETRY_CODES and failures <= self.retries:
                     log.warning("verifier %s (%s); retry %d/%d in %.1fs", code.name, exc.details(),
-                                stats.attempts, self.retries, delay)
+                                failures, self.retries, delay)
                     await asyncio.sleep(delay)
                     delay *= 2
                     continue
@@ -215,6 +250,7 @@ class VerifierRewards:
             log_metric("verifier/infra_errors", float(stats.infra_errors))
             log_metric("verifier/batch_lost", float(stats.lost))
             log_metric("verifier/wait_s", stats.wait_s)
+            log_metric("verifier/throttled_s", stats.throttled_s)
             for name in pb.Verdict.keys()[1:]:
                 log_metric(f"verifier/verdict/{name}", stats.verdicts.get(name, 0) / max(stats.size, 1))
             if stats.pass_rate is not None:

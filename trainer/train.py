@@ -35,11 +35,35 @@ def load_prompts(config: RunConfig):
         raise
     except Exception as exc:
         raise ConfigError(f"cannot load dataset {config.dataset!r}: {exc}") from exc
+    if config.verifier_ref and config.spec_column not in dataset.column_names:
+        dataset = dataset.add_column(config.spec_column, ["{}"] * len(dataset))  # an entry with no per-sample field
     for column in ("prompt", config.spec_column):
         if column not in dataset.column_names:
             raise ConfigError(f"dataset {config.dataset!r} has no {column!r} column (columns: "
                               f"{', '.join(dataset.column_names)})")
+    if config.verifier_ref:
+        dataset = dataset.map(lambda row: {config.spec_column: catalog_spec(row[config.spec_column],
+                                                                            config.verifier_ref)})
     return dataset
+
+
+def catalog_spec(raw: Any, verifier: str) -> str:
+    """A row's spec with the run's catalog verifier where it names no kind or verifier (JSON text)."""
+    try:
+        obj = (json.loads(raw) if isinstance(raw, str) else raw) or {}
+    except ValueError as exc:
+        raise ConfigError(f"the spec column does not hold JSON: {exc}") from exc
+    if isinstance(obj, dict) and "kind" not in obj and "verifier" not in obj:
+        obj = {"verifier": verifier, **obj}
+    return json.dumps(obj)
+
+
+def verifier_credentials(config: RunConfig):
+    """The API key (RLVR_VERIFIER_API_KEY, never in the run config) and the run's TLS settings."""
+    from verifier_service.credentials import Credentials
+
+    return Credentials.from_env(tls_ca=config.verifier_tls_ca or None, tls_cert=config.verifier_tls_cert,
+                                tls_key=config.verifier_tls_key)
 
 
 def check_generation_backend(config: RunConfig) -> None:
@@ -54,7 +78,8 @@ def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
     check_generation_backend(config)
     dataset = load_prompts(config)
     gates = check_gates(config, dataset)  # refuses missing, failed or stale gates before anything expensive
-    rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s)
+    rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s,
+                              credentials=verifier_credentials(config))
 
     from transformers import AutoTokenizer
 

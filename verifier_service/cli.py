@@ -1,4 +1,4 @@
-"""The ``verifier-service`` command: serve, verify, inspect, list, build-sandbox."""
+"""The ``verifier-service`` command: serve, verify, inspect, list, build-sandbox, tenants, catalog."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig, add_config_flags, load_config
+from verifier_service.credentials import add_client_flags, credentials_from_args
 from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, VerifierError
 from verifier_service.jsonl import read_jsonl
 from verifier_service.spec import request_from_json, result_to_json
@@ -30,12 +31,23 @@ def _console():
     return Console(stderr=True)
 
 
-def read_requests(path: Path) -> list[pb.VerifyRequest]:
+def with_verifier(row, verifier: str | None):
+    """A row whose spec names no kind and no verifier uses the catalog verifier ``--verifier`` names;
+    its spec then holds only the per-sample fields (or is left out)."""
+    if not verifier or not isinstance(row, dict):
+        return row
+    spec = row.get("spec", {})
+    if isinstance(spec, dict) and "kind" not in spec and "verifier" not in spec:
+        return {**row, "spec": {"verifier": verifier, **spec}}
+    return row
+
+
+def read_requests(path: Path, verifier: str | None = None) -> list[pb.VerifyRequest]:
     """Parses a JSONL file of requests; errors name the line."""
     requests = []
     for number, value in read_jsonl(path):
         try:
-            request = request_from_json(value)
+            request = request_from_json(with_verifier(value, verifier))
         except InvalidSpec as exc:
             raise VerifierError(f"{path}:{number}: {exc}") from exc
         if not request.id:
@@ -95,15 +107,18 @@ async def _verify_requests(args, config: ServiceConfig, requests, console) -> tu
 
     app = None
     if args.server:
-        client = await VerifierClient.connect(args.server)
+        client = await VerifierClient.connect(args.server, credentials=credentials_from_args(args))
     else:
+        from verifier_service.credentials import Credentials
         from verifier_service.sandbox.docker import DockerSandbox
         from verifier_service.server import VerifierApp
 
         DockerSandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
-        app = VerifierApp(replace(config, host="127.0.0.1", port=0))
+        # Embedded: a loopback listener of this process only, no TLS and no tenants.
+        app = VerifierApp(replace(config, host="127.0.0.1", port=0, tenants="", tls_cert="", tls_key="",
+                                  tls_client_ca=""))
         port = await app.start()
-        client = await VerifierClient.connect(f"127.0.0.1:{port}")
+        client = await VerifierClient.connect(f"127.0.0.1:{port}", credentials=Credentials())
     started = time.monotonic()
     try:
         show = not args.quiet and (console.is_terminal or len(requests) >= 50)
@@ -117,7 +132,7 @@ async def _verify_requests(args, config: ServiceConfig, requests, console) -> tu
 
 async def _run_verify(args, config: ServiceConfig) -> int:
     console = _console()
-    requests = read_requests(args.input)
+    requests = read_requests(args.input, args.verifier)
     results, elapsed = await _verify_requests(args, config, requests, console)
     lines = "".join(json.dumps(result_to_json(r)) + "\n" for r in results)
     if args.output:
@@ -141,7 +156,7 @@ async def _run_list(args) -> int:
     from verifier_service.engine import Engine
 
     if args.server:
-        async with await VerifierClient.connect(args.server) as client:
+        async with await VerifierClient.connect(args.server, credentials=credentials_from_args(args)) as client:
             response = await client.list_verifiers()
     else:
         response = Engine.describe()
@@ -157,6 +172,10 @@ async def _run_list(args) -> int:
             desc = p.description + (f" [{' | '.join(p.choices)}]" if p.choices else "")
             table.add_row(p.name, p.type, "yes" if p.required else "", p.default, desc)
         console.print(table)
+    if response.catalog:
+        from verifier_service.tenancy_cli import catalog_table
+
+        console.print(catalog_table(response.catalog))
     return 0
 
 
@@ -167,8 +186,8 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
     from verifier_service import inspection
 
     console = _console()
-    requests = read_requests(args.input)
-    rows = inspection.read_rows(args.input)
+    requests = read_requests(args.input, args.verifier)
+    rows = [with_verifier(row, args.verifier) for row in inspection.read_rows(args.input)]
     results, elapsed = await _verify_requests(args, config, requests, console)
     samples = inspection.build_samples(rows, [r.id for r in requests], [result_to_json(r) for r in results])
     inspection.flag_samples(samples, config.default_timeout_s)
@@ -225,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--batch-size", type=int, default=32, help="completions per VerifyBatch call")
     verify.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
     verify.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    verify.add_argument("--verifier", metavar="TEAM/NAME@VERSION",
+                        help="catalog verifier for lines whose spec names none (their spec: the per-sample fields)")
+    add_client_flags(verify)
     add_config_flags(verify)
     inspect = sub.add_parser("inspect", help="verify sampled completions and build a report to read by hand")
     inspect.add_argument("--input", type=Path, help="JSONL: {id, prompt, completion, spec} per line")
@@ -235,9 +257,17 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--batch-size", type=int, default=32, help="completions per VerifyBatch call")
     inspect.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
     inspect.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    inspect.add_argument("--verifier", metavar="TEAM/NAME@VERSION",
+                         help="catalog verifier for lines whose spec names none (their spec: the per-sample fields)")
+    add_client_flags(inspect)
     add_config_flags(inspect)
-    listing = sub.add_parser("list", help="list the verifier kinds and their parameters")
+    listing = sub.add_parser("list", help="list the verifier kinds and their parameters (and, with --server, "
+                                          "the catalog verifiers you may use)")
     listing.add_argument("--server", help="HOST:PORT of a running service (default: this installation)")
+    add_client_flags(listing)
+    from verifier_service.tenancy_cli import add_parsers
+
+    add_parsers(sub)
     sub.add_parser("build-sandbox", help="build the sandbox image (runs sandboxes/build.sh)")
     return parser
 
@@ -249,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
             return _build_sandbox(args)
         if args.command == "list":
             return asyncio.run(_run_list(args))
+        if args.command in ("tenants", "catalog"):
+            from verifier_service.tenancy_cli import run
+
+            return run(args)
         config = load_config(args)
         logging.basicConfig(level=config.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -3,10 +3,14 @@
 ``connect`` health-checks the service, so a wrong address fails at once with a
 message saying how to start one. Every RPC goes through one call path that
 turns transport errors into ``RemoteError`` (status code + retryable flag).
+``Credentials`` add the API key and TLS; a RESOURCE_EXHAUSTED answer with a
+retry hint (a tenant over its quota) is retried after the hinted wait, for at
+most ``max_throttle_s`` in all.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import grpc
@@ -14,6 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import RemoteError, ServiceUnreachable
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name
@@ -22,15 +27,19 @@ START_HINT = "start one with `verifier-service serve --port PORT` (or `docker co
 
 
 class VerifierClient:
-    def __init__(self, channel: grpc.aio.Channel, target: str):
+    def __init__(self, channel: grpc.aio.Channel, target: str, credentials: Credentials | None = None,
+                 max_throttle_s: float = 120.0):
         self._channel = channel
         self._stub = pb_grpc.VerifierStub(channel)
         self.target = target
+        self._metadata = credentials.metadata if credentials is not None else ()
+        self.max_throttle_s = max_throttle_s
 
     @classmethod
-    async def connect(cls, target: str, timeout_s: float = 10.0,
-                      max_message_bytes: int = 64 * 1024 * 1024) -> VerifierClient:
-        channel = grpc.aio.insecure_channel(target, options=[
+    async def connect(cls, target: str, timeout_s: float = 10.0, max_message_bytes: int = 64 * 1024 * 1024,
+                      credentials: Credentials | None = None, max_throttle_s: float = 120.0) -> VerifierClient:
+        credentials = credentials if credentials is not None else Credentials.from_env()
+        channel = credentials.aio_channel(target, options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
         ])
@@ -40,19 +49,26 @@ class VerifierClient:
         except grpc.aio.AioRpcError as exc:
             await channel.close()
             raise ServiceUnreachable(f"no verifier service answers at {target} ({exc.code().name}: "
-                                     f"{exc.details()}); {START_HINT}") from exc
+                                     f"{exc.details()}); {START_HINT}; {credentials.connect_hint()}") from exc
         if response.status != health_pb2.HealthCheckResponse.SERVING:
             await channel.close()
             raise ServiceUnreachable(f"the verifier service at {target} is NOT_SERVING: its sandbox backend "
                                      "is down (see the service's log: Docker unreachable or image missing)")
-        return cls(channel, target)
+        return cls(channel, target, credentials, max_throttle_s)
 
     async def _call(self, method, request, timeout_s: float | None):
-        try:
-            return await method(request, timeout=timeout_s)
-        except grpc.aio.AioRpcError as exc:
-            raise RemoteError(f"{exc.code().name}: {exc.details()}", exc.code().name,
-                              exc.code() in RETRYABLE) from exc
+        waited = 0.0
+        while True:
+            try:
+                return await method(request, timeout=timeout_s, metadata=self._metadata)
+            except grpc.aio.AioRpcError as exc:
+                hint = retry_after_s(exc) if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED else None
+                if hint is not None and waited + hint <= self.max_throttle_s:
+                    waited += hint
+                    await asyncio.sleep(hint)
+                    continue
+                raise RemoteError(f"{exc.code().name}: {exc.details()}", exc.code().name,
+                                  exc.code() in RETRYABLE) from exc
 
     async def verify(self, request: pb.VerifyRequest, timeout_s: float | None = None) -> pb.VerifyResult:
         return await self._call(self._stub.Verify, request, timeout_s)

@@ -55,6 +55,13 @@ class ServiceConfig:
     workers: int = _f(1, "server processes sharing the port (SO_REUSEPORT), each with its own warm pool")
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
     log_level: str = _f("INFO", "logging level")
+    # Tenancy (docs/tenancy.md).
+    tenants: str = _f("", "YAML file of tenants: API key hashes, quotas, catalog namespaces ('' = no authentication)")
+    catalog: str = _f("", "directory of catalog verifiers (team/name@version files and catalog.lock)")
+    tls_cert: str = _f("", "PEM certificate chain of the listener ('' = plaintext)")
+    tls_key: str = _f("", "PEM private key of tls_cert")
+    tls_client_ca: str = _f("", "PEM CA bundle: require client certificates signed by it (mutual TLS)")
+    audit_log: str = _f("", "file the audit log's JSON lines are appended to ('' = the service log)")
 
     def validate(self) -> ServiceConfig:
         problems = []
@@ -75,6 +82,10 @@ class ServiceConfig:
             problems.append("sandbox_labels must be key=value pairs separated by commas")
         if self.workers > 1 and self.port == 0:
             problems.append("workers > 1 needs a fixed port (they share it)")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            problems.append("tls_cert and tls_key go together")
+        if self.tls_client_ca and not self.tls_cert:
+            problems.append("tls_client_ca needs tls_cert and tls_key (mutual TLS runs over TLS)")
         if not 0 <= self.port <= 65535:
             problems.append("port must be in 0..65535")
         if problems:

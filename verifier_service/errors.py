@@ -3,6 +3,11 @@
     VerifierError
     ├── InvalidSpec          the caller's spec is wrong   -> INVALID_ARGUMENT
     ├── Overloaded           too much work pending         -> RESOURCE_EXHAUSTED
+    │   └── QuotaExceeded    over the tenant's quota       -> RESOURCE_EXHAUSTED + retry-after-ms
+    ├── PermissionDenied     the tenant may not do this    -> PERMISSION_DENIED
+    ├── UnknownVerifier      no such catalog entry         -> NOT_FOUND
+    ├── VersionMismatch      the entry's hash differs      -> FAILED_PRECONDITION
+    ├── CatalogError         a catalog or tenants file is wrong (startup, publish)
     ├── SandboxUnavailable   the sandbox backend is down   -> INFRA_ERROR verdicts
     ├── ServiceUnreachable   (client) nothing answers at the address
     └── RemoteError          (client) an RPC failed, with its status code and whether to retry
@@ -22,6 +27,30 @@ class InvalidSpec(VerifierError):
 
 class Overloaded(VerifierError):
     """Admission refused: more work is pending than the service accepts."""
+
+
+class QuotaExceeded(Overloaded):
+    """A tenant is over its concurrency or rate quota; ``retry_after_s`` says when to try again."""
+
+    def __init__(self, message: str, retry_after_s: float):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class PermissionDenied(VerifierError):
+    """The authenticated tenant may not use this verifier (or inline specs)."""
+
+
+class UnknownVerifier(VerifierError):
+    """The request names a catalog entry this service does not have."""
+
+
+class VersionMismatch(VerifierError):
+    """The request pins a catalog entry's content hash, and the published content differs."""
+
+
+class CatalogError(VerifierError):
+    """A catalog entry, the catalog lock or the tenants file is wrong; says which file and why."""
 
 
 class SandboxUnavailable(VerifierError):

@@ -30,7 +30,7 @@ from typing import Any
 
 from verifier_service.errors import VerifierError
 from verifier_service.jsonl import read_jsonl
-from verifier_service.spec import spec_from_json, spec_to_json
+from verifier_service.spec import normal_spec_json
 
 CODE_KINDS = ("python_assert", "python_io", "stdio", "pytest")
 SHORT_CODE_CHARS = 16       # non-whitespace characters under which passing code is "suspiciously short"
@@ -70,7 +70,7 @@ class Sample:
 
 def canonical_spec(obj: Any) -> dict:
     """The spec in normal form (defaults dropped), so equal specs hash equally."""
-    return spec_to_json(spec_from_json(obj))
+    return normal_spec_json(obj)
 
 
 def canonical_json(obj: Any) -> str:

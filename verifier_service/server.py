@@ -18,9 +18,13 @@ from grpc_reflection.v1alpha import reflection
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.audit import AuditLog
+from verifier_service.auth import AuthInterceptor, Tenants
+from verifier_service.catalog import Catalog
 from verifier_service.config import ServiceConfig
+from verifier_service.credentials import server_credentials
 from verifier_service.engine import Engine
-from verifier_service.errors import SandboxUnavailable
+from verifier_service.errors import SandboxUnavailable, VerifierError
 from verifier_service.pool import PurePool
 from verifier_service.sandbox.docker import DockerSandbox
 from verifier_service.service import VerifierServicer
@@ -28,6 +32,7 @@ from verifier_service.service import VerifierServicer
 log = logging.getLogger(__name__)
 ORPHAN_SWEEP_S = 300.0  # how often expired sandbox containers (of crashed replicas) are swept
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 class VerifierApp:
@@ -36,7 +41,11 @@ class VerifierApp:
         self.sandbox = DockerSandbox(config)
         self.pure_pool = PurePool(config.pure_workers)
         self.engine = Engine(config, self.sandbox, self.pure_pool)
-        self.servicer = VerifierServicer(self.engine)
+        self.tenants = Tenants.load(config.tenants) if config.tenants else None
+        catalog = Catalog.load(config.catalog, check=self.engine.prepare) if config.catalog else Catalog()
+        self.audit = AuditLog(config.audit_log)
+        self.auth = AuthInterceptor(self.tenants, self.audit) if self.tenants is not None else None
+        self.servicer = VerifierServicer(self.engine, catalog=catalog, audit=self.audit)
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port: int | None = None
@@ -53,7 +62,7 @@ class VerifierApp:
                 log.warning("removed %d expired sandbox container(s) left by an earlier run", removed)
         await self.sandbox.start()
         limit = self.config.max_message_bytes
-        server = grpc.aio.server(options=[
+        server = grpc.aio.server(interceptors=[self.auth] if self.auth is not None else None, options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
             ("grpc.so_reuseport", 1),  # several worker processes may serve one port
@@ -63,13 +72,37 @@ class VerifierApp:
         reflection.enable_server_reflection(
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
             server)
-        self.port = server.add_insecure_port(f"{self.config.host}:{self.config.port}")
+        address, tls = f"{self.config.host}:{self.config.port}", server_credentials(self.config)
+        self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
         await server.start()
         self.server = server
         self._watch = asyncio.create_task(self._watch_sandbox())
-        log.info("verifier service listening on %s:%d (sandbox image %s)", self.config.host, self.port,
+        log.info("verifier service listening on %s:%d (%s; sandbox image %s)", self.config.host, self.port,
+                 ("mutual TLS" if self.config.tls_client_ca else "TLS") if tls is not None else "plaintext",
                  self.config.sandbox_image)
+        if self.tenants is None:  # a warning where others can connect
+            log.log(logging.INFO if self.config.host in LOOPBACK else logging.WARNING,
+                    "authentication off: no tenants file, every caller is the one local tenant (--tenants FILE "
+                    "turns it on)")
+        else:
+            log.info("authentication on: %d tenant(s) from %s", len(self.tenants.tenants), self.config.tenants)
+        log.info("catalog: %d verifier(s)%s", len(self.servicer.catalog),
+                 f" from {self.config.catalog}" if self.config.catalog else "")
         return self.port
+
+    def reload(self) -> None:
+        """SIGHUP: re-reads the tenants file and the catalog. A file that fails its checks (a catalog entry
+        changed under a published version) is refused with the reason, and the loaded one stays."""
+        try:
+            if self.config.tenants and self.auth is not None:
+                self.auth.tenants = Tenants.load(self.config.tenants)
+                log.info("reloaded %d tenant(s) from %s", len(self.auth.tenants.tenants), self.config.tenants)
+            if self.config.catalog:
+                self.servicer.catalog = Catalog.load(self.config.catalog, check=self.engine.prepare,
+                                                     previous=self.servicer.catalog)
+                log.info("reloaded the catalog: %d verifier(s)", len(self.servicer.catalog))
+        except VerifierError as exc:
+            log.error("reload refused, still serving what was loaded: %s", exc)
 
     async def _check_sandbox(self) -> None:
         try:
@@ -117,13 +150,20 @@ async def _maybe_await(value):
     return value
 
 
-async def serve(config: ServiceConfig) -> None:
+async def serve(config: ServiceConfig, on_reload=None) -> None:
     app = VerifierApp(config)
     await app.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+
+    def reload() -> None:  # SIGHUP: this process, then the other workers
+        app.reload()
+        if on_reload is not None:
+            on_reload()
+
+    loop.add_signal_handler(signal.SIGHUP, reload)
     try:
         await stop.wait()
         log.info("shutting down (grace %.0fs)", config.shutdown_grace_s)
@@ -155,7 +195,7 @@ def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
                     for _ in range(config.workers - 1)]
         log.info("started %d more worker process(es) on port %d", len(children), config.port)
     try:
-        asyncio.run(serve(config))
+        asyncio.run(serve(config, on_reload=lambda: [c.send_signal(signal.SIGHUP) for c in children]))
     finally:
         for child in children:
             child.terminate()

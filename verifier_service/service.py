@@ -3,21 +3,44 @@
 Bad requests are INVALID_ARGUMENT with a message naming the request; more
 pending work than ``max_pending`` is RESOURCE_EXHAUSTED (never an unbounded
 queue); a cancelled or expired RPC cancels its verifications, which removes
-their sandbox containers.
+their sandbox containers. The tenant (set by the auth interceptor) is held to
+its quotas (a refusal is answered after part of the wait it asks for, so that
+clients retrying in a loop cost little) and to its catalog namespaces; every
+batch leaves one audit line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
+from dataclasses import replace
 
 import grpc
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.audit import AuditLog
+from verifier_service.auth import Tenant, current_tenant
+from verifier_service.catalog import Catalog
+from verifier_service.credentials import RETRY_AFTER_KEY
 from verifier_service.engine import Engine, Prepared
-from verifier_service.errors import InvalidSpec, Overloaded
+from verifier_service.errors import (
+    InvalidSpec,
+    Overloaded,
+    PermissionDenied,
+    QuotaExceeded,
+    UnknownVerifier,
+    VersionMismatch,
+)
+from verifier_service.quota import TenantQuotas
+
+STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
+          (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
+          (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION))
+REFUSALS = tuple(cls for cls, _ in STATUS)
+HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
 
 log = logging.getLogger(__name__)
 
@@ -40,35 +63,111 @@ class Admission:
 
 
 class VerifierServicer(pb_grpc.VerifierServicer):
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, catalog: Catalog | None = None, quotas: TenantQuotas | None = None,
+                 audit: AuditLog | None = None):
         self.engine = engine
         self.admission = Admission(engine.config.max_pending)
+        self.catalog = catalog if catalog is not None else Catalog()  # replaced on reload
+        self.quotas = quotas if quotas is not None else TenantQuotas()
+        self.audit = audit if audit is not None else AuditLog()
 
-    def _prepare(self, requests) -> list[Prepared]:
+    def _prepare_one(self, request: pb.VerifyRequest, tenant: Tenant) -> tuple[Prepared, str]:
+        """The prepared request and the catalog id it uses ('' for an inline spec)."""
+        if request.verifier:
+            expanded, entry = self.catalog.expand(request, tenant)
+            item = self.engine.prepare(expanded)
+            return replace(item, key=item.key + b"\0" + entry.id.encode()), entry.id
+        if request.HasField("fields"):
+            raise InvalidSpec("fields go with a catalog verifier; an inline spec holds all its fields")
+        if not tenant.inline_specs:
+            raise PermissionDenied(f"tenant {tenant.name!r} may use catalog verifiers only (set verifier to "
+                                   "team/name@version; ListVerifiers lists them), not inline specs")
+        return self.engine.prepare(request), ""
+
+    def _prepare(self, requests, tenant: Tenant) -> tuple[list[Prepared], list[str]]:
         limit = self.engine.config.max_batch_size
         if len(requests) > limit:
             raise InvalidSpec(f"batch holds {len(requests)} completions; the limit is {limit}")
-        prepared = []
+        prepared, labels = [], []
         for index, request in enumerate(requests):
             try:
-                prepared.append(self.engine.prepare(request))
-            except InvalidSpec as exc:
-                label = f"request {index}" + (f" (id {request.id!r})" if request.id else "")
-                raise InvalidSpec(f"{label}: {exc}") from exc
-        return prepared
+                item, label = self._prepare_one(request, tenant)
+            except (InvalidSpec, PermissionDenied, UnknownVerifier, VersionMismatch) as exc:
+                where = f"request {index}" + (f" (id {request.id!r})" if request.id else "")
+                raise type(exc)(f"{where}: {exc}") from exc
+            prepared.append(item)
+            labels.append(label)
+        return prepared, labels
 
-    async def _run(self, requests, context) -> list[pb.VerifyResult]:
+    def _stamp(self, results: list[pb.VerifyResult], prepared: list[Prepared], labels: list[str]) -> None:
+        """What makes a reward reproducible: the exact catalog version, the sandbox image's digest."""
+        image = getattr(self.engine.sandbox, "image_id", None) or ""
+        for result, item, label in zip(results, prepared, labels, strict=True):
+            if label:
+                result.verifier_version = label
+            if item.kind.sandboxed and image:
+                result.sandbox_image = image
+
+    async def _run(self, requests, context, method: str = "Verify") -> list[pb.VerifyResult]:
+        tenant = current_tenant.get()
+        started = time.monotonic()
+        results, labels = None, None
+
+        def audit(status: str, message: str = "") -> None:
+            self.audit.batch(method=method, tenant=tenant, requests=requests, results=results,
+                             labels=labels if results is not None else None, status=status, message=message,
+                             duration_s=time.monotonic() - started, metadata=context.invocation_metadata())
+
         try:
-            prepared = self._prepare(requests)
-            self.admission.acquire(len(prepared))
-        except InvalidSpec as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except Overloaded as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+            ticket = self.quotas.acquire(tenant, len(requests))
+            try:
+                prepared, labels = self._prepare(requests, tenant)
+                self.admission.acquire(len(prepared))
+            except BaseException:
+                ticket.release(refund=True)
+                raise
+        except REFUSALS as exc:
+            code = next(c for cls, c in STATUS if isinstance(exc, cls))
+            message, hint = str(exc), ()
+            if isinstance(exc, QuotaExceeded):
+                try:
+                    held = await self._hold(exc.retry_after_s, context)
+                except asyncio.CancelledError:
+                    audit("CANCELLED", message)
+                    raise
+                wait = max(0.001, exc.retry_after_s - held)
+                message += f"; retry in {wait:.2f}s"
+                hint = ((RETRY_AFTER_KEY, str(round(wait * 1000))),)
+            audit(code.name, message)  # before abort: the client may read the log as soon as it has the status
+            await context.abort(code, message, trailing_metadata=hint)
+        status = "INTERNAL"
         try:
-            return await self.engine.verify_all(prepared)
+            try:
+                results = await self.engine.verify_all(prepared)
+            finally:
+                self.admission.release(len(prepared))
+                ticket.release()
+            self._stamp(results, prepared, labels)
+            status = "OK"
+            return results
+        except asyncio.CancelledError:
+            status = "CANCELLED"
+            raise
         finally:
-            self.admission.release(len(prepared))
+            audit(status)
+
+    @staticmethod
+    async def _hold(wait_s: float, context) -> float:
+        """Answers a quota refusal late, by up to the wait it asks for (the hint then carries what is left):
+        a client that retries at once, ignoring the hint, retries no faster than its quota refills and
+        costs the service fewer refusals. Returns the seconds held."""
+        held = min(wait_s, HOLD_MAX_S)
+        remaining = context.time_remaining()
+        if remaining is not None:  # the refusal, not DEADLINE_EXCEEDED, must reach the client
+            held = min(held, remaining / 2)
+        if held > 0:
+            await asyncio.sleep(held)
+        return held
 
     async def _guard(self, coro, context):
         """Unexpected faults become INTERNAL with a reference, never a stack trace to the client."""
@@ -82,11 +181,11 @@ class VerifierServicer(pb_grpc.VerifierServicer):
             await context.abort(grpc.StatusCode.INTERNAL, f"internal error; the server log has reference {ref}")
 
     async def Verify(self, request, context):
-        results = await self._guard(self._run([request], context), context)
+        results = await self._guard(self._run([request], context, "Verify"), context)
         return results[0]
 
     async def VerifyBatch(self, request, context):
-        results = await self._guard(self._run(request.requests, context), context)
+        results = await self._guard(self._run(request.requests, context, "VerifyBatch"), context)
         return pb.VerifyBatchResponse(results=results, batch_id=request.batch_id)
 
     async def VerifyStream(self, request_iterator, context):
@@ -96,7 +195,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
 
         async def one(batch):
             try:
-                results = await self._run(batch.requests, context)
+                results = await self._run(batch.requests, context, "VerifyStream")
                 await finished.put(pb.VerifyBatchResponse(results=results, batch_id=batch.batch_id))
             except BaseException as exc:  # noqa: BLE001 - handed to the stream loop, which ends the RPC
                 await finished.put(exc)
@@ -137,4 +236,6 @@ class VerifierServicer(pb_grpc.VerifierServicer):
             await asyncio.wait(pending, timeout=30)
 
     async def ListVerifiers(self, request, context):
-        return self.engine.describe()
+        response = self.engine.describe()
+        response.catalog.extend(entry.to_proto() for entry in self.catalog.visible_to(current_tenant.get()))
+        return response

@@ -269,8 +269,35 @@ def _case_to_json(c: Case) -> dict[str, Any]:
 
 # ---- requests and results -------------------------------------------------
 
+def is_catalog_ref(obj: Any) -> bool:
+    """Whether a JSON spec names a catalog verifier: ``{"verifier": "team/name@1", <per-sample fields>}``."""
+    return isinstance(obj, dict) and "verifier" in obj
+
+
+def fields_from_json(obj: dict[str, Any]) -> pb.VerificationSpec:
+    """The per-sample fields of a catalog reference (JSON form, ``verifier`` excluded) as a kind-less spec."""
+    if "kind" in obj:
+        raise InvalidSpec("a catalog verifier fixes the kind: send `verifier` or `kind`, not both")
+    message = spec_to_proto(spec_from_json({**obj, "kind": "-"}))
+    message.ClearField("kind")
+    return message
+
+
+def normal_spec_json(obj: Any) -> dict[str, Any]:
+    """A JSON spec or catalog reference in normal form (defaults dropped), so equal ones hash equally."""
+    if is_catalog_ref(obj):
+        ref = obj["verifier"]
+        if not isinstance(ref, str) or not ref:
+            raise InvalidSpec("verifier must name a catalog entry: team/name@version")
+        fields_json = spec_to_json(spec_from_json({**{k: v for k, v in obj.items() if k != "verifier"}, "kind": "-"}))
+        fields_json.pop("kind")
+        return {"verifier": ref, **fields_json}
+    return spec_to_json(spec_from_json(obj))
+
+
 def request_from_json(obj: Any) -> pb.VerifyRequest:
-    """One JSONL line of `verifier-service verify` as a VerifyRequest."""
+    """One JSONL line of `verifier-service verify` as a VerifyRequest. Its spec is an inline spec
+    (``{"kind": ...}``) or a catalog reference (``{"verifier": "team/name@1", "gold": "12"}``)."""
     if not isinstance(obj, dict):
         raise InvalidSpec("each request must be a JSON object with id, completion and spec")
     unknown = sorted(set(obj) - {"id", "completion", "spec", "prompt"})
@@ -284,7 +311,14 @@ def request_from_json(obj: Any) -> pb.VerifyRequest:
     completion = obj.get("completion")
     if not isinstance(completion, str):
         raise InvalidSpec(f"request {rid!r}: completion must be a string")
-    return pb.VerifyRequest(id=rid, completion=completion, spec=spec_to_proto(spec_from_json(obj.get("spec"))))
+    spec = obj.get("spec")
+    if is_catalog_ref(spec):
+        ref = spec["verifier"]
+        if not isinstance(ref, str) or not ref:
+            raise InvalidSpec(f"request {rid!r}: verifier must name a catalog entry: team/name@version")
+        fields = fields_from_json({k: v for k, v in spec.items() if k != "verifier"})
+        return pb.VerifyRequest(id=rid, completion=completion, verifier=ref, fields=fields)
+    return pb.VerifyRequest(id=rid, completion=completion, spec=spec_to_proto(spec_from_json(spec)))
 
 
 def result_to_json(result: pb.VerifyResult) -> dict[str, Any]:
@@ -304,6 +338,8 @@ def result_to_json(result: pb.VerifyResult) -> dict[str, Any]:
              "duration_s": round(t.duration_s, 6)}
             for t in result.tests
         ],
+        **({"verifier_version": result.verifier_version} if result.verifier_version else {}),
+        **({"sandbox_image": result.sandbox_image} if result.sandbox_image else {}),
         "extracted": result.extracted,
         "stdout_tail": result.stdout_tail,
         "stderr_tail": result.stderr_tail,

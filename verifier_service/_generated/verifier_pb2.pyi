@@ -111,14 +111,18 @@ class VerificationSpec(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., extract: _Optional[str] = ..., scoring: _Optional[str] = ..., timeout_s: _Optional[float] = ..., format_weight: _Optional[float] = ..., correctness_weight: _Optional[float] = ..., tests: _Optional[str] = ..., entry_point: _Optional[str] = ..., setup: _Optional[str] = ..., cases: _Optional[_Iterable[_Union[TestCase, _Mapping]]] = ..., float_tolerance: _Optional[float] = ..., fast_fail: _Optional[bool] = ..., language: _Optional[str] = ..., compare: _Optional[str] = ..., case_timeout_s: _Optional[float] = ..., files: _Optional[_Mapping[str, str]] = ..., solution_path: _Optional[str] = ..., schema_json: _Optional[str] = ..., tools_json: _Optional[str] = ..., expected_name: _Optional[str] = ..., expected_arguments_json: _Optional[str] = ..., arguments_match: _Optional[str] = ..., gold: _Optional[str] = ..., pattern: _Optional[str] = ..., match: _Optional[str] = ...) -> None: ...
 
 class VerifyRequest(_message.Message):
-    __slots__ = ("id", "completion", "spec")
+    __slots__ = ("id", "completion", "spec", "verifier", "fields")
     ID_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
     id: str
     completion: str
     spec: VerificationSpec
-    def __init__(self, id: _Optional[str] = ..., completion: _Optional[str] = ..., spec: _Optional[_Union[VerificationSpec, _Mapping]] = ...) -> None: ...
+    verifier: str
+    fields: VerificationSpec
+    def __init__(self, id: _Optional[str] = ..., completion: _Optional[str] = ..., spec: _Optional[_Union[VerificationSpec, _Mapping]] = ..., verifier: _Optional[str] = ..., fields: _Optional[_Union[VerificationSpec, _Mapping]] = ...) -> None: ...
 
 class VerifyBatchRequest(_message.Message):
     __slots__ = ("requests", "batch_id")
@@ -151,7 +155,7 @@ class Timings(_message.Message):
     def __init__(self, queue_s: _Optional[float] = ..., run_s: _Optional[float] = ..., total_s: _Optional[float] = ...) -> None: ...
 
 class VerifyResult(_message.Message):
-    __slots__ = ("id", "verdict", "format_score", "correctness_score", "reward", "tests_passed", "tests_total", "tests", "detail", "timings", "extracted", "stdout_tail", "stderr_tail", "kind")
+    __slots__ = ("id", "verdict", "format_score", "correctness_score", "reward", "tests_passed", "tests_total", "tests", "detail", "timings", "extracted", "stdout_tail", "stderr_tail", "kind", "verifier_version", "sandbox_image")
     ID_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     FORMAT_SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -166,6 +170,8 @@ class VerifyResult(_message.Message):
     STDOUT_TAIL_FIELD_NUMBER: _ClassVar[int]
     STDERR_TAIL_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_IMAGE_FIELD_NUMBER: _ClassVar[int]
     id: str
     verdict: Verdict
     format_score: float
@@ -180,7 +186,9 @@ class VerifyResult(_message.Message):
     stdout_tail: str
     stderr_tail: str
     kind: str
-    def __init__(self, id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., format_score: _Optional[float] = ..., correctness_score: _Optional[float] = ..., reward: _Optional[float] = ..., tests_passed: _Optional[int] = ..., tests_total: _Optional[int] = ..., tests: _Optional[_Iterable[_Union[TestResult, _Mapping]]] = ..., detail: _Optional[str] = ..., timings: _Optional[_Union[Timings, _Mapping]] = ..., extracted: _Optional[str] = ..., stdout_tail: _Optional[str] = ..., stderr_tail: _Optional[str] = ..., kind: _Optional[str] = ...) -> None: ...
+    verifier_version: str
+    sandbox_image: str
+    def __init__(self, id: _Optional[str] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., format_score: _Optional[float] = ..., correctness_score: _Optional[float] = ..., reward: _Optional[float] = ..., tests_passed: _Optional[int] = ..., tests_total: _Optional[int] = ..., tests: _Optional[_Iterable[_Union[TestResult, _Mapping]]] = ..., detail: _Optional[str] = ..., timings: _Optional[_Union[Timings, _Mapping]] = ..., extracted: _Optional[str] = ..., stdout_tail: _Optional[str] = ..., stderr_tail: _Optional[str] = ..., kind: _Optional[str] = ..., verifier_version: _Optional[str] = ..., sandbox_image: _Optional[str] = ...) -> None: ...
 
 class VerifyBatchResponse(_message.Message):
     __slots__ = ("results", "batch_id")
@@ -222,12 +230,36 @@ class VerifierKind(_message.Message):
     parameters: _containers.RepeatedCompositeFieldContainer[VerifierParameter]
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., sandboxed: _Optional[bool] = ..., parameters: _Optional[_Iterable[_Union[VerifierParameter, _Mapping]]] = ...) -> None: ...
 
+class CatalogEntry(_message.Message):
+    __slots__ = ("id", "name", "version", "sha256", "description", "kind", "template_json", "required_fields", "optional_fields")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TEMPLATE_JSON_FIELD_NUMBER: _ClassVar[int]
+    REQUIRED_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONAL_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    version: str
+    sha256: str
+    description: str
+    kind: str
+    template_json: str
+    required_fields: _containers.RepeatedScalarFieldContainer[str]
+    optional_fields: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[str] = ..., sha256: _Optional[str] = ..., description: _Optional[str] = ..., kind: _Optional[str] = ..., template_json: _Optional[str] = ..., required_fields: _Optional[_Iterable[str]] = ..., optional_fields: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class ListVerifiersResponse(_message.Message):
-    __slots__ = ("kinds", "extract_modes", "scoring_modes")
+    __slots__ = ("kinds", "extract_modes", "scoring_modes", "catalog")
     KINDS_FIELD_NUMBER: _ClassVar[int]
     EXTRACT_MODES_FIELD_NUMBER: _ClassVar[int]
     SCORING_MODES_FIELD_NUMBER: _ClassVar[int]
+    CATALOG_FIELD_NUMBER: _ClassVar[int]
     kinds: _containers.RepeatedCompositeFieldContainer[VerifierKind]
     extract_modes: _containers.RepeatedScalarFieldContainer[str]
     scoring_modes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, kinds: _Optional[_Iterable[_Union[VerifierKind, _Mapping]]] = ..., extract_modes: _Optional[_Iterable[str]] = ..., scoring_modes: _Optional[_Iterable[str]] = ...) -> None: ...
+    catalog: _containers.RepeatedCompositeFieldContainer[CatalogEntry]
+    def __init__(self, kinds: _Optional[_Iterable[_Union[VerifierKind, _Mapping]]] = ..., extract_modes: _Optional[_Iterable[str]] = ..., scoring_modes: _Optional[_Iterable[str]] = ..., catalog: _Optional[_Iterable[_Union[CatalogEntry, _Mapping]]] = ...) -> None: ...

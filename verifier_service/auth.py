@@ -1,0 +1,289 @@
+"""Tenants, their API keys, and the interceptor that authenticates every Verifier RPC.
+
+The tenants file (YAML) maps each tenant to the sha256 hashes of its API keys
+(never the keys themselves), the client-certificate names it may also present
+over mutual TLS, its quotas, the catalog namespaces it may use and publish,
+and whether its audit lines may hold completion content:
+
+    tenants:
+      team-math:
+        keys: ["sha256:9f86d0..."]        # `verifier-service tenants add-key team-math --tenants FILE`
+        identities: ["trainer.math.internal"]   # client certificate CN or DNS SAN (mutual TLS)
+        max_concurrency: 64               # verifications in flight; 0 = no limit
+        rate: 200                         # verifications per second (token bucket); 0 = no limit
+        burst: 400                        # bucket size: the largest batch admitted at once (default: rate)
+        use: [math, format, code]         # catalog namespaces it may use ("*" = all)
+        publish: [math]                   # namespaces it publishes into (and so may use)
+        inline_specs: true                # may send inline specs, not only catalog references
+        audit_content: false              # audit lines may carry its completions
+
+Keys travel as gRPC metadata ``authorization: Bearer <key>`` (or ``x-api-key``).
+Health and reflection stay open. Without a tenants file authentication is off
+and every caller is the single ``local`` tenant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import secrets
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from verifier_service.errors import CatalogError
+
+log = logging.getLogger(__name__)
+KEY_PREFIX = "rlvr_"
+HASH_PREFIX = "sha256:"
+PROTECTED_PREFIX = "/rlvr.verifier.v1.Verifier/"
+TENANT_KEYS = {"keys", "identities", "max_concurrency", "rate", "burst", "use", "publish", "inline_specs",
+               "audit_content"}
+_TENANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
+KEY_HELP = ("send the metadata 'authorization: Bearer <key>' (or 'x-api-key: <key>'; clients read "
+            "RLVR_VERIFIER_API_KEY); the service's operator creates keys with "
+            "`verifier-service tenants add-key TENANT --tenants FILE`")
+
+
+def new_key() -> str:
+    """A fresh random API key (256 bits)."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def hash_key(key: str) -> str:
+    """What the tenants file stores for ``key``."""
+    return HASH_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Tenant:
+    name: str
+    key_hashes: frozenset[str] = frozenset()
+    identities: frozenset[str] = frozenset()
+    max_concurrency: int = 0
+    rate: float = 0.0
+    burst: int = 0
+    use: tuple[str, ...] = ("*",)
+    publish: tuple[str, ...] = ()
+    inline_specs: bool = True
+    audit_content: bool = False
+
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        return tuple(sorted(set(self.use) | set(self.publish)))
+
+    @property
+    def bucket_size(self) -> int:
+        """The token bucket's size (the largest batch a rate quota admits at once); 0 without a rate."""
+        if not self.rate:
+            return 0
+        return self.burst or max(1, int(self.rate))
+
+    def may_use(self, namespace: str) -> bool:
+        return "*" in self.use or namespace in self.use or self.may_publish(namespace)
+
+    def may_publish(self, namespace: str) -> bool:
+        return "*" in self.publish or namespace in self.publish
+
+
+LOCAL_TENANT = Tenant("local")  # the one caller when authentication is off
+current_tenant: ContextVar[Tenant] = ContextVar("rlvr_tenant", default=LOCAL_TENANT)
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise CatalogError(f"{where} must be a list of strings")
+    return tuple(value)
+
+
+def _number(value: Any, where: str, typ: type) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise CatalogError(f"{where} must be a number >= 0")
+    if typ is int and value != int(value):
+        raise CatalogError(f"{where} must be a whole number")
+    return typ(value)
+
+
+def parse_tenant(name: str, data: Any, where: str) -> Tenant:
+    where = f"{where}: tenant {name!r}"
+    if not isinstance(name, str) or not _TENANT_NAME.match(name):
+        raise CatalogError(f"{where}: a tenant name is letters, digits, '_', '.', '-'")
+    data = data or {}
+    if not isinstance(data, dict):
+        raise CatalogError(f"{where} must be a mapping of settings")
+    unknown = sorted(set(data) - TENANT_KEYS)
+    if unknown:
+        raise CatalogError(f"{where}: unknown setting(s) {unknown}; valid: {', '.join(sorted(TENANT_KEYS))}")
+    keys = _names(data.get("keys"), f"{where}: keys")
+    bad = [k for k in keys if not _HASH.match(k)]
+    if bad:
+        raise CatalogError(f"{where}: keys hold 'sha256:<64 hex>' hashes, never the keys themselves "
+                           f"(`verifier-service tenants hash-key`); not a hash: {bad[0][:12]}...")
+    for flag in ("inline_specs", "audit_content"):
+        if flag in data and not isinstance(data[flag], bool):
+            raise CatalogError(f"{where}: {flag} must be true or false")
+    tenant = Tenant(
+        name=name, key_hashes=frozenset(keys), identities=frozenset(_names(data.get("identities"), where)),
+        max_concurrency=_number(data.get("max_concurrency", 0), f"{where}: max_concurrency", int),
+        rate=_number(data.get("rate", 0), f"{where}: rate", float),
+        burst=_number(data.get("burst", 0), f"{where}: burst", int),
+        use=_names(data.get("use", ["*"]), f"{where}: use"), publish=_names(data.get("publish"), f"{where}: publish"),
+        inline_specs=data.get("inline_specs", True), audit_content=data.get("audit_content", False))
+    if tenant.burst and not tenant.rate:
+        raise CatalogError(f"{where}: burst needs a rate")
+    return tenant
+
+
+@dataclass
+class Tenants:
+    """The tenants of a tenants file, found by key hash or certificate name."""
+
+    tenants: dict[str, Tenant]
+    source: str = ""
+    _by_hash: dict[str, Tenant] = field(default_factory=dict, repr=False)
+    _by_identity: dict[str, Tenant] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for tenant in self.tenants.values():
+            for table, names, what in ((self._by_hash, tenant.key_hashes, "key"),
+                                       (self._by_identity, tenant.identities, "identity")):
+                for name in names:
+                    other = table.setdefault(name, tenant)
+                    if other is not tenant:
+                        raise CatalogError(f"{self.source}: the same {what} ({name[:19]}...) belongs to tenants "
+                                           f"{other.name!r} and {tenant.name!r}")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Tenants:
+        import yaml
+
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise CatalogError(f"cannot read tenants file {path}: {exc}") from exc
+        return cls.from_dict(data, str(path))
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "tenants") -> Tenants:
+        if not isinstance(data, dict) or set(data) != {"tenants"} or not isinstance(data["tenants"], dict):
+            raise CatalogError(f"{source}: expected a mapping 'tenants: {{NAME: {{keys: [...], ...}}}}'")
+        tenants = {name: parse_tenant(name, value, source) for name, value in data["tenants"].items()}
+        if not tenants:
+            raise CatalogError(f"{source}: no tenants defined (remove the file to turn authentication off)")
+        return cls(tenants, source)
+
+    def for_key(self, key: str) -> Tenant | None:
+        return self._by_hash.get(hash_key(key))
+
+    def for_identity(self, names: list[str]) -> Tenant | None:
+        for name in names:
+            tenant = self._by_identity.get(name)
+            if tenant is not None:
+                return tenant
+        return None
+
+
+def key_from_metadata(metadata) -> tuple[str, str]:
+    """(key, problem) from the call's metadata; both empty when it carries none."""
+    values = {}
+    for item in metadata or ():
+        k, v = item if isinstance(item, tuple) else (item.key, item.value)
+        values.setdefault(k.lower(), v if isinstance(v, str) else "")
+    if "authorization" in values:
+        scheme, _, key = values["authorization"].strip().partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            return "", "the 'authorization' metadata must be 'Bearer <key>'"
+        return key.strip(), ""
+    key = values.get("x-api-key", "").strip()
+    return key, ""
+
+
+def certificate_names(context) -> list[str]:
+    """The verified client certificate's CN and subject alternative names (mutual TLS), else []."""
+    try:
+        auth = context.auth_context() or {}
+    except Exception:  # noqa: BLE001 - a context without TLS: no names
+        return []
+    names = []
+    for key in ("x509_common_name", "x509_subject_alternative_name"):
+        names += [v.decode() if isinstance(v, bytes) else str(v) for v in auth.get(key, [])]
+    return names
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):
+    """Maps each Verifier RPC's API key (or client certificate) to a tenant, set in ``current_tenant``
+    for the handler; refuses the call with UNAUTHENTICATED otherwise. Other services pass through."""
+
+    def __init__(self, tenants: Tenants, audit=None):
+        self.tenants = tenants  # replaced on reload
+        self.audit = audit
+
+    async def intercept_service(self, continuation, handler_call_details):
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or not method.startswith(PROTECTED_PREFIX):
+            return handler
+        metadata = tuple(handler_call_details.invocation_metadata or ())
+        return _wrapped(handler, lambda context: self._authenticate(method, metadata, context))
+
+    async def _authenticate(self, method: str, metadata, context) -> Tenant:
+        key, problem = key_from_metadata(metadata)
+        tenants = self.tenants
+        if not problem:
+            if key:
+                tenant = tenants.for_key(key)
+                if tenant is not None:
+                    return tenant
+                problem = (f"API key not recognised (its hash starts {hash_key(key)[7:15]}); check the key, or "
+                           "ask the service's operator for one")
+            else:
+                names = certificate_names(context)
+                tenant = tenants.for_identity(names)
+                if tenant is not None:
+                    return tenant
+                problem = (f"client certificate {names[0]!r} maps to no tenant, and no API key was sent; "
+                           if names else "no API key: ") + KEY_HELP
+        if self.audit is not None:
+            self.audit.refused(method=method.rsplit("/", 1)[-1], tenant=None, status="UNAUTHENTICATED",
+                               message=problem, metadata=metadata)
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
+        raise AssertionError("abort returned")  # pragma: no cover
+
+
+def _wrapped(handler: grpc.RpcMethodHandler, authenticate) -> grpc.RpcMethodHandler:
+    """The same handler, authenticating before it runs (the context, with the TLS peer, exists only here)."""
+    kwargs = dict(request_deserializer=handler.request_deserializer,
+                  response_serializer=handler.response_serializer)
+    if handler.unary_unary is not None:
+        inner = handler.unary_unary
+
+        async def unary_unary(request, context):
+            current_tenant.set(await authenticate(context))  # each RPC runs in a task of its own
+            return await inner(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(unary_unary, **kwargs)
+    if handler.stream_unary is not None:
+        inner_su = handler.stream_unary
+
+        async def stream_unary(request_iterator, context):
+            current_tenant.set(await authenticate(context))
+            return await inner_su(request_iterator, context)
+
+        return grpc.stream_unary_rpc_method_handler(stream_unary, **kwargs)
+    inner_stream = handler.unary_stream or handler.stream_stream
+    make = (grpc.unary_stream_rpc_method_handler if handler.unary_stream is not None
+            else grpc.stream_stream_rpc_method_handler)
+
+    async def streaming(request, context):
+        current_tenant.set(await authenticate(context))
+        async for response in inner_stream(request, context):
+            yield response
+
+    return make(streaming, **kwargs)
