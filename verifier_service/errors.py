@@ -25,7 +25,7 @@ class Overloaded(VerifierError):
 
 
 class SandboxUnavailable(VerifierError):
-    """The sandbox backend (Docker) cannot run jobs; says how to fix it."""
+    """The sandbox backend (Docker, bubblewrap) cannot run jobs; says how to fix it."""
 
 
 class ServiceUnreachable(VerifierError):

@@ -22,7 +22,7 @@ from verifier_service.config import ServiceConfig
 from verifier_service.engine import Engine
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.pool import PurePool
-from verifier_service.sandbox.docker import DockerSandbox
+from verifier_service.sandbox import format_isolation, make_sandbox
 from verifier_service.service import VerifierServicer
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name
 class VerifierApp:
     def __init__(self, config: ServiceConfig):
         self.config = config
-        self.sandbox = DockerSandbox(config)
+        self.sandbox = make_sandbox(config)
         self.pure_pool = PurePool(config.pure_workers)
         self.engine = Engine(config, self.sandbox, self.pure_pool)
         self.servicer = VerifierServicer(self.engine)
@@ -47,6 +47,8 @@ class VerifierApp:
         """Starts the workers and the server; returns the bound port."""
         await self.pure_pool.start()
         await self._check_sandbox()
+        log.info("sandbox isolation (%s backend):\n%s", self.sandbox.backend,
+                 format_isolation(self.sandbox.isolation()))
         if self.sandbox_problem is None:
             removed = await asyncio.to_thread(self.sandbox.remove_orphans_blocking)
             if removed:
@@ -67,8 +69,8 @@ class VerifierApp:
         await server.start()
         self.server = server
         self._watch = asyncio.create_task(self._watch_sandbox())
-        log.info("verifier service listening on %s:%d (sandbox image %s)", self.config.host, self.port,
-                 self.config.sandbox_image)
+        log.info("verifier service listening on %s:%d (sandbox backend %s)", self.config.host, self.port,
+                 self.config.sandbox_backend)
         return self.port
 
     async def _check_sandbox(self) -> None:
