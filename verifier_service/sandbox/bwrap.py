@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -60,7 +61,9 @@ REQUIRED_OPTIONS = ("--unshare-all", "--unshare-user", "--die-with-parent", "--a
                     "--cap-drop", "--uid", "--clearenv", "--ro-bind", "--ro-bind-data", "--info-fd", "--block-fd",
                     "--tmpfs", "--remount-ro")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "nsswitch.conf")
+SANDBOX_OWN = ("/tmp", "/dev", "/proc", HARNESS_DIR)  # the sandbox's own mounts: nothing of the host under them
 TOP_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_SERIAL = itertools.count(1)
 PASSWD = (f"root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
           f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}::/tmp:/usr/sbin/nologin\n"
           f"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
@@ -170,6 +173,10 @@ def probe_interpreter(path: str) -> Interpreter:
     unique = sorted(set(binds), key=len)
     binds = [p for i, p in enumerate(unique) if not any(p.startswith(q + "/") for q in unique[:i])]
     for p in binds:
+        hidden = next((d for d in SANDBOX_OWN if p == d or p.startswith(d + "/")), None)
+        if hidden:
+            raise SandboxUnavailable(f"bwrap_python {resolved!r} lives in {p}, under {hidden}, which the sandbox "
+                                     f"has of its own; install the interpreter (or its venv) elsewhere")
         if p.count("/") < 2 and p not in ("/opt",):
             raise SandboxUnavailable(f"bwrap_python {resolved!r} lives in {p}: binding it would show the sandbox a "
                                      f"top-level directory of the host; use an interpreter in its own prefix")
@@ -209,8 +216,6 @@ class BwrapSandbox(PooledSandbox):
         super().__init__(config)
         self.owner = owner_tag()
         self._instances: dict[str, Instance] = {}
-        self._counter = 0
-        self._count_lock = threading.Lock()
         self._ready = False  # the full check (binary, interpreter, a trial sandbox) has passed
         self._check_lock = threading.Lock()
         self.bwrap: str | None = None
@@ -272,7 +277,7 @@ class BwrapSandbox(PooledSandbox):
         self.gxx = shutil.which("g++", path="/usr/local/bin:/usr/bin:/bin") is not None
         if self.cgroup_plan is None:
             self.cgroup_plan, self.cgroup_reason = cgroups.detect(self.config.bwrap_cgroup)
-            if self.cgroup_plan is None and self.config.bwrap_cgroup != "auto":
+            if self.cgroup_plan is None and self.config.bwrap_cgroup not in ("auto", "off"):
                 raise SandboxUnavailable(f"bwrap_cgroup={self.config.bwrap_cgroup}: {self.cgroup_reason}")
         self.setpriv = shutil.which("setpriv")
         self.prlimit = next((p for p in ("/usr/bin/prlimit", "/bin/prlimit") if os.access(p, os.X_OK)), None)
@@ -462,9 +467,7 @@ class BwrapSandbox(PooledSandbox):
         cgroup = None
         fds: dict[str, int] = {}
         try:
-            with self._count_lock:
-                self._counter += 1
-                name = f"{cgroups.PREFIX}{self.owner}-{self._counter}"
+            name = f"{cgroups.PREFIX}{self.owner}-{next(_SERIAL)}"  # unique in this process, all sandbox objects
             if self.cgroup_plan is not None:
                 cgroup = cgroups.SandboxCgroup.create(self.cgroup_plan, name, c.memory_mb << 20, c.pids_limit, c.cpus)
             data_fds = {}
