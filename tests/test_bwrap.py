@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from verifier_service.config import ServiceConfig, load_config
 from verifier_service.errors import VerifierError
-from verifier_service.sandbox import cgroups, format_isolation, make_sandbox
+from verifier_service.sandbox import cgroups, format_isolation, make_sandbox, seccomp
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.sandbox.bwrap import BwrapSandbox, owner_alive, owner_tag
 
@@ -144,6 +145,48 @@ def test_the_sandbox_sees_only_what_it_needs(service):
             assert st.f_blocks * st.f_frsize <= 64 * 1024 * 1024
     """))
     assert r["verdict"] == "PASSED", brief(r)
+
+
+def test_seccomp_denies_what_no_verification_needs(service):
+    if service.app.sandbox.seccomp is None:
+        pytest.skip(f"no seccomp table for {platform.machine()}")
+    numbers = {name: nr for name, nr in seccomp.TABLES[platform.machine()][1].items()
+               if name in ("keyctl", "unshare", "perf_event_open", "io_uring_setup", "ptrace", "setns", "bpf")}
+    r = service.verify("pass", probe(f"""\
+        import ctypes, errno, os, platform
+        libc = ctypes.CDLL(None, use_errno=True)
+        def errno_of(nr):
+            ctypes.set_errno(0)
+            result = libc.syscall(nr, 0, 0, 0, 0, 0)
+            return 0 if result >= 0 else ctypes.get_errno()
+        refused = {{name: errno_of(nr) for name, nr in {numbers!r}.items()}}
+        assert all(e == errno.EPERM for e in refused.values()), refused
+        if platform.machine() == 'x86_64':
+            assert errno_of(0x40000000 | 39) == errno.EPERM  # getpid through the x32 ABI
+        assert errno_of(39 if platform.machine() == 'x86_64' else 172) == 0  # getpid itself still works
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        assert os.waitpid(pid, 0)[1] >> 8 == 7
+    """))
+    assert r["verdict"] == "PASSED", brief(r)
+
+
+@pytest.mark.parametrize("machine", sorted(seccomp.TABLES))
+def test_seccomp_tables_match_the_kernel_headers(machine):
+    header = {"x86_64": "/usr/include/x86_64-linux-gnu/asm/unistd_64.h",
+              "aarch64": "/usr/include/asm-generic/unistd.h"}[machine]
+    if not os.path.exists(header):
+        pytest.skip(f"no {header} here")
+    defined = {}
+    for line in Path(header).read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "#define" and parts[2].isdigit():
+            defined[parts[1].removeprefix("__NR3264_").removeprefix("__NR_")] = int(parts[2])
+    table = seccomp.TABLES[machine][1]
+    assert {name: defined.get(name) for name in table} == table
+    program = seccomp.program(machine)
+    assert program is not None and len(program) % 8 == 0
 
 
 def test_bwrap_missing_is_not_serving_and_infra_error(make_service):

@@ -43,7 +43,7 @@ from typing import Any
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
-from verifier_service.sandbox import cgroups
+from verifier_service.sandbox import cgroups, seccomp
 from verifier_service.sandbox.base import Job
 from verifier_service.sandbox.protocol import PipeStream
 from verifier_service.sandbox.warm import Instance, PooledSandbox
@@ -230,6 +230,7 @@ class BwrapSandbox(PooledSandbox):
         self.prlimit: str | None = None
         self.uid_reason = ""
         self.gxx = False
+        self.seccomp: bytes | None = seccomp.program()
 
     # ---- checks --------------------------------------------------------------
 
@@ -405,12 +406,14 @@ class BwrapSandbox(PooledSandbox):
                            f"no /home, /sys, /run or service files"),
             ("cgroup limits", cgroup),
             ("rlimits", f"per step: address space, CPU time, file size, open files; per sandbox: {', '.join(whole)}"),
-            ("seccomp", "none (the bwrap backend loads no filter)"),
+            ("seccomp", seccomp.describe() if self.seccomp is not None else "none (no system call table for this "
+                        "machine)"),
         ]
 
     # ---- starting and stopping sandboxes ----------------------------------------
 
-    def _argv(self, command: list[str], data_fds: dict[str, int], info_fd: int, block_fd: int) -> list[str]:
+    def _argv(self, command: list[str], etc_fds: dict[str, int], info_fd: int, block_fd: int,
+              seccomp_fd: int | None) -> list[str]:
         c = self.config
         assert self.bwrap is not None and self.interpreter is not None
         argv = [self.bwrap, "--unshare-all", "--unshare-user"]
@@ -431,7 +434,7 @@ class BwrapSandbox(PooledSandbox):
                 argv += ["--ro-bind", path, path]
         for name in (*ETC_FILES, f"python{self.interpreter.version.rsplit('.', 1)[0]}"):
             argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-        for name, fd in data_fds.items():
+        for name, fd in etc_fds.items():
             argv += ["--perms", "0644", "--ro-bind-data", str(fd), f"/etc/{name}"]
         for path in self.interpreter.binds:
             argv += ["--ro-bind", path, path]
@@ -441,6 +444,8 @@ class BwrapSandbox(PooledSandbox):
             if "--size" in self.options:
                 argv += ["--size", str(c.tmpfs_mb << 20)]
             argv += ["--tmpfs", path]
+        if seccomp_fd is not None:
+            argv += ["--seccomp", str(seccomp_fd)]
         argv += ["--remount-ro", "/", "--chdir", "/tmp", "--info-fd", str(info_fd), "--block-fd", str(block_fd),
                  "--", *command]
         return argv
@@ -470,15 +475,18 @@ class BwrapSandbox(PooledSandbox):
             name = f"{cgroups.PREFIX}{self.owner}-{next(_SERIAL)}"  # unique in this process, all sandbox objects
             if self.cgroup_plan is not None:
                 cgroup = cgroups.SandboxCgroup.create(self.cgroup_plan, name, c.memory_mb << 20, c.pids_limit, c.cpus)
-            data_fds = {}
-            for filename, content in (("passwd", PASSWD), ("group", GROUP), ("hosts", HOSTS)):
-                fds[filename], w = os.pipe()
-                os.write(w, content.encode())
+            # Contents bubblewrap reads from pipes: the /etc files we make up, the seccomp program.
+            contents = {"passwd": PASSWD.encode(), "group": GROUP.encode(), "hosts": HOSTS.encode()}
+            if self.seccomp is not None:
+                contents["seccomp"] = self.seccomp
+            for key, content in contents.items():
+                fds[key], w = os.pipe()
+                os.write(w, content)  # a few hundred bytes: within a pipe's buffer
                 os.close(w)
-                data_fds[filename] = fds[filename]
             for pipe in ("info", "block", "stdin", "stdout", "stderr"):
                 fds[pipe + "_r"], fds[pipe + "_w"] = os.pipe()
-            argv = self._argv(self._limited(command), data_fds, fds["info_w"], fds["block_r"])
+            etc = {name: fds[name] for name in ("passwd", "group", "hosts")}
+            argv = self._argv(self._limited(command), etc, fds["info_w"], fds["block_r"], fds.get("seccomp"))
             kwargs: dict[str, Any] = {}
             if self.host_uid is not None:
                 uid = str(self.host_uid)
@@ -487,7 +495,7 @@ class BwrapSandbox(PooledSandbox):
                 else:
                     kwargs = {"user": self.host_uid, "group": self.host_uid, "extra_groups": []}
             proc = subprocess.Popen(argv, stdin=fds["stdin_r"], stdout=fds["stdout_w"], stderr=fds["stderr_w"],
-                                    pass_fds=(fds["info_w"], fds["block_r"], *data_fds.values()),
+                                    pass_fds=(fds["info_w"], fds["block_r"], *(fds[k] for k in contents)),
                                     start_new_session=True, close_fds=True, **kwargs)
         except (OSError, subprocess.SubprocessError) as exc:
             for fd in fds.values():
@@ -496,7 +504,7 @@ class BwrapSandbox(PooledSandbox):
             if cgroup is not None:
                 cgroup.remove()
             raise SandboxUnavailable(f"could not start bubblewrap: {exc}") from exc
-        for key in ("info_w", "block_r", "stdin_r", "stdout_w", "stderr_w", *data_fds):
+        for key in ("info_w", "block_r", "stdin_r", "stdout_w", "stderr_w", *contents):
             os.close(fds[key])
         handle = _Proc(proc, cgroup=cgroup)
         instance = Instance(f"bwrap-{proc.pid}", PipeStream(fds["stdin_w"], fds["stdout_r"], fds["stderr_r"]),
