@@ -210,6 +210,34 @@ def test_bwrap_failing_is_not_serving(make_service, tmp_path):
     assert r["verdict"] == "INFRA_ERROR" and r["reward"] is None, r
 
 
+def wait_for(predicate, timeout: float, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()) and time.monotonic() < deadline:
+        time.sleep(interval)
+    return value
+
+
+def test_bwrap_that_starts_failing_later_is_not_serving_until_it_works_again(make_service, tmp_path):
+    binary = tmp_path / "bwrap"
+    shutil.copy2(shutil.which("bwrap") or "/usr/bin/bwrap", binary)
+    svc = make_service(bwrap_path=str(binary), max_concurrency=1)
+    assert svc.verify(OK_CODE, OK_SPEC)["verdict"] == "PASSED"
+    broken = tmp_path / "broken"
+    broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    os.replace(broken, binary)
+    (victim,) = svc.app.sandbox._instances.values()
+    os.kill(victim.handle.child_pid, 9)  # the warm sandbox dies; its replacement cannot start
+    r = svc.verify(OK_CODE, OK_SPEC)
+    assert (r["verdict"], r["reward"]) == ("INFRA_ERROR", None), r
+    assert "No permissions to create new namespace" in r["detail"]
+    assert wait_for(lambda: health(svc) == health_pb2.HealthCheckResponse.NOT_SERVING, 10)
+    shutil.copy2(shutil.which("bwrap") or "/usr/bin/bwrap", tmp_path / "fixed")
+    os.replace(tmp_path / "fixed", binary)
+    assert wait_for(lambda: health(svc) == health_pb2.HealthCheckResponse.SERVING, 20)
+    assert wait_for(lambda: svc.verify(OK_CODE, OK_SPEC)["verdict"] == "PASSED", 20, 1.0)
+
+
 def test_bwrap_binary_given_by_path(make_service, tmp_path):
     # As on a host where bubblewrap was unpacked from its .deb (dpkg -x), not installed.
     copy = tmp_path / "usr" / "bin" / "bwrap"

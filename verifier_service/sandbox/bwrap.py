@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import pwd
+import selectors
 import shutil
 import signal
 import stat
@@ -247,8 +248,9 @@ class BwrapSandbox(PooledSandbox):
         """Raises SandboxUnavailable (saying how to fix it) unless sandboxes start and run Python.
         The full check (with a trial sandbox) runs once; later calls only look for the binaries."""
         bwrap = self._find_bwrap()
-        if self._ready and bwrap == self.bwrap and self.interpreter and os.access(self.interpreter.path, os.X_OK):
-            return
+        if (self._ready and bwrap == self.bwrap and self.interpreter and os.access(self.interpreter.path, os.X_OK)
+                and self.pool_error is None):
+            return  # after a failed sandbox start (pool_error) the full check runs again
         with self._check_lock:
             self._full_check(bwrap)
 
@@ -259,6 +261,10 @@ class BwrapSandbox(PooledSandbox):
             usage = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.SubprocessError) as exc:
             raise SandboxUnavailable(f"bubblewrap at {bwrap} does not run ({exc}); {FIX_BWRAP}") from exc
+        if out.returncode != 0:
+            detail = (out.stderr or out.stdout).strip()[-500:]
+            raise SandboxUnavailable(f"bubblewrap at {bwrap} does not run (`bwrap --version` exit {out.returncode}: "
+                                     f"{detail}); {FIX_BWRAP}")
         self.version = out.stdout.strip().removeprefix("bubblewrap ") or "?"
         self.options = {line.split()[0] for line in usage.stdout.splitlines() if line.strip().startswith("--")}
         missing = [o for o in REQUIRED_OPTIONS if o not in self.options]
@@ -286,6 +292,12 @@ class BwrapSandbox(PooledSandbox):
         version = self._trial()
         self.image_id = "bwrap:" + self._digest(version)
         self._ready = True
+        if (self.cgroup_plan is None or "pids" not in self.cgroup_plan.controllers) and (
+                self.host_uid is None or self.prlimit is None):
+            log.warning("bwrap sandboxes have no process limit on this host (no pids cgroup: %s; host uid %s): a fork "
+                        "bomb can exhaust the host's pids until its time limit; give the service a cgroup "
+                        "(--bwrap-cgroup) or a world-readable interpreter (unprivileged host uid)",
+                        self.cgroup_reason or "not delegated", "root" if self.host_uid is None else self.host_uid)
 
     def _choose_host_uid(self) -> None:
         """Root service: sandboxes run as the unprivileged ``bwrap_host_uid`` (so an escape is not root and
@@ -337,14 +349,13 @@ class BwrapSandbox(PooledSandbox):
         return info["v"]
 
     def _run_once(self, command: list[str]) -> str:
-        instance = self._launch(command, label="check")
+        instance = self._launch(command)
         try:
             stream = instance.stream
             assert isinstance(stream, PipeStream)
             stream.close_input()
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and stream._receive(0.5):
-                pass
+            stream.read_to_end(deadline)
             handle: _Proc = instance.handle
             code = handle.proc.wait(max(1.0, deadline - time.monotonic()))
             output = stream.line.decode("utf-8", "replace")
@@ -435,7 +446,8 @@ class BwrapSandbox(PooledSandbox):
         for name in (*ETC_FILES, f"python{self.interpreter.version.rsplit('.', 1)[0]}"):
             argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         for name, fd in etc_fds.items():
-            argv += ["--perms", "0644", "--ro-bind-data", str(fd), f"/etc/{name}"]
+            argv += [*(["--perms", "0644"] if "--perms" in self.options else []), "--ro-bind-data", str(fd),
+                     f"/etc/{name}"]
         for path in self.interpreter.binds:
             argv += ["--ro-bind", path, path]
         argv += ["--ro-bind", str(self.runner_dir), HARNESS_DIR,
@@ -463,7 +475,7 @@ class BwrapSandbox(PooledSandbox):
             limits.append(f"--as={(c.memory_mb << 20) + AS_SLACK}")
         return [self.prlimit, *limits, "--", *command]
 
-    def _launch(self, command: list[str], label: str) -> Instance:
+    def _launch(self, command: list[str]) -> Instance:
         """Starts bubblewrap running ``command``; the sandbox's runner stream and host handle.
 
         bubblewrap sets the sandbox up and then waits (``--block-fd``) before it runs the command: meanwhile
@@ -536,8 +548,6 @@ class BwrapSandbox(PooledSandbox):
         deadline = time.monotonic() + timeout
         try:
             os.set_blocking(fd, False)
-            import selectors
-
             with selectors.DefaultSelector() as sel:
                 sel.register(fd, selectors.EVENT_READ)
                 while time.monotonic() < deadline:
@@ -561,7 +571,7 @@ class BwrapSandbox(PooledSandbox):
             self.check_blocking()
         assert self.interpreter is not None
         command = [self.interpreter.path, "-I", f"{HARNESS_DIR}/runner.py", *(["--serve"] if serve else [])]
-        return self._launch(command, label="serve" if serve else "job")
+        return self._launch(command)
 
     def _discard(self, instance: Instance) -> None:
         """Kills the sandbox's PID 1 (the kernel then kills everything in its pid namespace), waits for

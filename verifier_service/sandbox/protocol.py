@@ -164,6 +164,13 @@ class PipeStream(RunnerStream):
                 self._keep_stderr(chunk)
         return True
 
+    def read_to_end(self, deadline: float) -> bool:
+        """Reads stdout (into ``line``) and stderr until the runner closes stdout; False at the deadline."""
+        while time.monotonic() < deadline:
+            if not self._receive(min(0.5, max(0.0, deadline - time.monotonic()))):
+                return True
+        return False
+
     def drain_stderr(self, timeout: float) -> None:
         """Reads what the runner (or bubblewrap) still has on stderr, for an error message."""
         if self.stderr_fd not in self._selector.get_map():
