@@ -34,9 +34,13 @@ from verifier_service.spec import request_from_json, result_to_json
 # leftover checks never confuse them with another run's or a service's on the same Docker engine.
 TEST_RUN_LABEL = f"rlvr.test_run={uuid.uuid4().hex[:12]}"
 os.environ["RLVR_VERIFIER_SANDBOX_LABELS"] = TEST_RUN_LABEL
+# RLVR_TEST_BWRAP_CGROUP / RLVR_TEST_BWRAP_PYTHON run the bwrap tests in another configuration of this host
+# (e.g. `off`: as on a host with no cgroup to delegate; /usr/bin/python3: an unprivileged host uid).
 TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256, sandbox_labels=TEST_RUN_LABEL, pids_limit=64,
                             default_timeout_s=10.0, max_concurrency=4, pure_workers=2, health_interval_s=0.5,
-                            shutdown_grace_s=1.0, output_limit_bytes=256 * 1024)
+                            shutdown_grace_s=1.0, output_limit_bytes=256 * 1024,
+                            bwrap_cgroup=os.environ.get("RLVR_TEST_BWRAP_CGROUP", "auto"),
+                            bwrap_python=os.environ.get("RLVR_TEST_BWRAP_PYTHON", ""))
 
 
 class RunningService:
@@ -210,10 +214,11 @@ def bwrap_gap(service, need: str) -> str | None:
     if sandbox.backend != "bwrap":
         return None
     plan = sandbox.cgroup_plan
-    if need in ("memory", "pids") and (plan is None or need not in plan.controllers):
-        if need == "pids" and sandbox.host_uid is not None and sandbox.prlimit:
-            return None  # RLIMIT_NPROC binds an unprivileged host uid
-        return f"bwrap without a {need} cgroup ({sandbox.cgroup_reason or 'controller not delegated'})"
+    if need == "pids" and not sandbox.process_limit():
+        return (f"bwrap without a pids cgroup ({sandbox.cgroup_reason or 'not delegated'}) and as host root "
+                f"(RLIMIT_NPROC does not bind root): no process limit")
+    if need == "memory" and (plan is None or "memory" not in plan.controllers):
+        return f"bwrap without a memory cgroup ({sandbox.cgroup_reason or 'not delegated'})"
     if need == "unprivileged" and sandbox.host_uid is None:
         return f"bwrap sandboxes run as host root here because {sandbox.uid_reason}"
     if need == "pytest" and not sandbox.interpreter.pytest:

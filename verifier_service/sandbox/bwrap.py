@@ -292,8 +292,7 @@ class BwrapSandbox(PooledSandbox):
         version = self._trial()
         self.image_id = "bwrap:" + self._digest(version)
         self._ready = True
-        if (self.cgroup_plan is None or "pids" not in self.cgroup_plan.controllers) and (
-                self.host_uid is None or self.prlimit is None):
+        if not self.process_limit():
             log.warning("bwrap sandboxes have no process limit on this host (no pids cgroup: %s; host uid %s): a fork "
                         "bomb can exhaust the host's pids until its time limit; give the service a cgroup "
                         "(--bwrap-cgroup) or a world-readable interpreter (unprivileged host uid)",
@@ -328,6 +327,12 @@ class BwrapSandbox(PooledSandbox):
                                              f"use bwrap_unprivileged=auto to run sandboxes as host root)")
                 return
         self.host_uid = uid
+
+    def process_limit(self) -> bool:
+        """Whether something bounds a sandbox's processes: a pids cgroup, or RLIMIT_NPROC (not for host root)."""
+        if self.cgroup_plan is not None and "pids" in self.cgroup_plan.controllers:
+            return True
+        return self.host_uid is not None and self.prlimit is not None
 
     def _trial(self) -> str:
         """Runs the interpreter in a real sandbox; its version on success."""
@@ -398,6 +403,8 @@ class BwrapSandbox(PooledSandbox):
                 whole.append(f"processes {c.pids_limit} (RLIMIT_NPROC)")
             if self.cgroup_plan is None:
                 whole.append(f"address space {mb + (AS_SLACK >> 20)} MB per process (no total)")
+        if not self.process_limit():
+            whole.append("NO process limit (a fork bomb reaches the host's pid limit)")
         if self.host_uid is not None:
             host = f"host uid {self.host_uid} (unprivileged)"
         else:
