@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# Makes sure a Docker engine answers: installs docker.io (and gVisor's runsc) when
-# absent, registers runsc as a runtime, and starts dockerd when it is not running.
-# Needs root (or sudo) for the install and start.
+# Makes sure both sandbox backends can run: installs bubblewrap (the bwrap backend)
+# when absent; makes sure a Docker engine answers: installs docker.io (and gVisor's
+# runsc) when absent, registers runsc as a runtime, and starts dockerd when it is not
+# running. Needs root (or sudo) for the install and start.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
+
+if ! command -v bwrap >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        echo "installing bubblewrap..."
+        { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null 2>&1; } \
+            || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null; }
+    else
+        echo "warning: no bubblewrap and no apt-get to install it; the bwrap sandbox backend is unavailable" >&2
+    fi
+fi
 
 if docker info >/dev/null 2>&1; then
     exit 0

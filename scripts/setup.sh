@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One command on a fresh Debian/Ubuntu machine: Docker engine, sandbox image,
-# the Python package (in .venv), then a real sandboxed verification of
-# examples/requests.jsonl. Run from the repository root, as root or with sudo.
+# One command on a fresh Debian/Ubuntu machine: Docker engine and bubblewrap, sandbox
+# image, the Python package (in .venv), a check of the bwrap backend, then a real
+# sandboxed verification of examples/requests.jsonl. Run from the repository root,
+# as root or with sudo.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -31,6 +32,10 @@ if ! { .venv/bin/python -m pip install --upgrade pip \
     echo "error: pip install failed (full log: .venv/pip-install.log)" >&2
     exit 2
 fi
+
+echo "checking the bubblewrap sandbox backend (for hosts without Docker)..."
+.venv/bin/verifier-service doctor --sandbox-backend bwrap \
+    || echo "warning: the bwrap sandbox backend does not run here (its tests will fail)" >&2
 
 mkdir -p reports
 echo "verifying examples/requests.jsonl in the Docker sandbox..."

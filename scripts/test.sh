@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite, Docker tests included (they need the engine and image
-# that scripts/setup.sh provides). Extra arguments go to pytest.
+# The whole test suite, Docker and bubblewrap tests included (they need the engine,
+# image and bwrap that scripts/setup.sh provides). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/docker-up.sh

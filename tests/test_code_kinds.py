@@ -1,10 +1,17 @@
-"""The sandboxed kinds against real Docker: passing, failing, malformed, timeout and error cases."""
+"""The sandboxed kinds against a real sandbox, on each backend: passing, failing, malformed, timeout and errors."""
 
 from __future__ import annotations
 
 import pytest
+from conftest import bwrap_gap
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.backends("docker", "bwrap")
+
+
+def requires(service, need: str) -> None:
+    gap = bwrap_gap(service, need)
+    if gap:
+        pytest.skip(gap)
 
 ADD = "```python\ndef add(a, b):\n    return a + b\n```"
 SUB = "```python\ndef add(a, b):\n    return a - b\n```"
@@ -121,6 +128,7 @@ class TestStdio:
         assert service.verify("print(", self.PY_SPEC)["verdict"] == "COMPILE_ERROR"
 
     def test_cpp_pass_and_compile_error(self, service):
+        requires(service, "g++")
         spec = {**self.PY_SPEC, "language": "cpp"}
         code = "#include <iostream>\nint main(){int a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;}\n"
         assert service.verify(code, spec)["verdict"] == "PASSED"
@@ -153,6 +161,10 @@ class TestStdio:
 
 
 class TestPytest:
+    @pytest.fixture(autouse=True)
+    def _pytest_in_sandbox(self, service):
+        requires(service, "pytest")
+
     SPEC = {"kind": "pytest", "files": {"test_sol.py": (
         "from solution import rev\n\n"
         "def test_basic():\n    assert rev('abc') == 'cba'\n\n"

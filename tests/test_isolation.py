@@ -1,11 +1,12 @@
-"""Hostile completions against the real Docker sandbox.
+"""Hostile completions against the real sandbox, on each backend (Docker, bubblewrap).
 
 Each test runs code that attacks the sandbox or the harness (memory, processes,
 time, output, network, the file system, privileges, the runner, the report) and
 checks that it gets the right verdict, and that the service is still healthy
 afterwards: a plain passing verification still PASSES and the gRPC health
 service still reports SERVING. The autouse fixture of conftest checks that no
-sandbox container is left behind.
+sandbox is left behind. Where a layer cannot hold on a bubblewrap host (no cgroup
+to delegate, sandboxes that must run as host root) the test says so and does not run.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import socket
 import textwrap
 
 import pytest
+from conftest import bwrap_gap
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-pytestmark = pytest.mark.docker
+pytestmark = pytest.mark.backends("docker", "bwrap")
 
 SERVICE_NAME = "rlvr.verifier.v1.Verifier"
 OK_SPEC = {"kind": "python_assert", "tests": "assert f() == 1", "timeout_s": 5}
@@ -47,6 +49,14 @@ def brief(r: dict) -> str:
     return f"{r['verdict']}: {r['detail']!r} (stderr {r['stderr_tail'][-300:]!r})"
 
 
+def requires(service, need: str) -> None:
+    """Skips a test whose layer does not exist in this host's bubblewrap sandboxes (running it could hurt
+    the host, or could only fail)."""
+    gap = bwrap_gap(service, need)
+    if gap:
+        pytest.skip(f"cannot hold: {gap}")
+
+
 # ---- memory ---------------------------------------------------------------
 
 class TestMemory:
@@ -70,6 +80,7 @@ class TestMemory:
         # Each child stays under the per-process address-space limit; together
         # they would need far more than the container's 256 MB: the container's
         # memory limit must hold (the OOM killer ends children, not the host).
+        requires(service, "memory")
         r = service.verify("pass", probe("""\
             import os, signal, time
             children = []
@@ -95,11 +106,13 @@ class TestMemory:
 
 class TestProcesses:
     def test_fork_bomb(self, service):
+        requires(service, "pids")
         r = service.verify("import os\nwhile True:\n    os.fork()\n", {**OK_SPEC, "timeout_s": 3})
         assert r["verdict"] in ("TIMEOUT", "RUNTIME_ERROR"), brief(r)
         assert r["reward"] <= 0.2
 
     def test_fork_bomb_that_swallows_errors(self, service):
+        requires(service, "pids")
         code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
         r = service.verify(code, {**OK_SPEC, "timeout_s": 3})
         assert r["verdict"] in ("TIMEOUT", "RUNTIME_ERROR"), brief(r)
@@ -204,7 +217,8 @@ class TestNetwork:
     def test_only_loopback_and_no_routes(self, service):
         r = service.verify("pass", probe("""\
             import os
-            assert sorted(os.listdir('/sys/class/net')) == ['lo']
+            devices = [line.split(':')[0].strip() for line in open('/proc/net/dev').read().splitlines()[2:]]
+            assert devices == ['lo']
             routes = open('/proc/net/route').read().splitlines()
             assert routes[1:] == []
             v6 = open('/proc/net/ipv6_route').read() if os.path.exists('/proc/net/ipv6_route') else ''
@@ -322,13 +336,33 @@ class TestPrivileges:
                     return True
                 return False
             assert os.path.exists('/proc/1')
-            assert denied('/proc/1/fd')
             assert denied('/proc/1/environ')
             assert denied('/proc/1/mem')
         """))
         # The runner survived to report: the harness ran every test to its end.
         assert r["verdict"] == "PASSED", brief(r)
-        assert r["tests_total"] == 4
+        assert r["tests_total"] == 3
+
+    def test_runner_fds_cannot_be_listed(self, service):
+        # The non-dumpable runner's /proc entries belong to host root: hidden from an unprivileged
+        # sandbox user, but a sandbox that is host root may list (not open) the runner's fds.
+        requires(service, "unprivileged")
+        r = service.verify("pass", probe("""\
+            import os
+            try:
+                os.listdir('/proc/1/fd')
+                listed = True
+            except PermissionError:
+                listed = False
+            assert not listed
+            try:
+                os.readlink('/proc/1/fd/0')
+                opened = True
+            except PermissionError:
+                opened = False
+            assert not opened
+        """))
+        assert r["verdict"] == "PASSED", brief(r)
 
     @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGSTOP"])
     def test_runner_ignores_signals_from_the_candidate(self, service, sig):
@@ -412,6 +446,7 @@ class TestRewardHacks:
         assert r["reward"] <= 0.2
 
     def test_pytest_report_forged_before_exiting(self, service):
+        requires(service, "pytest")
         # The JUnit report lives in the work directory the completion can write;
         # writing a passing report and exiting 0 during collection must not pass.
         forge = textwrap.dedent("""\
@@ -458,6 +493,7 @@ class TestRewardHacks:
 # ---- concurrency --------------------------------------------------------------
 
 def test_concurrent_bombs_do_not_disturb_correct_solutions(service):
+    requires(service, "pids")
     bombs = {
         "memory": ("x = bytearray(2 * 1024**3)\n", "MEMORY_LIMIT"),
         "fork": ("import os\nwhile True:\n    os.fork()\n", None),

@@ -1,15 +1,17 @@
-"""The gRPC contract of the verifier service, against a real server and real Docker.
+"""The gRPC contract of the verifier service, against a real server and a real sandbox.
 
 Status codes for bad requests and overload, result order and ids in batches
 and streams, ListVerifiers, health and reflection, deadlines and cancellation
 (which must remove the sandbox container), a missing Docker engine (INFRA_ERROR
 with no reward for sandboxed kinds, pure kinds unaffected), graceful shutdown,
-and the reward ordering malformed < well-formed wrong < correct.
+and the reward ordering malformed < well-formed wrong < correct. Tests marked
+``backends("docker", "bwrap")`` run on both sandbox backends.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import sandbox_containers, stray_containers
+from conftest import live_sandboxes, stray_sandboxes
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -29,6 +31,7 @@ from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.spec import request_from_json, result_to_json
 
 pytestmark = pytest.mark.docker
+both_backends = pytest.mark.backends("docker", "bwrap")
 
 SERVICE_NAME = "rlvr.verifier.v1.Verifier"
 EXAMPLES = {row["id"]: row for row in map(json.loads, Path(__file__).parent.parent.joinpath(
@@ -213,7 +216,7 @@ def test_verify_stream_bad_batch_is_invalid_argument(service):
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "nope" in info.value.details()
     # the aborted stream's other verifications are cancelled and their containers removed
-    assert wait_for(lambda: service.app.sandbox.running == 0 and not stray_containers(), 10, 0.2)
+    assert wait_for(lambda: service.app.sandbox.running == 0 and not stray_sandboxes("docker"), 10, 0.2)
     assert wait_for(lambda: service.app.servicer.admission.pending == 0, 10)
 
 
@@ -238,6 +241,7 @@ def test_list_verifiers(service):
     assert kinds["python_assert"].parameters[0].name == "tests"
 
 
+@both_backends
 def test_health_and_reflection(service):
     for name in ("", SERVICE_NAME):
         assert health_status(service.channel, name) == health_pb2.HealthCheckResponse.SERVING
@@ -254,16 +258,18 @@ def test_health_and_reflection(service):
 def _job_started(service, timeout: float = 15) -> set[str]:
     """The warm containers when a job starts; the job runs in one of them."""
     assert wait_for(lambda: service.app.sandbox.running == 1, timeout, 0.05), "the sandbox job never started"
-    return set(sandbox_containers())
+    return set(live_sandboxes(service.app.sandbox.backend))
 
 
 def _job_container_removed(service, before: set[str], recycled: int) -> bool:
     """The job's container was recycled (removed), and a fresh one replaces it."""
     sandbox = service.app.sandbox
     return wait_for(lambda: sandbox.running == 0 and sandbox.recycled > recycled
-                    and bool(before - set(sandbox_containers())) and not stray_containers(), 10, 0.2)
+                    and bool(before - set(live_sandboxes(sandbox.backend)))
+                    and not stray_sandboxes(sandbox.backend), 10, 0.2)
 
 
+@both_backends
 def test_deadline_is_honoured_and_the_container_removed(service):
     code, spec = sleeper(30, timeout_s=20)
     recycled = service.app.sandbox.recycled
@@ -275,6 +281,7 @@ def test_deadline_is_honoured_and_the_container_removed(service):
     assert wait_for(lambda: service.app.servicer.admission.pending == 0, 10)
 
 
+@both_backends
 def test_client_cancellation_removes_the_container(service):
     code, spec = sleeper(30, timeout_s=20)
     recycled = service.app.sandbox.recycled
@@ -306,6 +313,7 @@ def test_docker_unreachable(make_service):
 
 # ---- shutdown ------------------------------------------------------------------------------------
 
+@both_backends
 def test_graceful_shutdown_finishes_in_flight_calls(make_service):
     svc = make_service()
     code, spec = sleeper(2, timeout_s=5)
@@ -381,6 +389,7 @@ def test_result_cache_is_off_by_default(service):
     assert len(runs) == 2
 
 
+@both_backends
 def test_result_cache_reuses_verdicts_about_the_code_only(make_service):
     svc = make_service(result_cache_size=8)
     runs = _count_sandbox_runs(svc)
@@ -437,11 +446,15 @@ def _alive(pid: int) -> bool:
     return bool(_cmdline(pid))
 
 
+@both_backends
 def test_a_warm_container_that_died_is_replaced_without_losing_the_job(make_service):
     svc = make_service(max_concurrency=1)
     assert svc.verify(OK_CODE, OK_SPEC)["verdict"] == "PASSED"  # the pool is up
     (victim,) = [c for c in svc.app.sandbox._live]
-    subprocess.run(["docker", "kill", victim], capture_output=True, timeout=60, check=True)
+    if svc.app.sandbox.backend == "docker":
+        subprocess.run(["docker", "kill", victim], capture_output=True, timeout=60, check=True)
+    else:  # the sandbox's PID 1 (the runner) killed from the host: the whole sandbox goes
+        os.kill(svc.app.sandbox._instances[victim].handle.child_pid, signal.SIGKILL)
     result = svc.verify(OK_CODE + "# after the kill\n", OK_SPEC)
     assert result["verdict"] == "PASSED", result
     assert victim not in svc.app.sandbox._live

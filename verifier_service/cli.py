@@ -1,4 +1,4 @@
-"""The ``verifier-service`` command: serve, verify, inspect, list, build-sandbox, tenants, catalog."""
+"""The ``verifier-service`` command: serve, verify, inspect, list, doctor, build-sandbox, tenants, catalog."""
 
 from __future__ import annotations
 
@@ -110,10 +110,10 @@ async def _verify_requests(args, config: ServiceConfig, requests, console) -> tu
         client = await VerifierClient.connect(args.server, credentials=credentials_from_args(args))
     else:
         from verifier_service.credentials import Credentials
-        from verifier_service.sandbox.docker import DockerSandbox
+        from verifier_service.sandbox import make_sandbox
         from verifier_service.server import VerifierApp
 
-        DockerSandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
+        make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
         # Embedded: a loopback listener of this process only, no TLS and no tenants.
         app = VerifierApp(replace(config, host="127.0.0.1", port=0, tenants="", tls_cert="", tls_key="",
                                   tls_client_ca=""))
@@ -226,6 +226,22 @@ def _import_labels(args) -> int:
     return 0
 
 
+def _doctor(config: ServiceConfig) -> int:
+    """Checks the configured sandbox backend and prints which isolation layers are in force."""
+    from verifier_service.sandbox import format_isolation, make_sandbox
+
+    sandbox = make_sandbox(config)
+    try:
+        sandbox.check_blocking()
+    except SandboxUnavailable as exc:
+        print(format_isolation(sandbox.isolation()))
+        print(f"error: the {config.sandbox_backend} sandbox backend cannot run jobs: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_isolation(sandbox.isolation()))
+    print(f"ok: the {config.sandbox_backend} sandbox backend runs jobs (image id {sandbox.image_id})")
+    return 0
+
+
 def _build_sandbox(args) -> int:
     if not BUILD_SCRIPT.exists():
         raise VerifierError("sandboxes/build.sh is not here: build the image from a source checkout")
@@ -268,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     from verifier_service.tenancy_cli import add_parsers
 
     add_parsers(sub)
+    doctor = sub.add_parser("doctor", help="check the sandbox backend and show which isolation layers are in force")
+    add_config_flags(doctor)
     sub.add_parser("build-sandbox", help="build the sandbox image (runs sandboxes/build.sh)")
     return parser
 
@@ -286,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args)
         logging.basicConfig(level=config.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        if args.command == "doctor":
+            return _doctor(config)
         if args.command == "serve":
             from verifier_service.server import serve_workers
 

@@ -17,6 +17,7 @@ from typing import Any
 from verifier_service.errors import VerifierError
 
 ENV_PREFIX = "RLVR_VERIFIER_"
+SANDBOX_BACKENDS = ("docker", "bwrap")
 
 
 def _f(default: Any, help: str) -> Any:
@@ -27,10 +28,24 @@ def _f(default: Any, help: str) -> Any:
 class ServiceConfig:
     host: str = _f("127.0.0.1", "address to listen on ('[::]' for every interface)")
     port: int = _f(50051, "port to listen on (0 picks a free one)")
+    sandbox_backend: str = _f("docker", "what isolates untrusted code: 'docker' (containers) or 'bwrap' (bubblewrap "
+                                        "namespaces, for hosts without Docker)")
     sandbox_image: str = _f("rlvr-sandbox-python:latest", "Docker image that runs untrusted code")
     sandbox_runtime: str = _f("", "Docker runtime for sandboxes ('' = engine default, 'runsc' = gVisor)")
     docker_url: str = _f("", "Docker engine address ('' = DOCKER_HOST or the local socket)")
     sandbox_labels: str = _f("", "extra labels on every sandbox container: 'key=value,key2=value2'")
+    bwrap_path: str = _f("bwrap", "bwrap backend: the bubblewrap binary (a name on PATH or a path)")
+    bwrap_python: str = _f("", "bwrap backend: the interpreter that runs code in the sandbox ('' = this service's "
+                               "own); its directories are bound read-only")
+    bwrap_runner_dir: str = _f("", "bwrap backend: the sandbox runner's directory ('' = sandboxes/runner of this "
+                                   "checkout)")
+    bwrap_cgroup: str = _f("auto", "bwrap backend: cgroup limits per sandbox: 'auto' (where this process may make "
+                                   "child cgroups), 'off', or a cgroup v2 directory delegated to the service")
+    bwrap_unprivileged: str = _f("auto", "bwrap backend, service running as root: run each sandbox as an "
+                                         "unprivileged host uid ('auto': when every path it needs is reachable; "
+                                         "'on'; 'off': host root)")
+    bwrap_host_uid: int = _f(2_000_000_000, "bwrap backend: the unused host uid (and gid) sandboxes run as when "
+                                            "unprivileged")
     max_concurrency: int = _f(4, "sandbox containers running at once (the warm pool's size)")
     sandbox_pool: bool = _f(True, "keep warm sandbox containers (false: a fresh container per check)")
     pool_max_jobs: int = _f(200, "jobs a warm container runs before it is replaced")
@@ -80,6 +95,18 @@ class ServiceConfig:
             problems.append("result_cache_size must not be negative")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):
             problems.append("sandbox_labels must be key=value pairs separated by commas")
+        if self.sandbox_backend not in SANDBOX_BACKENDS:
+            problems.append(f"sandbox_backend must be one of {', '.join(SANDBOX_BACKENDS)} "
+                            f"(got {self.sandbox_backend!r})")
+        if not self.bwrap_path:
+            problems.append("bwrap_path must name the bubblewrap binary")
+        if self.bwrap_cgroup not in ("auto", "off") and not self.bwrap_cgroup.startswith("/"):
+            problems.append(f"bwrap_cgroup must be 'auto', 'off' or an absolute cgroup directory "
+                            f"(got {self.bwrap_cgroup!r})")
+        if self.bwrap_unprivileged not in ("auto", "on", "off"):
+            problems.append(f"bwrap_unprivileged must be auto, on or off (got {self.bwrap_unprivileged!r})")
+        if not 0 < self.bwrap_host_uid < 2**31 - 1:
+            problems.append("bwrap_host_uid must be between 1 and 2**31 - 2")
         if self.workers > 1 and self.port == 0:
             problems.append("workers > 1 needs a fixed port (they share it)")
         if bool(self.tls_cert) != bool(self.tls_key):

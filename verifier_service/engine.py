@@ -19,8 +19,8 @@ from verifier_service.errors import InvalidSpec
 from verifier_service.extract import extract
 from verifier_service.kinds import COMMON_PARAMS, Context, PureKind, VerifierKind, all_kinds, get_kind
 from verifier_service.pool import PurePool
+from verifier_service.sandbox import Sandbox
 from verifier_service.sandbox.base import queue_clock
-from verifier_service.sandbox.docker import DockerSandbox
 from verifier_service.spec import EXTRACT_MODES, SCORING_MODES, Spec, spec_from_proto
 from verifier_service.verdict import Outcome, score, truncate
 
@@ -42,7 +42,7 @@ class Prepared:
 
 
 class Engine:
-    def __init__(self, config: ServiceConfig, sandbox: DockerSandbox | None, pure_pool: PurePool | None):
+    def __init__(self, config: ServiceConfig, sandbox: Sandbox | None, pure_pool: PurePool | None):
         self.config = config
         self.sandbox = sandbox
         self.pure_pool = pure_pool

@@ -54,7 +54,7 @@ class CatalogError(VerifierError):
 
 
 class SandboxUnavailable(VerifierError):
-    """The sandbox backend (Docker) cannot run jobs; says how to fix it."""
+    """The sandbox backend (Docker, bubblewrap) cannot run jobs; says how to fix it."""
 
 
 class ServiceUnreachable(VerifierError):

@@ -26,7 +26,7 @@ from verifier_service.credentials import server_credentials
 from verifier_service.engine import Engine
 from verifier_service.errors import SandboxUnavailable, VerifierError
 from verifier_service.pool import PurePool
-from verifier_service.sandbox.docker import DockerSandbox
+from verifier_service.sandbox import format_isolation, make_sandbox
 from verifier_service.service import VerifierServicer
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 class VerifierApp:
     def __init__(self, config: ServiceConfig):
         self.config = config
-        self.sandbox = DockerSandbox(config)
+        self.sandbox = make_sandbox(config)
         self.pure_pool = PurePool(config.pure_workers)
         self.engine = Engine(config, self.sandbox, self.pure_pool)
         self.tenants = Tenants.load(config.tenants) if config.tenants else None
@@ -56,6 +56,8 @@ class VerifierApp:
         """Starts the workers and the server; returns the bound port."""
         await self.pure_pool.start()
         await self._check_sandbox()
+        log.info("sandbox isolation (%s backend):\n%s", self.sandbox.backend,
+                 format_isolation(self.sandbox.isolation()))
         if self.sandbox_problem is None:
             removed = await asyncio.to_thread(self.sandbox.remove_orphans_blocking)
             if removed:
@@ -77,9 +79,9 @@ class VerifierApp:
         await server.start()
         self.server = server
         self._watch = asyncio.create_task(self._watch_sandbox())
-        log.info("verifier service listening on %s:%d (%s; sandbox image %s)", self.config.host, self.port,
-                 ("mutual TLS" if self.config.tls_client_ca else "TLS") if tls is not None else "plaintext",
-                 self.config.sandbox_image)
+        log.info("verifier service listening on %s:%d (%s; sandbox backend %s, image %s)", self.config.host,
+                 self.port, ("mutual TLS" if self.config.tls_client_ca else "TLS") if tls is not None else "plaintext",
+                 self.config.sandbox_backend, self.config.sandbox_image)
         if self.tenants is None:  # a warning where others can connect
             log.log(logging.INFO if self.config.host in LOOPBACK else logging.WARNING,
                     "authentication off: no tenants file, every caller is the one local tenant (--tenants FILE "

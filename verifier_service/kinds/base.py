@@ -19,7 +19,7 @@ from verifier_service.verdict import Outcome
 if TYPE_CHECKING:
     from verifier_service.config import ServiceConfig
     from verifier_service.pool import PurePool
-    from verifier_service.sandbox.docker import DockerSandbox
+    from verifier_service.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Context:
     """What a kind may use while verifying one completion."""
 
     config: ServiceConfig
-    sandbox: DockerSandbox | None
+    sandbox: Sandbox | None
     pure_pool: PurePool | None
     timeout_s: float
 

@@ -1,0 +1,234 @@
+"""Talking to the sandbox runner, whatever carries its stdin and stdout.
+
+The runner (``sandboxes/runner/runner.py``) reads one job per line of JSON on
+stdin and answers with one JSON line per finished step, then ``{"event":
+"done"}``. A backend supplies a ``RunnerStream`` that moves the bytes (a
+Docker attach socket, the pipes of a bubblewrap process); the line framing
+and the job exchange live here, once.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import json
+import os
+import selectors
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterator
+
+from verifier_service.sandbox.base import SandboxRun, StepResult
+
+STDERR_KEPT = 4096  # bytes of the runner's own stderr kept for error messages
+
+
+class RunnerStream(abc.ABC):
+    """The runner's stdin, stdout (its events) and stderr, with deadlines."""
+
+    def __init__(self) -> None:
+        self.line = b""            # stdout bytes not yet split into events
+        self.stderr = bytearray()  # the runner's stderr, tail only
+
+    @abc.abstractmethod
+    def send(self, data: bytes, deadline: float) -> None:
+        """Writes ``data`` to the runner's stdin; raises OSError if it is gone."""
+
+    @abc.abstractmethod
+    def close_input(self) -> None:
+        """Ends the runner's stdin (a one-job runner starts on EOF)."""
+
+    @abc.abstractmethod
+    def _receive(self, timeout: float) -> bool:
+        """Waits up to ``timeout`` for output, adding it to ``line`` / ``stderr``; False at EOF."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def _keep_stderr(self, data: bytes) -> None:
+        self.stderr += data
+        del self.stderr[:-STDERR_KEPT]
+
+    def events(self, deadline: float, cancel: threading.Event) -> Iterator[dict]:
+        """Yields runner events; returns on EOF; raises TimeoutError at the deadline, InterruptedError on cancel."""
+        while True:
+            while b"\n" in self.line:
+                line, self.line = self.line.split(b"\n", 1)
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    raise ValueError(f"unreadable runner output: {line[:200]!r}") from None
+            if cancel.is_set():
+                raise InterruptedError
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            if not self._receive(min(remaining, 0.5)):
+                return
+
+
+class SocketStream(RunnerStream):
+    """The multiplexed stdout/stderr of an attached Docker container (8-byte frame headers)."""
+
+    def __init__(self, raw: socket.socket):
+        super().__init__()
+        self.raw = raw
+        self.buffer = b""
+
+    def send(self, data: bytes, deadline: float) -> None:
+        self.raw.settimeout(max(0.1, deadline - time.monotonic()))
+        self.raw.sendall(data)
+
+    def close_input(self) -> None:
+        self.raw.shutdown(socket.SHUT_WR)
+
+    def _receive(self, timeout: float) -> bool:
+        self.raw.settimeout(timeout)
+        try:
+            chunk = self.raw.recv(65536)
+        except TimeoutError:
+            return True
+        if not chunk:
+            return False
+        self.buffer += chunk
+        while len(self.buffer) >= 8:
+            stream, size = self.buffer[0], struct.unpack(">I", self.buffer[4:8])[0]
+            if len(self.buffer) < 8 + size:
+                break
+            data, self.buffer = self.buffer[8:8 + size], self.buffer[8 + size:]
+            if stream == 2:
+                self._keep_stderr(data)
+            else:
+                self.line += data
+        return True
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.raw.close()
+
+
+class PipeStream(RunnerStream):
+    """A runner's stdin, stdout and stderr as three pipes (a local sandbox process)."""
+
+    def __init__(self, stdin: int, stdout: int, stderr: int):
+        super().__init__()
+        self.stdin, self.stdout, self.stderr_fd = stdin, stdout, stderr
+        os.set_blocking(stdout, False)
+        os.set_blocking(stderr, False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(stdout, selectors.EVENT_READ)
+        self._selector.register(stderr, selectors.EVENT_READ)
+
+    def send(self, data: bytes, deadline: float) -> None:
+        if self.stdin < 0:
+            raise BrokenPipeError("the runner's stdin is closed")
+        view = memoryview(data)
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.stdin, selectors.EVENT_WRITE)
+            os.set_blocking(self.stdin, False)
+            while view:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError("the runner did not take the job in time")
+                if not sel.select(min(remaining, 0.5)):
+                    continue
+                try:
+                    view = view[os.write(self.stdin, view):]
+                except BlockingIOError:
+                    continue
+
+    def close_input(self) -> None:
+        if self.stdin >= 0:
+            os.close(self.stdin)
+            self.stdin = -1
+
+    def _receive(self, timeout: float) -> bool:
+        if not self._selector.get_map():
+            return False
+        for key, _ in self._selector.select(timeout):
+            try:
+                chunk = os.read(key.fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                self._selector.unregister(key.fd)
+                if key.fd == self.stdout:
+                    self.drain_stderr(0.2)  # the runner's last words, for the error message
+                    return False
+                continue
+            if key.fd == self.stdout:
+                self.line += chunk
+            else:
+                self._keep_stderr(chunk)
+        return True
+
+    def read_to_end(self, deadline: float) -> bool:
+        """Reads stdout (into ``line``) and stderr until the runner closes stdout; False at the deadline."""
+        while time.monotonic() < deadline:
+            if not self._receive(min(0.5, max(0.0, deadline - time.monotonic()))):
+                return True
+        return False
+
+    def drain_stderr(self, timeout: float) -> None:
+        """Reads what the runner (or bubblewrap) still has on stderr, for an error message."""
+        if self.stderr_fd not in self._selector.get_map():
+            return
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.stderr_fd, selectors.EVENT_READ)
+            while time.monotonic() < deadline:
+                if not sel.select(max(0.0, deadline - time.monotonic())):
+                    continue
+                try:
+                    chunk = os.read(self.stderr_fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    self._selector.unregister(self.stderr_fd)
+                    return
+                self._keep_stderr(chunk)
+
+    def close(self) -> None:
+        self.close_input()
+        self._selector.close()
+        for fd in (self.stdout, self.stderr_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def exchange(stream: RunnerStream, payload: bytes, on_step, deadline: float, cancel: threading.Event,
+             close_stdin: bool = False) -> SandboxRun:
+    """Sends one job and reads its events up to the runner's "done"."""
+    run = SandboxRun(steps=[], completed=False)
+    try:
+        stream.send(payload, deadline)
+        if close_stdin:
+            stream.close_input()
+    except (OSError, TimeoutError) as exc:
+        run.runner_error = f"could not send the job to the sandbox: {exc}"
+        return run
+    try:
+        for event in stream.events(deadline, cancel):
+            if event.get("event") == "done":
+                run.completed = True
+                run.dirty = bool(event.get("dirty"))
+                return run
+            step = StepResult.from_runner(event)
+            run.steps.append(step)
+            if on_step is not None and on_step(step) is False:
+                run.stopped_early = True
+                return run
+    except TimeoutError:
+        run.host_timeout = True
+        return run
+    except InterruptedError:
+        run.stopped_early = True
+        return run
+    except (OSError, ValueError) as exc:
+        run.runner_error = f"lost the sandbox stream: {exc}"
+        return run
+    detail = bytes(stream.stderr).decode("utf-8", "replace")[-1000:]
+    run.runner_error = "the sandbox runner ended without finishing the job" + (f": {detail}" if detail else "")
+    return run

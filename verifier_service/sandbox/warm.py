@@ -1,0 +1,270 @@
+"""What every sandbox backend shares: a warm pool of runners, or one fresh sandbox per job.
+
+A backend (Docker containers, bubblewrap processes) says how to start one
+sandbox running the runner, how to get rid of it and how to tell whether the
+kernel's OOM killer ended it; this class decides when to start, reuse and
+replace them. Two modes (``sandbox_pool``):
+
+- warm pool (default): ``max_concurrency`` sandboxes run the runner in
+  ``--serve`` mode, one job at a time each. After a job the runner kills every
+  process and scrubs the scratch dirs; a sandbox is replaced (in the
+  background, so callers do not wait for a start) after ``pool_max_jobs`` jobs,
+  ``pool_max_age_s`` seconds, or any anomaly: a limit hit, a stopped or
+  cancelled job, leftovers it could not scrub.
+- one fresh sandbox per job: slower (a sandbox start per check), kept for
+  hosts where a long-lived sandbox is not wanted and as a benchmark baseline.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier_service.config import ServiceConfig
+from verifier_service.errors import SandboxUnavailable
+from verifier_service.sandbox.base import Job, SandboxRun, StepResult, queue_clock
+from verifier_service.sandbox.protocol import RunnerStream, exchange
+
+log = logging.getLogger(__name__)
+
+HOST_SLACK_S = 15.0  # sandbox start + teardown on top of the steps' own limits
+
+
+@dataclass
+class Instance:
+    """One started sandbox: its runner's stream and what the backend needs to remove it."""
+
+    id: str
+    stream: RunnerStream
+    started: float = field(default_factory=time.monotonic)
+    jobs: int = 0
+    handle: Any = None
+
+
+class PooledSandbox(abc.ABC):
+    """The interface the engine and server use; subclasses implement the abstract methods."""
+
+    backend = ""
+
+    def __init__(self, config: ServiceConfig):
+        self.config = config
+        self.pooled = config.sandbox_pool
+        self._slots = asyncio.Semaphore(config.max_concurrency)
+        self._idle: asyncio.Queue[Instance] | None = None
+        self._live: set[str] = set()  # ids of the sandboxes this object started and has not removed
+        self._replacing: set[asyncio.Task] = set()
+        self._closed = False
+        self.pool_error: str | None = None
+        self.image_id: str | None = None  # digest of what runs the code, once checked (the result cache's key)
+        self.running = 0
+        self.recycled = 0
+
+    # ---- what a backend provides -------------------------------------------
+
+    @abc.abstractmethod
+    def check_blocking(self) -> None:
+        """Raises SandboxUnavailable (saying how to fix it) unless jobs can run; sets ``image_id``."""
+
+    @abc.abstractmethod
+    def remove_orphans_blocking(self) -> int:
+        """Removes sandboxes left by a service process that died; returns how many."""
+
+    @abc.abstractmethod
+    def isolation(self) -> list[tuple[str, str]]:
+        """(layer, what is in force) rows for the startup report; complete after a successful check."""
+
+    @abc.abstractmethod
+    def _start_instance(self, lifetime_s: float, serve: bool) -> Instance:
+        """Starts one sandbox running the runner (blocking); SandboxUnavailable when it cannot."""
+
+    @abc.abstractmethod
+    def _discard(self, instance: Instance) -> None:
+        """Stops and removes a sandbox with everything in it (blocking, best effort)."""
+
+    @abc.abstractmethod
+    def _oom_killed(self, instance: Instance) -> bool:
+        """Whether the kernel's OOM killer ended something in the sandbox (asked before it is discarded)."""
+
+    def _runner_job(self, job: Job) -> dict[str, Any]:
+        c = self.config
+        return job.to_runner_json(file_size_limit=c.file_size_mb * 1024 * 1024, open_files=c.open_files)
+
+    async def check(self) -> None:
+        await asyncio.to_thread(self.check_blocking)
+
+    # ---- the warm pool -----------------------------------------------------
+
+    async def start(self) -> None:
+        """Fills the warm pool (no-op in one-sandbox-per-job mode)."""
+        if not self.pooled or self._idle is not None:
+            return
+        self._idle = asyncio.Queue()
+        for _ in range(self.config.max_concurrency):
+            self._replace()
+
+    def _replace(self) -> None:
+        """Starts one sandbox in the background and adds it to the idle queue when ready."""
+        if self._closed:
+            return
+        task = asyncio.get_running_loop().create_task(self._add_instance())
+        self._replacing.add(task)
+        task.add_done_callback(self._replacing.discard)
+
+    async def _add_instance(self) -> None:
+        delay = 0.5
+        while not self._closed:
+            try:
+                instance = await asyncio.to_thread(
+                    self._start_instance, self.config.pool_max_age_s + HOST_SLACK_S + self.config.max_timeout_s,
+                    True)
+            except SandboxUnavailable as exc:
+                self.pool_error = str(exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+                continue
+            self.pool_error = None
+            if self._closed:
+                await asyncio.to_thread(self._discard, instance)
+                return
+            assert self._idle is not None
+            self._idle.put_nowait(instance)
+            return
+
+    async def _acquire(self) -> Instance:
+        assert self._idle is not None
+        while True:
+            try:
+                instance = await asyncio.wait_for(self._idle.get(), timeout=2.0)
+            except asyncio.TimeoutError:
+                if self.pool_error:
+                    raise SandboxUnavailable(self.pool_error) from None
+                continue
+            if time.monotonic() - instance.started > self.config.pool_max_age_s:
+                self._retire(instance)
+                continue
+            return instance
+
+    def _retire(self, instance: Instance) -> None:
+        self.recycled += 1
+        threading.Thread(target=self._discard, args=(instance,), daemon=True).start()
+        self._replace()
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in list(self._replacing):
+            task.cancel()
+        instances = []
+        if self._idle is not None:
+            while not self._idle.empty():
+                instances.append(self._idle.get_nowait())
+        await asyncio.gather(*(asyncio.to_thread(self._discard, i) for i in instances))
+        await self._remove_remaining()
+
+    @abc.abstractmethod
+    async def _remove_remaining(self) -> None:
+        """Removes the sandboxes of jobs still running (the subclass knows them by id)."""
+
+    # ---- running a job -----------------------------------------------------
+
+    async def run(self, job: Job, on_step: Callable[[StepResult], bool] | None = None,
+                  deadline_s: float | None = None) -> SandboxRun:
+        """Runs ``job`` in a sandbox. ``on_step`` sees each step result as it
+        arrives and may return False to stop the job there (fast-fail).
+        Cancelling the awaiting task removes the job's sandbox."""
+        queued = time.monotonic()
+        if self.pooled:
+            await self.start()
+            for attempt in range(2):
+                instance = await self._acquire()
+                run = await self._run_pooled(instance, job, on_step, deadline_s)
+                # A warm sandbox that died while idle fails before the job says anything: the
+                # job ran nowhere, so it goes once more to a fresh sandbox instead of INFRA_ERROR.
+                if not (run.runner_error and not run.steps and not run.oom_killed) or attempt:
+                    break
+                log.warning("sandbox %s was gone (%s); running the job on another", instance.id[:12],
+                            run.runner_error)
+            run.queue_s = time.monotonic() - queued - run.run_s
+        else:
+            async with self._slots:
+                run = await self._run_fresh(job, on_step, deadline_s, queued)
+        clock = queue_clock.get()
+        if clock is not None:
+            clock[0] += run.queue_s
+        return run
+
+    def _budget(self, job: Job, deadline_s: float | None) -> float:
+        budget = job.total_timeout_s + HOST_SLACK_S
+        return min(budget, max(deadline_s, 1.0)) if deadline_s is not None else budget
+
+    def _payload(self, job: Job) -> bytes:
+        return json.dumps(self._runner_job(job)).encode() + b"\n"
+
+    async def _run_pooled(self, instance: Instance, job: Job, on_step, deadline_s) -> SandboxRun:
+        cancel = threading.Event()
+        self.running += 1
+        started = time.monotonic()
+        try:
+            run = await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(
+                exchange, instance.stream, self._payload(job), on_step,
+                started + self._budget(job, deadline_s), cancel)))
+        except asyncio.CancelledError:
+            cancel.set()
+            self.recycled += 1
+            await asyncio.to_thread(self._discard, instance)
+            self._replace()
+            raise
+        finally:
+            self.running -= 1
+        instance.jobs += 1
+        run.run_s = time.monotonic() - started
+        clean = run.completed and not run.dirty and not any(
+            s.timed_out or s.output_limited or s.signal for s in run.steps)
+        if clean and instance.jobs < self.config.pool_max_jobs:
+            assert self._idle is not None
+            self._idle.put_nowait(instance)
+        else:
+            if run.runner_error and not run.steps:
+                # The sandbox died under us (OOM-killed runner, backend trouble): say which.
+                run.oom_killed = await asyncio.to_thread(self._oom_killed, instance)
+            self._retire(instance)
+        return run
+
+    async def _run_fresh(self, job: Job, on_step, deadline_s, queued: float) -> SandboxRun:
+        queue_s = time.monotonic() - queued
+        self.running += 1
+        cancel = threading.Event()
+        holder: dict[str, Instance] = {}
+        try:
+            run = await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(
+                self._run_fresh_blocking, job, on_step, deadline_s, cancel, holder)))
+        except asyncio.CancelledError:
+            cancel.set()
+            if "instance" in holder:
+                await asyncio.to_thread(self._discard, holder["instance"])
+            raise
+        finally:
+            self.running -= 1
+        run.queue_s = queue_s
+        return run
+
+    def _run_fresh_blocking(self, job: Job, on_step, deadline_s, cancel, holder) -> SandboxRun:
+        started = time.monotonic()
+        budget = self._budget(job, deadline_s)
+        instance = self._start_instance(budget, serve=False)
+        holder["instance"] = instance
+        try:
+            run = exchange(instance.stream, self._payload(job), on_step, started + budget, cancel,
+                           close_stdin=True)
+            if not run.completed and not run.stopped_early:
+                run.oom_killed = self._oom_killed(instance)
+            run.run_s = time.monotonic() - started
+            return run
+        finally:
+            self._discard(instance)
