@@ -262,6 +262,18 @@ def test_trainer_sample_writes_verify_jsonl(tiny_model, tmp_path):
     assert len(read_requests(out)) == 6  # the verify / inspect input form
 
 
+def test_transformers_generation_batches_prompts_with_left_padding(tiny_model):
+    """Prompts of different lengths in one generate call: each gets its n completions, the same as one by one."""
+    from trainer.sample import _generate_transformers
+
+    prompts = [[{"role": "user", "content": "add 1 and 2"}], "x",
+               [{"role": "user", "content": "a much longer prompt with many more words in it than the others"}]]
+    batched = _generate_transformers(str(tiny_model), prompts, 2, 0.0, 6, 0, prompt_batch=3)
+    single = _generate_transformers(str(tiny_model), prompts, 2, 0.0, 6, 0, prompt_batch=1)
+    assert [len(c) for c in batched] == [2, 2, 2]
+    assert batched == single  # greedy: left padding changes nothing
+
+
 @pytest.mark.docker
 def test_base_rate_gate_routes_the_tiny_model_to_sft(service, tiny_model, tmp_path):
     data = write_dataset(tmp_path / "prompts.jsonl", [IO_SPEC, IO_SPEC, FMT_SPEC])

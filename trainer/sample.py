@@ -23,6 +23,8 @@ from trainer.errors import ConfigError
 
 log = logging.getLogger(__name__)
 BACKENDS = ("auto", "transformers", "vllm")
+PROMPT_BATCH_SEQUENCES = 256
+"""On a GPU, transformers generates for several prompts at once (left-padded), up to this many sequences."""
 
 
 def choose_prompts(dataset, count: int, seed: int) -> list[int]:
@@ -68,7 +70,9 @@ def _render(tokenizer, prompt: Any) -> str:
 
 
 def _generate_transformers(model_path: str, prompts: list[Any], n: int, temperature: float,
-                           max_new_tokens: int, seed: int) -> list[list[str]]:
+                           max_new_tokens: int, seed: int, prompt_batch: int | None = None) -> list[list[str]]:
+    """``n`` completions per prompt; ``prompt_batch`` prompts per ``generate`` call (default: one on CPU, up to
+    PROMPT_BATCH_SEQUENCES sequences on a GPU)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
 
@@ -83,15 +87,20 @@ def _generate_transformers(model_path: str, prompts: list[Any], n: int, temperat
     sampling = dict(do_sample=True, temperature=temperature, top_p=1.0, top_k=0) if temperature > 0 \
         else dict(do_sample=False)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    tokenizer.padding_side = "left"  # decoder-only: pad on the left so every row continues its own prompt
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token_id = pad
+    per_batch = prompt_batch or (max(1, PROMPT_BATCH_SEQUENCES // n) if device == "cuda" else 1)
     out: list[list[str]] = []
-    for prompt in prompts:
-        text = _render(tokenizer, prompt)
-        inputs = tokenizer(text, return_tensors="pt", add_special_tokens=False).to(device)
+    for start in range(0, len(prompts), per_batch):
+        texts = [_render(tokenizer, p) for p in prompts[start:start + per_batch]]
+        inputs = tokenizer(texts, return_tensors="pt", add_special_tokens=False, padding=True).to(device)
+        per_prompt = n if temperature > 0 else 1  # greedy decoding gives n identical completions: generate one
         with torch.no_grad():
-            generated = model.generate(**inputs, max_new_tokens=max_new_tokens, num_return_sequences=n,
+            generated = model.generate(**inputs, max_new_tokens=max_new_tokens, num_return_sequences=per_prompt,
                                        pad_token_id=pad, **sampling)
-        new = generated[:, inputs["input_ids"].shape[1]:]
-        out.append(tokenizer.batch_decode(new, skip_special_tokens=True))
+        decoded = tokenizer.batch_decode(generated[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        out.extend(decoded[i * per_prompt:(i + 1) * per_prompt] * (n // per_prompt) for i in range(len(texts)))
     return out
 
 

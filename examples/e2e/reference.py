@@ -1,0 +1,116 @@
+"""An in-process reference scorer for the e2e tasks, written independently of the verifier service.
+
+It is the yardstick the service is checked against (held-out evaluation through both must agree) and the
+"in-process reward function" whose cost the run compares with the remote service's. It isolates nothing: the
+candidate's code runs in a forked child with a timeout, as the HumanEval-style harnesses do. Never use it on
+untrusted code outside an experiment like this one.
+
+A completion is *well formed* when it holds a fenced code block (```python or plain ```), and *correct* when the
+function of the first block returns, for every case, a value equal to the expected one as JSON values compare
+(bool is not int; ints and floats by value; tuples and sets count as lists), the semantics of ``python_io``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import re
+from dataclasses import dataclass
+from typing import Any
+
+FENCE = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)```", re.DOTALL)
+CASE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Score:
+    well_formed: bool
+    passed: int
+    total: int
+
+    @property
+    def correct(self) -> bool:
+        return self.well_formed and self.total > 0 and self.passed == self.total
+
+
+def extract_code(completion: str) -> str | None:
+    match = FENCE.search(completion)
+    return match.group(1) if match else None
+
+
+def _plain(value: Any) -> Any:
+    """The value as the task's tests see it: tuples and sets become lists (sets sorted)."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    """Equal with JSON types: bools only equal bools; ints and floats compare by value; strings exactly."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(actual) is type(expected) and actual == expected
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
+        return actual == expected
+    if isinstance(expected, list):
+        return (isinstance(actual, list) and len(actual) == len(expected)
+                and all(_same(a, e) for a, e in zip(actual, expected, strict=True)))
+    if isinstance(expected, dict):
+        return (isinstance(actual, dict) and actual.keys() == expected.keys()
+                and all(_same(actual[k], expected[k]) for k in expected))
+    return type(actual) is type(expected) and actual == expected
+
+
+def _child(code: str, entry_point: str, cases: list[dict[str, Any]], conn) -> None:
+    passed = 0
+    try:
+        namespace: dict[str, Any] = {}
+        exec(compile(code, "<completion>", "exec"), namespace)  # running the candidate is the point here
+        function = namespace[entry_point]
+        for case in cases:
+            try:
+                value = function(*case.get("args", []), **case.get("kwargs", {}))
+                if _same(_plain(value), case["expected"]):
+                    passed += 1
+            except Exception:  # noqa: BLE001 - a failing case is a failed case
+                pass
+    except BaseException:  # noqa: BLE001 - a completion that cannot even be defined passes nothing
+        pass
+    conn.send(passed)
+    conn.close()
+
+
+def score(completion: str, spec: dict[str, Any] | str) -> Score:
+    spec = json.loads(spec) if isinstance(spec, str) else spec
+    cases = spec["cases"]
+    code = extract_code(completion)
+    if code is None:
+        return Score(False, 0, len(cases))
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(code, spec["entry_point"], cases, child), daemon=True)
+    proc.start()
+    child.close()
+    passed = 0
+    if parent.poll(CASE_TIMEOUT_S * max(1, len(cases))):
+        try:
+            passed = parent.recv()
+        except EOFError:
+            passed = 0
+    proc.kill()
+    proc.join()
+    return Score(True, passed, len(cases))
+
+
+def reward_components(completions: list[str], specs: list[Any], format_weight: float = 0.2,
+                      correctness_weight: float = 0.8) -> list[float]:
+    """The service's composite reward, computed in-process: format * w_f + fraction of cases * w_c."""
+    out = []
+    for completion, spec in zip(completions, specs, strict=True):
+        s = score(completion, spec)
+        fraction = s.passed / s.total if s.total and s.well_formed else 0.0
+        out.append(format_weight * float(s.well_formed) + correctness_weight * fraction)
+    return out
