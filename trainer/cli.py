@@ -24,6 +24,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
     config = _load(args)
     plan = estimate = None
+    zero_stage = 0
     if args.model_size:
         try:
             shape = memory.parse_size(args.model_size)
@@ -33,8 +34,8 @@ def cmd_config(args: argparse.Namespace) -> int:
             raise TrainerError(str(exc)) from exc
         explicit = flags_to_changes(args)  # what the user set stays; the plan fills in the rest
         config = config.override({k: v for k, v in plan.as_run_config_changes().items() if k not in explicit})
-        estimate = memory.estimate_config(shape, config, gpu_memory_gb=args.gpu_memory,
-                                          zero_stage=plan.zero_stage if config.num_gpus > 1 else 0)
+        zero_stage = plan.zero_stage if config.num_gpus > 1 else 0
+        estimate = memory.estimate_config(shape, config, gpu_memory_gb=args.gpu_memory, zero_stage=zero_stage)
     deviations = config.validate()
     out = sys.stdout
     out.write("# Validated GRPO run config (trainer train --config FILE)\n")
@@ -51,7 +52,7 @@ def cmd_config(args: argparse.Namespace) -> int:
                   f"docs/grpo-memory.md):\n")
         for line in memory.render_estimate(estimate).splitlines():
             out.write(f"#   {line}\n")
-        out.write(f"#   ZeRO stage: {plan.zero_stage if config.num_gpus > 1 else 0}\n")
+        out.write(f"#   ZeRO stage: {zero_stage}\n")
         if not plan.fits:
             out.write(f"#   The cheapest layout tried does not fit either: {plan.reason}\n")
     return 0
