@@ -402,12 +402,18 @@ class TestCgroups:
         assert plan is None and why == "no cgroup file system is mounted"
 
 
-def test_interpreter_under_the_sandbox_own_tmp_is_refused(tmp_path):
+def test_interpreter_under_the_sandbox_own_tmp_is_bound_elsewhere(tmp_path):
+    """A venv in a checkout under /tmp (a CI clone) would be hidden by the sandbox's own /tmp: it is bound at
+    /.rlvr-host/<n> instead, and jobs run with it; the sandbox's /tmp stays its own, empty tmpfs."""
+    assert str(tmp_path).startswith("/tmp/")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    sandbox = make_sandbox(replace(BWRAP_CONFIG, bwrap_python=str(venv / "bin" / "python3")))
-    with pytest.raises(VerifierError, match="under /tmp, which the sandbox has of its own"):
-        sandbox.check_blocking()
+    sandbox = make_sandbox(replace(BWRAP_CONFIG, bwrap_python=str(venv / "bin" / "python3"), sandbox_pool=False))
+    sandbox.check_blocking()
+    assert sandbox.interpreter.sandbox_path == "/.rlvr-host/0/bin/python3"
+    code = f"import os, sys; print(sys.prefix, os.path.exists({str(tmp_path)!r}))"
+    out = sandbox._run_once([sandbox.interpreter.sandbox_path, "-I", "-c", code])
+    assert out.strip().splitlines()[-1] == "/.rlvr-host/0 False"
 
 
 def test_trial_failure_message_names_the_interpreter(tmp_path):

@@ -140,12 +140,34 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+MOVED_ROOT = "/.rlvr-host"
+"""Where interpreter directories that lie under one of the sandbox's own mounts (a venv in a checkout under /tmp)
+are bound instead: ``MOVED_ROOT/<n>`` for the n-th such directory."""
+
+
 @dataclass(frozen=True)
 class Interpreter:
     path: str
     version: str
-    binds: tuple[str, ...]  # directories bound read-only at their own paths
+    binds: tuple[str, ...]  # host directories bound read-only (at their own paths unless moved)
     pytest: bool
+
+    def inside(self, host_path: str) -> str:
+        """Where ``host_path`` (a bind or a path in one) is inside the sandbox."""
+        for n, bind in enumerate(b for b in self.binds if _hidden_by_sandbox(b)):
+            if host_path == bind or host_path.startswith(bind + "/"):
+                return f"{MOVED_ROOT}/{n}{host_path[len(bind):]}"
+        return host_path
+
+    @property
+    def sandbox_path(self) -> str:
+        """The interpreter's path inside the sandbox."""
+        return self.inside(self.path)
+
+
+def _hidden_by_sandbox(path: str) -> str | None:
+    """The sandbox mount (``/tmp``, ``/dev``, ...) that would hide ``path`` at its own place, if any."""
+    return next((d for d in SANDBOX_OWN if path == d or path.startswith(d + "/")), None)
 
 
 def probe_interpreter(path: str) -> Interpreter:
@@ -173,11 +195,7 @@ def probe_interpreter(path: str) -> Interpreter:
             binds.append(p)
     unique = sorted(set(binds), key=len)
     binds = [p for i, p in enumerate(unique) if not any(p.startswith(q + "/") for q in unique[:i])]
-    for p in binds:
-        hidden = next((d for d in SANDBOX_OWN if p == d or p.startswith(d + "/")), None)
-        if hidden:
-            raise SandboxUnavailable(f"bwrap_python {resolved!r} lives in {p}, under {hidden}, which the sandbox "
-                                     f"has of its own; install the interpreter (or its venv) elsewhere")
+    for p in binds:  # a directory under the sandbox's own /tmp is bound elsewhere (Interpreter.inside)
         if p.count("/") < 2 and p not in ("/opt",):
             raise SandboxUnavailable(f"bwrap_python {resolved!r} lives in {p}: binding it would show the sandbox a "
                                      f"top-level directory of the host; use an interpreter in its own prefix")
@@ -340,12 +358,12 @@ class BwrapSandbox(PooledSandbox):
         code = ("import importlib.util, json, sys; print(json.dumps({'v': sys.version.split()[0], "
                 "'pytest': importlib.util.find_spec('pytest') is not None}))")
         try:
-            out = self._run_once([self.interpreter.path, "-I", "-c", code])
+            out = self._run_once([self.interpreter.sandbox_path, "-I", "-c", code])
         except SandboxUnavailable as exc:
             if self.host_uid is None or self.config.bwrap_unprivileged == "on":
                 raise
             self.host_uid, self.uid_reason = None, f"an unprivileged sandbox failed to start ({exc})"
-            out = self._run_once([self.interpreter.path, "-I", "-c", code])
+            out = self._run_once([self.interpreter.sandbox_path, "-I", "-c", code])
         try:
             info = json.loads(out.strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -410,7 +428,8 @@ class BwrapSandbox(PooledSandbox):
         else:
             host = f"host uid: {os.geteuid()}{' (root)' if os.geteuid() == 0 else ''}" + (
                 f" because {self.uid_reason}" if self.uid_reason else "")
-        binds = ["/usr", f"{HARNESS_DIR} (runner)", *(interp.binds if interp else ()), "a few /etc files"]
+        moved = [f"{b} (at {interp.inside(b)})" if interp.inside(b) != b else b for b in interp.binds] if interp else []
+        binds = ["/usr", f"{HARNESS_DIR} (runner)", *moved, "a few /etc files"]
         return [
             ("backend", f"bwrap {self.version or '?'} ({self.bwrap or c.bwrap_path}), "
                         f"{'warm pool of ' + str(c.max_concurrency) if c.sandbox_pool else 'a fresh sandbox per job'}"),
@@ -456,7 +475,7 @@ class BwrapSandbox(PooledSandbox):
             argv += [*(["--perms", "0644"] if "--perms" in self.options else []), "--ro-bind-data", str(fd),
                      f"/etc/{name}"]
         for path in self.interpreter.binds:
-            argv += ["--ro-bind", path, path]
+            argv += ["--ro-bind", path, self.interpreter.inside(path)]
         argv += ["--ro-bind", str(self.runner_dir), HARNESS_DIR,
                  "--proc", "/proc", "--dev", "/dev"]
         for path in ("/tmp", "/dev/shm"):
@@ -577,7 +596,7 @@ class BwrapSandbox(PooledSandbox):
         if not self._ready:
             self.check_blocking()
         assert self.interpreter is not None
-        command = [self.interpreter.path, "-I", f"{HARNESS_DIR}/runner.py", *(["--serve"] if serve else [])]
+        command = [self.interpreter.sandbox_path, "-I", f"{HARNESS_DIR}/runner.py", *(["--serve"] if serve else [])]
         return self._launch(command)
 
     def _discard(self, instance: Instance) -> None:
@@ -627,7 +646,7 @@ class BwrapSandbox(PooledSandbox):
         assert self.interpreter is not None
         for step in data["steps"]:
             if step["argv"] and step["argv"][0] == "python3":
-                step["argv"] = [self.interpreter.path, *step["argv"][1:]]
+                step["argv"] = [self.interpreter.sandbox_path, *step["argv"][1:]]
         return data
 
     def remove_orphans_blocking(self) -> int:
