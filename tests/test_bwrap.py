@@ -107,7 +107,7 @@ class TestConfig:
         sandbox.check_blocking()
         job = Job(steps=[Step("a", ["python3", "-I", "x.py"], 1.0), Step("b", ["g++", "x.cpp"], 1.0)])
         steps = sandbox._runner_job(job)["steps"]
-        assert steps[0]["argv"] == [sandbox.interpreter.path, "-I", "x.py"]
+        assert steps[0]["argv"] == [sandbox.interpreter.sandbox_path, "-I", "x.py"]
         assert steps[1]["argv"] == ["g++", "x.cpp"]
 
 
