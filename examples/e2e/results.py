@@ -45,6 +45,25 @@ def judge_targets(eval_before: dict | None, eval_after: dict | None, timing: dic
     return out
 
 
+def environment() -> dict[str, str]:
+    """Versions of what the run used, and the accelerator."""
+    from importlib import metadata
+
+    env = {}
+    for name in ("torch", "transformers", "trl", "datasets", "grpcio", "protobuf"):
+        try:
+            env[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            env[name] = "absent"
+    try:
+        import torch
+
+        env["device"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
+    except Exception as exc:  # noqa: BLE001 - a report without the device name is still a report
+        env["device"] = f"unknown ({exc})"
+    return env
+
+
 def collect(state: Path, pipeline_config: dict, targets: dict[str, float]) -> dict[str, Any]:
     run = _load(state / "run" / "run.json") or {}
     timing = _load(state / "run" / "reward_timing.json") or {}
@@ -55,6 +74,7 @@ def collect(state: Path, pipeline_config: dict, targets: dict[str, float]) -> di
     before, after = _load(state / "eval" / "before.json"), _load(state / "eval" / "after.json")
     return {
         "pipeline_config": pipeline_config,
+        "environment": environment(),
         "stages": _load(state / "stages.json"),
         "base_rate": base_rate,
         "inspection": inspection,
