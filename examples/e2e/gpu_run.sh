@@ -11,7 +11,7 @@
 # model or the environment gone says so; start again from the first call then (examples/e2e/README.md).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-ENV=/tmp/e2e-env
+ENV=${E2E_ENV:-/tmp/e2e-env}
 STATE=${E2E_STATE:-/tmp/e2e}
 PY=${E2E_PYTHON:-/opt/torch/.venv/bin/python}
 [ -x "$PY" ] || PY=$(command -v python3)
@@ -24,6 +24,7 @@ export TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
 # 1. the environment
 "$PY" examples/e2e/offline_setup.py wheels --site "$ENV/site" .whl .whl-pandas:pandas .whl-arrow:pyarrow
 BWRAP=$(command -v bwrap || true)
+[ -z "${E2E_CARRIED_BWRAP:-}" ] || BWRAP=   # use the carried .deb even where the machine has bwrap (a test)
 if [ -z "$BWRAP" ]; then
   if [ -d .deb ] && [ ! -x "$ENV/root/usr/bin/bwrap" ]; then
     "$PY" examples/e2e/offline_setup.py debs --into "$ENV/root" .deb
@@ -64,8 +65,9 @@ if [ ! -s "$STATE/gguf/$GGUF_NAME" ] && [ -s "$STATE/gguf/a" ] && [ -s "$STATE/g
   fi
 fi
 ls -la "$STATE/gguf" | tail -n +2
-case " $* " in
-  *model*|*gates*|*eval*|*train*|*inspect*)
+stages=$(printf '%s\n' "$@" | awk 'prev == "--stages" {print} {prev = $0}')
+case ",$stages," in
+  *,model,*|*,gates,*|*,eval-*|*,train,*|*,inspect-*)
     if [ ! -s "$STATE/gguf/$GGUF_NAME" ] && [ ! -f "$STATE/model/config.json" ]; then
       echo "NOTE: no model in $STATE/model and no joined GGUF: if an earlier call made them, /tmp was lost" \
            "between calls; start again from call 1 (examples/e2e/README.md)" >&2

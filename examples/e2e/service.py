@@ -32,7 +32,7 @@ class ServiceSettings:
     bwrap_path: str = "bwrap"
     bwrap_python: str = ""              # '' = the service's own interpreter
     port: int = 0                       # 0: a free port
-    max_concurrency: int = 8
+    max_concurrency: int = 16            # warm sandboxes: the GPU machine has 16 cores
     start_timeout_s: float = 120.0
 
     def serve_args(self, port: int) -> list[str]:
