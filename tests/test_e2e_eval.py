@@ -74,6 +74,10 @@ CRAFTED = {
     "crashes": "```python\ndef {name}(xs):\n    raise ValueError('no')\n```",
     "bad_syntax": "```python\ndef {name}(xs) return 1\n```",
     "wrong_type": "```python\ndef {name}(xs):\n    return float(sum(1 for x in xs if x > {k})) > 0\n```",
+    # seen in SmolLM2's samples: a stray empty fence before the block (the first block is empty: malformed) ...
+    "empty_first_block": "```\n```python\ndef {name}(xs):\n    return sum(1 for x in xs if x > {k})\n```",
+    # ... and other language tags (any tag is a fenced block)
+    "other_tag": "```numpy\ndef {name}(xs):\n    print('noise')\n    return sum(1 for x in xs if x > {k})\n```",
 }
 
 
@@ -88,7 +92,9 @@ def test_service_and_reference_agree_on_crafted_completions(service):
         r["id"] = s["id"]
     scored = {name: sc for name, sc in zip(CRAFTED, score_both(samples, results), strict=True)}
     assert scored["right"].service_correct and scored["right"].reference_correct
-    assert scored["malformed"].service_verdict == "MALFORMED" and not scored["malformed"].reference_format
+    assert scored["other_tag"].service_correct and scored["other_tag"].reference_correct
+    for name in ("malformed", "empty_first_block"):
+        assert scored[name].service_verdict == "MALFORMED" and not scored[name].reference_format, name
     for name in ("wrong", "crashes", "bad_syntax", "wrong_type"):
         assert not scored[name].service_correct and not scored[name].reference_correct, name
     summary = summarise(list(scored.values()))

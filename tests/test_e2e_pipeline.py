@@ -32,13 +32,17 @@ def pipeline(state, *args: str) -> subprocess.CompletedProcess:
 def test_pipeline_stages_data_to_report(sandbox_backend, backend_ready, tmp_path):
     state = tmp_path / "state"
     no_record = tmp_path / "no-inspection.json"
-    proc = pipeline(state, "--stages", "data,model,service,gates", "--inspection-record", str(no_record))
+    proc = pipeline(state, "--stages", "data,model,service,inspect-prepare,gates", "--inspect-prompts", "2",
+                    "--inspect-n", "3", "--inspection-record", str(no_record))
     assert proc.returncode == 4, proc.stderr[-3000:]
     assert "BASE RATE IS ZERO" in proc.stderr
     stages = json.loads((state / "stages.json").read_text())
     assert stages["data"]["train"]["rows"] == 16 and stages["data"]["heldout"]["rows"] == 8
     assert stages["service"]["smoke"] == {"right": "PASSED", "wrong": "FAILED", "malformed": "MALFORMED"}
     assert stages["service"]["doctor_exit"] == 0
+    assert stages["inspect-prepare"]["samples"] == 6
+    report_dir = state / "inspect" / "report"
+    assert (report_dir / "report.html").exists() and "trainer gate inspect" in proc.stderr
     base = json.loads((state / "gates" / "base_rate.json").read_text())
     assert base["passed"] is False and base["samples"] == 6
 

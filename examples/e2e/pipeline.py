@@ -30,6 +30,7 @@ import dataclasses
 import json
 import logging
 import shutil
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -432,6 +433,10 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
     return PipelineConfig(service=service, **values)
 
 
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -444,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg.state_dir.mkdir(parents=True, exist_ok=True)
     (cfg.state_dir / "pipeline.json").write_text(json.dumps(cfg.to_dict(), indent=2))
     pipeline = Pipeline(cfg)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # so that `finally` stops the service this run started
     try:
         pipeline.run(stages)
     except PipelineError as exc:
