@@ -17,6 +17,11 @@ before the batch counts as lost. A sample the sandbox
 could not judge (INFRA_ERROR), or a whole batch lost to an unreachable service
 after retries, scores ``None``: TRL leaves it out of the group mean. It is
 never scored 0.0, which would train the model on infrastructure noise.
+
+``shadow=`` adds an in-process reward computed on the same batches after each
+remote call, timed apart (``BatchStats.shadow_s``, ``total_shadow_s``) and
+compared with the remote rewards (``shadow/disagreements``); its values are
+never returned to the trainer. It measures what the remote path costs.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ CALLER_ERRORS = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAUTHENTICAT
 MAX_THROTTLE_WAIT_S = 30.0  # the longest single wait on a retry hint
 COMPONENTS = ("format", "correctness")
 MAX_SHARED = 16
+ShadowReward = Callable[[list[str], list[Any]], list[float]]
+"""An in-process reward on the same batch (completion texts, specs) -> composite rewards: timed, compared, unused."""
 
 
 def completion_text(completion: Any) -> str:
@@ -78,6 +85,8 @@ class BatchStats:
     wait_s: float = 0.0
     throttled_s: float = 0.0
     pass_rate: float | None = None
+    shadow_s: float = 0.0
+    shadow_disagreements: int | None = None
 
 
 @dataclass
@@ -93,8 +102,9 @@ class VerifierRewards:
     def __init__(self, target: str, *, spec_column: str = "verification", verifier: str = "",
                  credentials: Credentials | None = None, timeout_s: float = 300.0, retries: int = 3,
                  backoff_s: float = 1.0, max_throttle_s: float = 300.0, connect_timeout_s: float = 10.0,
-                 max_message_bytes: int = 64 * 1024 * 1024):
+                 max_message_bytes: int = 64 * 1024 * 1024, shadow: ShadowReward | None = None):
         self.target = target
+        self.shadow = shadow
         self.spec_column = spec_column
         self.verifier = verifier
         self.credentials = credentials if credentials is not None else Credentials.from_env()
@@ -108,6 +118,7 @@ class VerifierRewards:
         self._components: list[str] = []
         self.history: list[BatchStats] = []
         self.total_wait_s = 0.0
+        self.total_shadow_s = 0.0
         self._check_health(connect_timeout_s)
 
     # ---- construction ------------------------------------------------------
@@ -239,9 +250,27 @@ class VerifierRewards:
             total += r.tests_total
         stats.infra_errors = stats.verdicts.get("INFRA_ERROR", 0) + (len(requests) if stats.lost else 0)
         stats.pass_rate = passed / total if total else None
+        if self.shadow is not None:
+            self._run_shadow(stats, results, completions, kwargs)
         self.history.append(stats)
         self._log(stats, results, kwargs)
         return results
+
+    def _run_shadow(self, stats: BatchStats, results: list[pb.VerifyResult | None], completions: list,
+                    kwargs: dict[str, Any]) -> None:
+        """The in-process shadow reward on the same batch, after the remote call: timed apart, never returned."""
+        started = time.perf_counter()
+        try:
+            shadow = self.shadow([completion_text(c) for c in completions], list(kwargs.get(self.spec_column) or []))
+        except Exception as exc:  # noqa: BLE001 - the shadow only measures; it must never stop training
+            log.warning("shadow reward failed on a batch of %d: %s", len(completions), exc)
+            shadow = None
+        stats.shadow_s = time.perf_counter() - started
+        self.total_shadow_s += stats.shadow_s
+        if shadow is not None and len(shadow) == len(results):
+            stats.shadow_disagreements = sum(
+                1 for r, s in zip(results, shadow, strict=True)
+                if r is not None and r.verdict != pb.INFRA_ERROR and s is not None and abs(r.reward - s) > 1e-6)
 
     @staticmethod
     def _log(stats: BatchStats, results: list[pb.VerifyResult | None], kwargs: dict[str, Any]) -> None:
@@ -251,6 +280,9 @@ class VerifierRewards:
             log_metric("verifier/batch_lost", float(stats.lost))
             log_metric("verifier/wait_s", stats.wait_s)
             log_metric("verifier/throttled_s", stats.throttled_s)
+            if stats.shadow_disagreements is not None:
+                log_metric("shadow/reward_s", stats.shadow_s)
+                log_metric("shadow/disagreements", float(stats.shadow_disagreements))
             for name in pb.Verdict.keys()[1:]:
                 log_metric(f"verifier/verdict/{name}", stats.verdicts.get(name, 0) / max(stats.size, 1))
             if stats.pass_rate is not None:

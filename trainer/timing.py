@@ -3,7 +3,10 @@
 ``RewardWaitCallback`` brackets every optimizer step and reads how long the
 verifier calls of that step took; at the end of training it writes
 ``reward_timing.json`` (per step: wall time, reward wait, share) into the
-output directory.
+output directory. With a shadow reward (``VerifierRewards(shadow=...)``) each
+step also records the in-process reward's time on the same batches; the shares
+are taken of the step without the shadow's time (the step as it would run
+without the measurement).
 """
 
 from __future__ import annotations
@@ -24,16 +27,22 @@ class RewardWaitCallback(TrainerCallback):
         self.steps: list[dict[str, float]] = []
         self._t0 = 0.0
         self._w0 = 0.0
+        self._s0 = 0.0
 
     def on_step_begin(self, args, state, control, **kwargs):
         self._t0 = time.perf_counter()
         self._w0 = self.rewards.total_wait_s
+        self._s0 = getattr(self.rewards, "total_shadow_s", 0.0)
 
     def on_step_end(self, args, state, control, **kwargs):
-        step_s = time.perf_counter() - self._t0
+        shadow_s = getattr(self.rewards, "total_shadow_s", 0.0) - self._s0
+        step_s = time.perf_counter() - self._t0 - shadow_s
         wait_s = self.rewards.total_wait_s - self._w0
-        self.steps.append({"step": state.global_step, "step_s": step_s, "reward_wait_s": wait_s,
-                           "share": wait_s / step_s if step_s > 0 else 0.0})
+        entry = {"step": state.global_step, "step_s": step_s, "reward_wait_s": wait_s,
+                 "share": wait_s / step_s if step_s > 0 else 0.0}
+        if getattr(self.rewards, "shadow", None) is not None:
+            entry.update(shadow_reward_s=shadow_s, shadow_share=shadow_s / step_s if step_s > 0 else 0.0)
+        self.steps.append(entry)
 
     def summary(self) -> dict[str, float]:
         if not self.steps:
@@ -45,6 +54,10 @@ class RewardWaitCallback(TrainerCallback):
             "mean_reward_wait_s": statistics.fmean(s["reward_wait_s"] for s in self.steps),
             "mean_share": statistics.fmean(shares),
             "max_share": max(shares),
+            **({"mean_shadow_reward_s": statistics.fmean(s["shadow_reward_s"] for s in self.steps),
+                "mean_shadow_share": statistics.fmean(s["shadow_share"] for s in self.steps),
+                "max_shadow_share": max(s["shadow_share"] for s in self.steps)}
+               if all("shadow_reward_s" in s for s in self.steps) else {}),
         }
 
     def on_train_end(self, args, state, control, **kwargs):

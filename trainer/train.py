@@ -12,7 +12,7 @@ from trainer.config import RunConfig
 from trainer.errors import ConfigError, TrainerError
 from trainer.gates import check_gates
 from trainer.grpo import build_trainer
-from trainer.rewards import VerifierRewards
+from trainer.rewards import ShadowReward, VerifierRewards
 from trainer.timing import RewardWaitCallback
 
 log = logging.getLogger(__name__)
@@ -73,13 +73,18 @@ def check_generation_backend(config: RunConfig) -> None:
                           "which is much slower and recorded as a deviation")
 
 
-def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
-    """Runs GRPO; returns the run record (also written to output_dir/run.json)."""
+def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: ShadowReward | None = None,
+                 callbacks: list | None = None) -> dict[str, Any]:
+    """Runs GRPO; returns the run record (also written to output_dir/run.json).
+
+    ``shadow_reward``: an in-process reward computed on the same batches, timed apart from the remote wait (it never
+    affects training); ``callbacks``: extra TrainerCallbacks (e.g. a time budget).
+    """
     check_generation_backend(config)
     dataset = load_prompts(config)
     gates = check_gates(config, dataset)  # refuses missing, failed or stale gates before anything expensive
     rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s,
-                              credentials=verifier_credentials(config))
+                              credentials=verifier_credentials(config), shadow=shadow_reward)
 
     from transformers import AutoTokenizer
 
@@ -89,7 +94,7 @@ def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
         raise ConfigError(f"cannot load the tokenizer of {config.model!r}: {exc}") from exc
     timing = RewardWaitCallback(rewards)
     trainer = build_trainer(config, reward_funcs=rewards.reward_funcs(config.rewards), dataset=dataset,
-                            tokenizer=tokenizer, callbacks=[timing])
+                            tokenizer=tokenizer, callbacks=[timing, *(callbacks or [])])
     for deviation in deviations:
         log.warning("deviation from the recipe: %s", deviation)
     result = trainer.train()
@@ -102,6 +107,8 @@ def run_training(config: RunConfig, deviations: list[str]) -> dict[str, Any]:
         "reward_timing": timing.summary(),
         "verifier_batches": len(rewards.history),
         "verifier_infra_errors": sum(s.infra_errors for s in rewards.history),
+        "shadow_disagreements": (sum(s.shadow_disagreements or 0 for s in rewards.history)
+                                 if shadow_reward is not None else None),
         "gates": gates,
     }
     out = Path(config.output_dir)

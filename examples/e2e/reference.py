@@ -5,20 +5,23 @@ It is the yardstick the service is checked against (held-out evaluation through 
 candidate's code runs in a forked child with a timeout, as the HumanEval-style harnesses do. Never use it on
 untrusted code outside an experiment like this one.
 
-A completion is *well formed* when it holds a fenced code block (```python or plain ```), and *correct* when the
-function of the first block returns, for every case, a value equal to the expected one as JSON values compare
-(bool is not int; ints and floats by value; tuples and sets count as lists), the semantics of ``python_io``.
+A completion is *well formed* when its first fenced block (```, any language tag or none, on the fence's line) holds
+some code, as the ``fenced_code`` extraction is documented (an empty first block is malformed, even when a second
+block follows), and *correct* when the function of that block returns, for every case, a value equal to the
+expected one as JSON values compare (bool is not int; ints and floats by value; tuples and sets count as lists),
+the semantics of ``python_io``. What the candidate prints is discarded.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
-FENCE = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)```", re.DOTALL)
+FENCE = re.compile(r"```([^`\n]*)\n(.*?)```", re.DOTALL)  # group 1: the language tag (any), group 2: the code
 CASE_TIMEOUT_S = 5.0
 
 
@@ -35,7 +38,9 @@ class Score:
 
 def extract_code(completion: str) -> str | None:
     match = FENCE.search(completion)
-    return match.group(1) if match else None
+    if match is None or not match.group(2).strip():
+        return None
+    return match.group(2)
 
 
 def _plain(value: Any) -> Any:
@@ -66,6 +71,9 @@ def _same(actual: Any, expected: Any) -> bool:
 
 def _child(code: str, entry_point: str, cases: list[dict[str, Any]], conn) -> None:
     passed = 0
+    devnull = os.open(os.devnull, os.O_WRONLY)  # what the candidate prints (and warnings) stays out of our logs
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
     try:
         namespace: dict[str, Any] = {}
         exec(compile(code, "<completion>", "exec"), namespace)  # running the candidate is the point here
