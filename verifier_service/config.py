@@ -70,6 +70,10 @@ class ServiceConfig:
     workers: int = _f(1, "server processes sharing the port (SO_REUSEPORT), each with its own warm pool")
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
     log_level: str = _f("INFO", "logging level")
+    log_format: str = _f("text", "log lines as 'text' or 'json' (one object per line, with the RPC's request id)")
+    metrics_port: int = _f(0, "port of the Prometheus /metrics endpoint (0 = off; with workers > 1, worker i "
+                              "serves on metrics_port + i)")
+    metrics_host: str = _f("", "address the metrics endpoint binds ('' = the service's host)")
     # Tenancy (docs/tenancy.md).
     tenants: str = _f("", "YAML file of tenants: API key hashes, quotas, catalog namespaces ('' = no authentication)")
     catalog: str = _f("", "directory of catalog verifiers (team/name@version files and catalog.lock)")
@@ -115,6 +119,10 @@ class ServiceConfig:
             problems.append("tls_client_ca needs tls_cert and tls_key (mutual TLS runs over TLS)")
         if not 0 <= self.port <= 65535:
             problems.append("port must be in 0..65535")
+        if not 0 <= self.metrics_port <= 65535 - self.workers:
+            problems.append("metrics_port must be in 0..65535 (one port per worker)")
+        if self.log_format not in ("text", "json"):
+            problems.append(f"log_format must be text or json (got {self.log_format!r})")
         if problems:
             raise VerifierError("invalid configuration: " + "; ".join(problems))
         return self
