@@ -104,7 +104,7 @@ class Replica:
         return f"127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 90.0) -> Replica:
-        log = open(self.log_path, "ab")  # noqa: SIM115 - the child keeps it
+        log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
              "--metrics-port", str(self.metrics_port), "--shutdown-grace-s", "2", "--health-interval-s", "0.5",
@@ -176,6 +176,11 @@ def metric_sum(samples: dict[str, float], name: str, **labels: str) -> float:
 class Item:
     request: pb.VerifyRequest
     expected: str  # the verdict name
+    spec: dict     # the spec as JSON (a dataset's verification column)
+
+
+def _item(rid: str, completion: str, spec: dict, expected: str) -> Item:
+    return Item(request_from_json({"id": rid, "completion": completion, "spec": spec}), expected, spec)
 
 
 def cheap_item(i: int, tag: str = "") -> Item:
@@ -183,23 +188,21 @@ def cheap_item(i: int, tag: str = "") -> Item:
     rid = f"{tag}c{i}"
     kind = i % 5
     if kind == 0:
-        return Item(request_from_json({"id": rid, "completion": f'{{"n": {i}}}', "spec": SCHEMA_SPEC}), "PASSED")
+        return _item(rid, f'{{"n": {i}}}', SCHEMA_SPEC, "PASSED")
     if kind == 1:
-        return Item(request_from_json({"id": rid, "completion": f'{{"n": -{i}}}', "spec": SCHEMA_SPEC}), "FAILED")
+        return _item(rid, f'{{"n": -{i}}}', SCHEMA_SPEC, "FAILED")
     if kind == 2:
-        return Item(request_from_json({"id": rid, "completion": f"not json {i}", "spec": SCHEMA_SPEC}),
-                    "MALFORMED")
+        return _item(rid, f"not json {i}", SCHEMA_SPEC, "MALFORMED")
     if kind == 3:
-        return Item(request_from_json({"id": rid, "completion": f"answer: {i}", "spec": FORMAT_SPEC}), "PASSED")
-    return Item(request_from_json({"id": rid, "completion": f"answer is {i}", "spec": FORMAT_SPEC}), "MALFORMED")
+        return _item(rid, f"answer: {i}", FORMAT_SPEC, "PASSED")
+    return _item(rid, f"answer is {i}", FORMAT_SPEC, "MALFORMED")
 
 
 def sandboxed_item(i: int, tag: str = "", sleep_s: float = 0.0) -> Item:
     """python_assert: f() returns i; PASSED when i is even, FAILED when odd."""
     body = f"import time\ntime.sleep({sleep_s})\n" if sleep_s else ""
     code = f"{body}def f():\n    return {i}\n"
-    return Item(request_from_json({"id": f"{tag}s{i}", "completion": code, "spec": PY_SPEC}),
-                "PASSED" if i % 2 == 0 else "FAILED")
+    return _item(f"{tag}s{i}", code, PY_SPEC, "PASSED" if i % 2 == 0 else "FAILED")
 
 
 def workload(n_cheap: int, n_sandboxed: int, tag: str = "", sleep_s: float = 0.0) -> list[Item]:
