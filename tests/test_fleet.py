@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
+import sys
 import time
 import uuid
 
@@ -22,7 +24,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 from replicas import Replica, health, metric_sum, workload
-from tenancy_setup import EXAMPLE_CATALOG, GSM8K, JSON_OBJECT, PY_ASSERT, Keys, ref_request, write_tenants
+from tenancy_setup import EXAMPLE_CATALOG, GSM8K, JSON_OBJECT, PY_ASSERT, ROOT, Keys, ref_request, write_tenants
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.client import VerifierClient
@@ -32,6 +34,8 @@ from verifier_service.errors import RemoteError
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(240)]
 TEAMS = {"team-math": {"use": ["math", "format"], "rate": 2000, "burst": 512},
          "team-code": {"use": ["code", "format"], "inline_specs": False, "rate": 2000, "burst": 512}}
+EXAMPLE_KEYS = {"RLVR_TEAM_MATH_KEY": "rlvr_example-math-KpXfGFQaYuk4jsx9KcK9GSzk",  # public, in compose.yaml
+                "RLVR_TEAM_CODE_KEY": "rlvr_example-code-09zknCgScZXx-un5RqWd5pB3"}
 SERVING, NOT_SERVING = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
 
 
@@ -111,6 +115,24 @@ def test_two_teams_share_catalog_verifiers_on_two_replicas(tmp_path, record_prop
                for samples in per_replica.values()), "round_robin left a replica idle"
     assert metric_sum(per_replica["a"], "rlvr_tenant_refusals_total", tenant="team-code",
                       code="PERMISSION_DENIED") == 2
+
+
+def test_the_compose_two_team_check_passes_on_two_replicas(tmp_path):
+    """What `docker compose --profile teams run two-teams` runs, with the same tenants file and catalog."""
+    args = ("--max-concurrency", "2", "--tenants", str(ROOT / "examples" / "tenants.yaml"),
+            "--catalog", str(EXAMPLE_CATALOG))
+    a, b = Replica(tmp_path, "a", *args).start(), Replica(tmp_path, "b", *args).start()
+    try:
+        done = subprocess.run([sys.executable, str(ROOT / "examples" / "fleet" / "two_teams.py"), "--target",
+                               f"{a.address},{b.address}"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **EXAMPLE_KEYS})
+        served = [metric_sum(r.metrics(), "rlvr_rpcs_total", method="VerifyBatch", code="OK") for r in (a, b)]
+    finally:
+        a.stop()
+        b.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "team-math: 24 verifications" in done.stdout and "team-code: 16 verifications" in done.stdout
+    assert all(served), served
 
 
 def test_request_ids_come_back_and_are_in_the_json_log(tmp_path):
