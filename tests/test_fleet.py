@@ -120,7 +120,7 @@ def test_two_teams_share_catalog_verifiers_on_two_replicas(tmp_path, record_prop
 def test_the_compose_two_team_check_passes_on_two_replicas(tmp_path):
     """What `docker compose --profile teams run two-teams` runs, with the same tenants file and catalog."""
     args = ("--max-concurrency", "2", "--tenants", str(ROOT / "examples" / "tenants.yaml"),
-            "--catalog", str(EXAMPLE_CATALOG))
+            "--catalog", str(EXAMPLE_CATALOG), "--max-connection-age-s", "1")  # clients reconnect as they go
     a, b = Replica(tmp_path, "a", *args).start(), Replica(tmp_path, "b", *args).start()
     try:
         done = subprocess.run([sys.executable, str(ROOT / "examples" / "fleet" / "two_teams.py"), "--target",
@@ -219,3 +219,19 @@ def test_health_follows_the_sandbox_backend_and_round_robin_avoids_a_sick_replic
             well.stop()
     finally:
         subprocess.run(["docker", "image", "rm", tag], timeout=60, capture_output=True)
+
+
+def test_a_catalog_mounted_from_a_configmap_loads_each_entry_once(tmp_path):
+    """A ConfigMap volume: flat keys (no '@' allowed), linked from ``..data/``, which holds the files."""
+    from verifier_service.catalog import Catalog
+
+    data = tmp_path / "catalog" / "..2026_12_01_10_00_00.000000001"
+    data.mkdir(parents=True)
+    (tmp_path / "catalog" / "..data").symlink_to(data.name)
+    files = {"catalog.lock": EXAMPLE_CATALOG / "catalog.lock"}
+    files.update({f"{p.parent.name}.{p.stem.replace('@', '.')}.yaml": p for p in EXAMPLE_CATALOG.glob("*/*.yaml")})
+    for key, source in files.items():
+        (data / key).write_bytes(source.read_bytes())
+        (tmp_path / "catalog" / key).symlink_to(f"..data/{key}")
+    catalog = Catalog.load(tmp_path / "catalog")
+    assert sorted(catalog.entries) == sorted([GSM8K, JSON_OBJECT, PY_ASSERT])

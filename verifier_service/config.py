@@ -69,6 +69,8 @@ class ServiceConfig:
     health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
     workers: int = _f(1, "server processes sharing the port (SO_REUSEPORT), each with its own warm pool")
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
+    max_connection_age_s: float = _f(0.0, "close each client connection (gracefully) after this many seconds, so "
+                                          "that clients re-resolve DNS and find new replicas (0 = never)")
     log_level: str = _f("INFO", "logging level")
     log_format: str = _f("text", "log lines as 'text' or 'json' (one object per line, with the RPC's request id)")
     metrics_port: int = _f(0, "port of the Prometheus /metrics endpoint (0 = off; with workers > 1, worker i "
@@ -95,6 +97,8 @@ class ServiceConfig:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
             problems.append("default_timeout_s must not exceed max_timeout_s")
+        if self.max_connection_age_s < 0:
+            problems.append("max_connection_age_s must not be negative")
         if self.result_cache_size < 0:
             problems.append("result_cache_size must not be negative")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):

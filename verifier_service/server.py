@@ -74,6 +74,7 @@ class VerifierApp:
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
             ("grpc.so_reuseport", 1),  # several worker processes may serve one port
+            *self._connection_age(),
         ])
         pb_grpc.add_VerifierServicer_to_server(self.servicer, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -102,6 +103,14 @@ class VerifierApp:
         log.info("catalog: %d verifier(s)%s", len(self.servicer.catalog),
                  f" from {self.config.catalog}" if self.config.catalog else "")
         return self.port
+
+    def _connection_age(self) -> list[tuple[str, int]]:
+        """Connections closed after max_connection_age_s (in-flight calls get max_timeout_s more): clients
+        reconnect, re-resolve DNS and so spread over replicas added since."""
+        if not self.config.max_connection_age_s:
+            return []
+        return [("grpc.max_connection_age_ms", int(self.config.max_connection_age_s * 1000)),
+                ("grpc.max_connection_age_grace_ms", int((self.config.max_timeout_s + 30) * 1000))]
 
     def reload(self) -> None:
         """SIGHUP: re-reads the tenants file and the catalog. A file that fails its checks (a catalog entry
