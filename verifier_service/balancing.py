@@ -30,6 +30,7 @@ from verifier_service.errors import VerifierError
 
 SERVICE = "rlvr.verifier.v1.Verifier"
 RETRY_CODES = (grpc.StatusCode.UNAVAILABLE,)
+SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "xds:")  # a gRPC target URI stands alone
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,7 @@ class RetryPolicy:
 
 def addresses(target: str | Sequence[str]) -> list[str]:
     if isinstance(target, str):
-        parts = [target] if "://" in target or target.startswith(("ipv4:", "ipv6:", "unix:")) \
-            else target.split(",")
+        parts = [target] if target.strip().startswith(SCHEMES) else target.split(",")
     else:
         parts = list(target)
     parts = [p.strip() for p in parts if p and p.strip()]
@@ -75,7 +75,7 @@ def channel_target(target: str | Sequence[str]) -> tuple[str, str | None]:
     parts = addresses(target)
     if len(parts) == 1:
         return parts[0], None
-    if any("://" in p or p.startswith(("ipv4:", "ipv6:", "unix:")) for p in parts):
+    if any("://" in p or p.startswith(SCHEMES) for p in parts):
         raise VerifierError("several addresses are host:port each; a dns:/// target stands alone")
     v4, v6, first_name = [], [], None
     for part in parts:
