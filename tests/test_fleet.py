@@ -235,3 +235,39 @@ def test_a_catalog_mounted_from_a_configmap_loads_each_entry_once(tmp_path):
         (tmp_path / "catalog" / key).symlink_to(f"..data/{key}")
     catalog = Catalog.load(tmp_path / "catalog")
     assert sorted(catalog.entries) == sorted([GSM8K, JSON_OBJECT, PY_ASSERT])
+
+
+def test_each_worker_process_serves_its_own_metrics_port(tmp_path):
+    replica = Replica(tmp_path, "workers", "--max-concurrency", "1", "--workers", "2")
+    replica.metrics_port = free_port_pair()
+    replica.start()
+    try:
+        first = replica.metrics()
+        replica.metrics_port += 1  # the second worker: SERVING on the shared port may have been the first alone
+
+        def second_worker():
+            try:
+                return replica.metrics()
+            except OSError:
+                return None
+
+        second = wait_for(second_worker, 60, interval=0.5)
+    finally:
+        replica.stop()
+    assert metric_sum(first, "rlvr_sandbox_pool_size") == 1 and metric_sum(second, "rlvr_sandbox_pool_size") == 1
+
+
+def free_port_pair() -> int:
+    """A port p with p + 1 free too."""
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+            try:
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no two adjacent free ports")
