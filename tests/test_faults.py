@@ -14,10 +14,11 @@ import random
 import subprocess
 import threading
 import time
+import uuid
 from collections import Counter
 
 import pytest
-from conftest import TEST_RUN_LABEL, sandbox_containers
+from conftest import TEST_RUN_LABEL, stray_containers
 from replicas import Replica, alive, batches, metric_sum, workload
 
 from trainer.rewards import VerifierRewards
@@ -28,9 +29,9 @@ pytestmark = [pytest.mark.docker, pytest.mark.timeout(240)]
 SCORES = {"PASSED": (1.0, 1.0), "FAILED": (1.0, 0.0), "MALFORMED": (0.0, 0.0)}  # (format, correctness)
 
 
-def running_sandboxes() -> list[str]:
-    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label={TEST_RUN_LABEL}"], capture_output=True,
-                         text=True, timeout=30, check=False)
+def running_sandboxes(label: str) -> list[str]:
+    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label={TEST_RUN_LABEL}", "--filter", f"label={label}"],
+                         capture_output=True, text=True, timeout=30, check=False)
     return out.stdout.split()
 
 
@@ -44,27 +45,30 @@ def wait_until(predicate, timeout: float, interval: float = 0.25):
 
 
 class Killer(threading.Thread):
-    """`docker kill`s a random running sandbox of this test run every 0.2-0.6 s until stopped."""
+    """`docker kill`s a random running sandbox carrying ``label`` every 0.2-0.6 s until stopped."""
 
-    def __init__(self, seed: int = 7):
+    def __init__(self, label: str, seed: int = 7):
         super().__init__(daemon=True)
+        self.label = label
         self.random = random.Random(seed)
         self.stopped = threading.Event()
         self.kills = 0
 
     def run(self) -> None:
         while not self.stopped.wait(self.random.uniform(0.2, 0.6)):
-            live = running_sandboxes()
+            live = running_sandboxes(self.label)
             if live:
                 done = subprocess.run(["docker", "kill", self.random.choice(live)], capture_output=True, timeout=30)
                 self.kills += done.returncode == 0
 
 
 def test_sandboxes_killed_at_random_give_correct_verdicts_or_infra_error(tmp_path, record_property):
-    replica = Replica(tmp_path, "sandbox-faults", "--max-concurrency", "4").start()
+    label = f"rlvr.fault_test={uuid.uuid4().hex[:8]}"  # only this replica's sandboxes are killed
+    replica = Replica(tmp_path, "sandbox-faults", "--max-concurrency", "4",
+                      env={"RLVR_VERIFIER_SANDBOX_LABELS": f"{TEST_RUN_LABEL},{label}"}).start()
     items = workload(1200, 240, tag="k", sleep_s=0.15)
     expected = {item.request.id: item.expected for item in items}
-    killer = Killer()
+    killer = Killer(label)
     verdicts: Counter = Counter()
     wrong = []
     try:
@@ -108,7 +112,7 @@ def test_sandboxes_killed_at_random_give_correct_verdicts_or_infra_error(tmp_pat
     assert killer.kills >= 5, "the killer found no sandbox to kill: the fault was not exercised"
     assert rewards_ok == [item.expected for item in after]
     assert metric_sum(samples, "rlvr_sandbox_recycled_total") >= killer.kills * 0.5
-    assert wait_until(lambda: not sandbox_containers(), 20), f"sandboxes left: {sandbox_containers()}"
+    assert wait_until(lambda: not stray_containers(), 20), f"sandboxes left: {stray_containers()}"
 
 
 async def _verify_once(address: str, items) -> list[str]:
@@ -197,4 +201,4 @@ def test_a_replica_killed_and_restarted_mid_run_loses_no_reward(tmp_path, record
     assert served_by_a > 0, "the restarted replica got no calls"
     assert killed_children, "the killed replica had no worker processes to check"
     assert wait_until(lambda: not any(alive(p) for p in killed_children), 15), "workers outlived their replica"
-    assert wait_until(lambda: not sandbox_containers(), 20), f"sandboxes left: {sandbox_containers()}"
+    assert wait_until(lambda: not stray_containers(), 20), f"sandboxes left: {stray_containers()}"
