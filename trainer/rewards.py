@@ -22,6 +22,11 @@ never scored 0.0, which would train the model on infrastructure noise.
 remote call, timed apart (``BatchStats.shadow_s``, ``total_shadow_s``) and
 compared with the remote rewards (``shadow/disagreements``); its values are
 never returned to the trainer. It measures what the remote path costs.
+
+``target`` may name several replicas (``"a:50051,b:50051"``, a list, or
+``dns:///verifier:50051``): batches are spread with gRPC's round_robin, and a
+batch that fails with UNAVAILABLE (a replica died or restarts) is sent again,
+to another replica, after a bounded backoff (VerifyBatch is idempotent).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import grpc
 from trainer.errors import RewardError
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.balancing import RetryPolicy, channel_options, channel_target
 from verifier_service.client import SERVICE_NAME, START_HINT
 from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import InvalidSpec
@@ -99,12 +105,13 @@ class _Shared:
 class VerifierRewards:
     """Format + correctness rewards sharing one VerifyBatch call per batch."""
 
-    def __init__(self, target: str, *, spec_column: str = "verification", verifier: str = "",
+    def __init__(self, target: str | Sequence[str], *, spec_column: str = "verification", verifier: str = "",
                  credentials: Credentials | None = None, timeout_s: float = 300.0, retries: int = 3,
                  backoff_s: float = 1.0, max_throttle_s: float = 300.0, connect_timeout_s: float = 10.0,
-                 max_message_bytes: int = 64 * 1024 * 1024, shadow: ShadowReward | None = None,
-                 shadow_every: int = 1):
-        self.target = target
+                 max_message_bytes: int = 64 * 1024 * 1024, retry: RetryPolicy | None = None,
+                 shadow: ShadowReward | None = None, shadow_every: int = 1):
+        self.target = target if isinstance(target, str) else ",".join(target)
+        self._resolved, self._authority = channel_target(target)
         self.shadow = shadow
         self.shadow_every = max(1, shadow_every)  # the shadow runs on every n-th batch (it costs training time)
         self.shadow_runs = 0
@@ -115,6 +122,9 @@ class VerifierRewards:
         self.timeout_s = timeout_s
         self.retries = retries
         self.backoff_s = backoff_s
+        # UNAVAILABLE / DEADLINE_EXCEEDED: `retries` more attempts, waits doubling from backoff_s, capped
+        self.retry = retry if retry is not None else RetryPolicy(
+            attempts=retries + 1, initial_backoff_s=backoff_s, max_backoff_s=max(backoff_s, 8.0))
         self.max_message_bytes = max_message_bytes
         self._stubs: dict[int, tuple[grpc.aio.Channel, pb_grpc.VerifierStub]] = {}
         self._shared: dict[int, _Shared] = {}
@@ -129,7 +139,8 @@ class VerifierRewards:
     def _check_health(self, timeout_s: float) -> None:
         from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-        with self.credentials.channel(self.target) as channel:
+        options = channel_options(self.max_message_bytes, self._authority)
+        with self.credentials.channel(self._resolved, options=options) as channel:
             try:
                 response = health_pb2_grpc.HealthStub(channel).Check(
                     health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s, wait_for_ready=True)
@@ -154,9 +165,8 @@ class VerifierRewards:
         loop = asyncio.get_running_loop()
         entry = self._stubs.get(id(loop))
         if entry is None:
-            channel = self.credentials.aio_channel(self.target, options=[
-                ("grpc.max_receive_message_length", self.max_message_bytes),
-                ("grpc.max_send_message_length", self.max_message_bytes)])
+            channel = self.credentials.aio_channel(self._resolved,
+                                                   options=channel_options(self.max_message_bytes, self._authority))
             entry = self._stubs[id(loop)] = (channel, pb_grpc.VerifierStub(channel))
         return entry[1]
 
@@ -210,7 +220,6 @@ class VerifierRewards:
         stats = BatchStats(size=len(requests))
         started = time.perf_counter()
         results: list[pb.VerifyResult | None] = [None] * len(requests)
-        delay = self.backoff_s
         failures = 0
         while True:
             stats.attempts += 1
@@ -225,18 +234,18 @@ class VerifierRewards:
                 if code in CALLER_ERRORS:
                     raise RewardError(f"the verifier rejected the batch ({code.name}): {exc.details()}") from exc
                 if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    wait = min(retry_after_s(exc) or delay, MAX_THROTTLE_WAIT_S)
+                    wait = min(retry_after_s(exc) or self.retry.delay(failures + 1), MAX_THROTTLE_WAIT_S)
                     if stats.throttled_s + wait <= self.max_throttle_s:
                         log.info("verifier throttled the batch (%s); retry in %.2fs", exc.details(), wait)
                         stats.throttled_s += wait
                         await asyncio.sleep(wait)
                         continue
                 failures += 1
-                if code in RETRY_CODES and failures <= self.retries:
+                if code in RETRY_CODES and failures < self.retry.attempts:  # idempotent: any replica will do
+                    delay = self.retry.delay(failures)
                     log.warning("verifier %s (%s); retry %d/%d in %.1fs", code.name, exc.details(),
-                                failures, self.retries, delay)
+                                failures, self.retry.attempts - 1, delay)
                     await asyncio.sleep(delay)
-                    delay *= 2
                     continue
                 stats.lost = True
                 log.error("verifier batch of %d lost (%s: %s): scored None, left out of the group means",

@@ -25,6 +25,11 @@ log = logging.getLogger("verifier_service.audit")
 
 
 def request_id(metadata) -> str:
+    """The RPC's request id (set by the RPC interceptor), else the metadata's, else a fresh one."""
+    from verifier_service.rpclog import current_request_id
+
+    if current_request_id.get():
+        return current_request_id.get()
     for item in metadata or ():
         key, value = item if isinstance(item, tuple) else (item.key, item.value)
         if key.lower() == "x-request-id" and isinstance(value, str) and value:

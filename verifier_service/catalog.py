@@ -188,13 +188,20 @@ def _read_file(path: Path) -> Any:
         raise CatalogError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
 
 
+def _hidden(relative: Path) -> bool:
+    """Under a dot directory, or a dot file: a Kubernetes ConfigMap mount keeps the real files in
+    ``..data/`` (the visible names are links to them), and .git holds old copies."""
+    return any(part.startswith(".") for part in relative.parts)
+
+
 def read_entries(directory: Path, check=None) -> list[Entry]:
     """Every entry file under ``directory`` (recursively), parsed; all problems in one CatalogError."""
     directory = Path(directory)
     if not directory.is_dir():
         raise CatalogError(f"catalog directory {directory} does not exist")
     entries, problems = [], []
-    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix in ENTRY_SUFFIXES):
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix in ENTRY_SUFFIXES
+                       and not _hidden(p.relative_to(directory))):
         try:
             entries.append(parse_entry(_read_file(path), path, check))
         except CatalogError as exc:

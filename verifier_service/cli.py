@@ -18,6 +18,7 @@ from verifier_service.config import ServiceConfig, add_config_flags, load_config
 from verifier_service.credentials import add_client_flags, credentials_from_args
 from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, VerifierError
 from verifier_service.jsonl import read_jsonl
+from verifier_service.rpclog import configure_logging
 from verifier_service.spec import request_from_json, result_to_json
 
 EXIT_USAGE = 2
@@ -302,8 +303,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run(args)
         config = load_config(args)
-        logging.basicConfig(level=config.log_level.upper(),
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        configure_logging(config.log_level, config.log_format)
         if args.command == "doctor":
             return _doctor(config)
         if args.command == "serve":

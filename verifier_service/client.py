@@ -6,6 +6,11 @@ turns transport errors into ``RemoteError`` (status code + retryable flag).
 ``Credentials`` add the API key and TLS; a RESOURCE_EXHAUSTED answer with a
 retry hint (a tenant over its quota) is retried after the hinted wait, for at
 most ``max_throttle_s`` in all.
+
+The target may name several replicas (addresses separated by commas, a list,
+or ``dns:///name:port``): calls are spread with round_robin and a call that
+fails with UNAVAILABLE goes again, on another replica, as ``RetryPolicy``
+says (``balancing.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.balancing import RetryPolicy, channel_options, channel_target
 from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import RemoteError, ServiceUnreachable
 
@@ -28,21 +34,23 @@ START_HINT = "start one with `verifier-service serve --port PORT` (or `docker co
 
 class VerifierClient:
     def __init__(self, channel: grpc.aio.Channel, target: str, credentials: Credentials | None = None,
-                 max_throttle_s: float = 120.0):
+                 max_throttle_s: float = 120.0, retry: RetryPolicy = RetryPolicy()):
         self._channel = channel
+        self.retry = retry
+        self.retried = 0  # calls sent again after UNAVAILABLE
         self._stub = pb_grpc.VerifierStub(channel)
         self.target = target
         self._metadata = credentials.metadata if credentials is not None else ()
         self.max_throttle_s = max_throttle_s
 
     @classmethod
-    async def connect(cls, target: str, timeout_s: float = 10.0, max_message_bytes: int = 64 * 1024 * 1024,
-                      credentials: Credentials | None = None, max_throttle_s: float = 120.0) -> VerifierClient:
+    async def connect(cls, target: str | Sequence[str], timeout_s: float = 10.0,
+                      max_message_bytes: int = 64 * 1024 * 1024, credentials: Credentials | None = None,
+                      max_throttle_s: float = 120.0, retry: RetryPolicy = RetryPolicy()) -> VerifierClient:
         credentials = credentials if credentials is not None else Credentials.from_env()
-        channel = credentials.aio_channel(target, options=[
-            ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes),
-        ])
+        resolved, authority = channel_target(target)
+        target = target if isinstance(target, str) else ",".join(target)
+        channel = credentials.aio_channel(resolved, options=channel_options(max_message_bytes, authority))
         try:
             response = await health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s, wait_for_ready=True)
@@ -54,10 +62,10 @@ class VerifierClient:
             await channel.close()
             raise ServiceUnreachable(f"the verifier service at {target} is NOT_SERVING: its sandbox backend "
                                      "is down (see the service's log: Docker unreachable or image missing)")
-        return cls(channel, target, credentials, max_throttle_s)
+        return cls(channel, target, credentials, max_throttle_s, retry)
 
     async def _call(self, method, request, timeout_s: float | None):
-        waited = 0.0
+        waited, failures = 0.0, 0
         while True:
             try:
                 return await method(request, timeout=timeout_s, metadata=self._metadata)
@@ -66,6 +74,11 @@ class VerifierClient:
                 if hint is not None and waited + hint <= self.max_throttle_s:
                     waited += hint
                     await asyncio.sleep(hint)
+                    continue
+                failures += 1
+                if self.retry.retries(exc.code(), failures):  # idempotent: another replica answers the same
+                    self.retried += 1
+                    await asyncio.sleep(self.retry.delay(failures))
                     continue
                 raise RemoteError(f"{exc.code().name}: {exc.details()}", exc.code().name,
                                   exc.code() in RETRYABLE) from exc

@@ -69,7 +69,13 @@ class ServiceConfig:
     health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
     workers: int = _f(1, "server processes sharing the port (SO_REUSEPORT), each with its own warm pool")
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
+    max_connection_age_s: float = _f(0.0, "close each client connection (gracefully) after this many seconds, so "
+                                          "that clients re-resolve DNS and find new replicas (0 = never)")
     log_level: str = _f("INFO", "logging level")
+    log_format: str = _f("text", "log lines as 'text' or 'json' (one object per line, with the RPC's request id)")
+    metrics_port: int = _f(0, "port of the Prometheus /metrics endpoint (0 = off; with workers > 1, worker i "
+                              "serves on metrics_port + i)")
+    metrics_host: str = _f("", "address the metrics endpoint binds ('' = the service's host)")
     # Tenancy (docs/tenancy.md).
     tenants: str = _f("", "YAML file of tenants: API key hashes, quotas, catalog namespaces ('' = no authentication)")
     catalog: str = _f("", "directory of catalog verifiers (team/name@version files and catalog.lock)")
@@ -91,6 +97,8 @@ class ServiceConfig:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
             problems.append("default_timeout_s must not exceed max_timeout_s")
+        if self.max_connection_age_s < 0:
+            problems.append("max_connection_age_s must not be negative")
         if self.result_cache_size < 0:
             problems.append("result_cache_size must not be negative")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):
@@ -115,6 +123,10 @@ class ServiceConfig:
             problems.append("tls_client_ca needs tls_cert and tls_key (mutual TLS runs over TLS)")
         if not 0 <= self.port <= 65535:
             problems.append("port must be in 0..65535")
+        if not 0 <= self.metrics_port <= 65535 - self.workers:
+            problems.append("metrics_port must be in 0..65535 (one port per worker)")
+        if self.log_format not in ("text", "json"):
+            problems.append(f"log_format must be text or json (got {self.log_format!r})")
         if problems:
             raise VerifierError("invalid configuration: " + "; ".join(problems))
         return self

@@ -59,7 +59,10 @@ class Engine:
         spec_bytes = request.spec.SerializeToString(deterministic=True)
         cached = self._specs.get(spec_bytes)
         if cached is None:
-            cached = self._specs[spec_bytes] = self._validate_spec(request.spec)
+            try:
+                cached = self._specs[spec_bytes] = self._validate_spec(request.spec)
+            except RecursionError as exc:  # a schema or tool list nested past what the checks can walk
+                raise InvalidSpec("the spec is nested too deeply to check") from exc
             while len(self._specs) > SPEC_CACHE:
                 self._specs.pop(next(iter(self._specs)))
         spec, kind = cached

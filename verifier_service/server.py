@@ -25,7 +25,9 @@ from verifier_service.config import ServiceConfig
 from verifier_service.credentials import server_credentials
 from verifier_service.engine import Engine
 from verifier_service.errors import SandboxUnavailable, VerifierError
+from verifier_service.metrics import Metrics
 from verifier_service.pool import PurePool
+from verifier_service.rpclog import RpcInterceptor
 from verifier_service.sandbox import format_isolation, make_sandbox
 from verifier_service.service import VerifierServicer
 
@@ -45,7 +47,10 @@ class VerifierApp:
         catalog = Catalog.load(config.catalog, check=self.engine.prepare) if config.catalog else Catalog()
         self.audit = AuditLog(config.audit_log)
         self.auth = AuthInterceptor(self.tenants, self.audit) if self.tenants is not None else None
-        self.servicer = VerifierServicer(self.engine, catalog=catalog, audit=self.audit)
+        self.metrics = Metrics()
+        self.servicer = VerifierServicer(self.engine, catalog=catalog, audit=self.audit, metrics=self.metrics)
+        self.metrics.watch(self._live_metrics)
+        self.metrics_port: int | None = None
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port: int | None = None
@@ -64,10 +69,12 @@ class VerifierApp:
                 log.warning("removed %d expired sandbox container(s) left by an earlier run", removed)
         await self.sandbox.start()
         limit = self.config.max_message_bytes
-        server = grpc.aio.server(interceptors=[self.auth] if self.auth is not None else None, options=[
+        interceptors = [RpcInterceptor(self.metrics)] + ([self.auth] if self.auth is not None else [])
+        server = grpc.aio.server(interceptors=interceptors, options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
             ("grpc.so_reuseport", 1),  # several worker processes may serve one port
+            *self._connection_age(),
         ])
         pb_grpc.add_VerifierServicer_to_server(self.servicer, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -79,6 +86,11 @@ class VerifierApp:
         await server.start()
         self.server = server
         self._watch = asyncio.create_task(self._watch_sandbox())
+        if self.config.metrics_port:
+            self.metrics_port = self.metrics.serve(self.config.metrics_host or self.config.host,
+                                                   self.config.metrics_port)
+            log.info("metrics on http://%s:%d/metrics", self.config.metrics_host or self.config.host,
+                     self.metrics_port)
         log.info("verifier service listening on %s:%d (%s; sandbox backend %s, image %s)", self.config.host,
                  self.port, ("mutual TLS" if self.config.tls_client_ca else "TLS") if tls is not None else "plaintext",
                  self.config.sandbox_backend, self.config.sandbox_image)
@@ -91,6 +103,14 @@ class VerifierApp:
         log.info("catalog: %d verifier(s)%s", len(self.servicer.catalog),
                  f" from {self.config.catalog}" if self.config.catalog else "")
         return self.port
+
+    def _connection_age(self) -> list[tuple[str, int]]:
+        """Connections closed after max_connection_age_s (in-flight calls get max_timeout_s more): clients
+        reconnect, re-resolve DNS and so spread over replicas added since."""
+        if not self.config.max_connection_age_s:
+            return []
+        return [("grpc.max_connection_age_ms", int(self.config.max_connection_age_s * 1000)),
+                ("grpc.max_connection_age_grace_ms", int((self.config.max_timeout_s + 30) * 1000))]
 
     def reload(self) -> None:
         """SIGHUP: re-reads the tenants file and the catalog. A file that fails its checks (a catalog entry
@@ -106,10 +126,27 @@ class VerifierApp:
         except VerifierError as exc:
             log.error("reload refused, still serving what was loaded: %s", exc)
 
+    def _live_metrics(self) -> dict[str, float]:
+        sandbox, size = self.sandbox, self.config.max_concurrency
+        idle = getattr(sandbox, "_idle", None)
+        running = getattr(sandbox, "running", 0)
+        return {
+            "rlvr_rpcs_in_flight": self.metrics.in_flight,
+            "rlvr_pending_completions": self.servicer.admission.pending,
+            "rlvr_sandbox_running": running,
+            "rlvr_sandbox_pool_size": size,
+            "rlvr_sandbox_pool_idle": idle.qsize() if idle is not None else 0,
+            "rlvr_sandbox_pool_utilisation": running / size if size else 0.0,
+            "rlvr_sandbox_recycled_total": getattr(sandbox, "recycled", 0),
+            "rlvr_sandbox_backend_up": 0.0 if self.sandbox_problem else 1.0,
+        }
+
     async def _check_sandbox(self) -> None:
+        """Health: NOT_SERVING while the backend fails its check or the warm pool cannot start sandboxes."""
         try:
             await self.sandbox.check()
-            problem = None
+            pool_error = getattr(self.sandbox, "pool_error", None)
+            problem = f"the warm pool cannot start sandboxes: {pool_error}" if pool_error else None
         except SandboxUnavailable as exc:
             problem = str(exc)
         if problem != self.sandbox_problem:
@@ -144,6 +181,7 @@ class VerifierApp:
             await self.server.stop(self.config.shutdown_grace_s if grace is None else grace)
         await self.sandbox.close()
         await self.pure_pool.close()
+        self.metrics.close()
 
 
 async def _maybe_await(value):
@@ -188,13 +226,17 @@ def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
         for arg in argv:
             if skip:
                 skip = False
-            elif arg == "--workers":
+            elif arg in ("--workers", "--metrics-port"):
                 skip = True
-            elif not arg.startswith("--workers="):
+            elif not arg.startswith(("--workers=", "--metrics-port=")):
                 child_argv.append(arg)
         env = dict(os.environ, RLVR_VERIFIER_WORKERS="1")
-        children = [subprocess.Popen([sys.executable, "-m", "verifier_service.cli", *child_argv], env=env)
-                    for _ in range(config.workers - 1)]
+
+        def child_env(index: int) -> dict[str, str]:  # worker i serves its metrics on metrics_port + i
+            return dict(env, RLVR_VERIFIER_METRICS_PORT=str(config.metrics_port + index if config.metrics_port else 0))
+
+        children = [subprocess.Popen([sys.executable, "-m", "verifier_service.cli", *child_argv], env=child_env(i))
+                    for i in range(1, config.workers)]
         log.info("started %d more worker process(es) on port %d", len(children), config.port)
     try:
         asyncio.run(serve(config, on_reload=lambda: [c.send_signal(signal.SIGHUP) for c in children]))

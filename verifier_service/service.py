@@ -35,6 +35,7 @@ from verifier_service.errors import (
     VersionMismatch,
 )
 from verifier_service.quota import TenantQuotas
+from verifier_service.rpclog import trailing_metadata
 
 STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
           (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
@@ -64,8 +65,9 @@ class Admission:
 
 class VerifierServicer(pb_grpc.VerifierServicer):
     def __init__(self, engine: Engine, catalog: Catalog | None = None, quotas: TenantQuotas | None = None,
-                 audit: AuditLog | None = None):
+                 audit: AuditLog | None = None, metrics=None):
         self.engine = engine
+        self.metrics = metrics  # verifier_service.metrics.Metrics, or None
         self.admission = Admission(engine.config.max_pending)
         self.catalog = catalog if catalog is not None else Catalog()  # replaced on reload
         self.quotas = quotas if quotas is not None else TenantQuotas()
@@ -139,7 +141,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                 message += f"; retry in {wait:.2f}s"
                 hint = ((RETRY_AFTER_KEY, str(round(wait * 1000))),)
             audit(code.name, message)  # before abort: the client may read the log as soon as it has the status
-            await context.abort(code, message, trailing_metadata=hint)
+            await context.abort(code, message, trailing_metadata=trailing_metadata(*hint))
         status = "INTERNAL"
         try:
             try:
@@ -148,6 +150,8 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                 self.admission.release(len(prepared))
                 ticket.release()
             self._stamp(results, prepared, labels)
+            if self.metrics is not None:
+                self.metrics.observe(tenant.name, results)
             status = "OK"
             return results
         except asyncio.CancelledError:

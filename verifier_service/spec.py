@@ -101,6 +101,8 @@ def _loads(text: str, where: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise InvalidSpec(f"{where} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise InvalidSpec(f"{where} is nested too deeply") from exc
 
 
 # ---- proto <-> Spec -------------------------------------------------------

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 LABEL = "rlvr.verifier.sandbox"
 EXPIRES_LABEL = "rlvr.verifier.expires"  # unix time after which the container has no business running
+OWNER_LABEL = "rlvr.verifier.owner"  # host/pid/start time of the service process that started it
 ORPHAN_GRACE_S = 60.0
 SANDBOX_USER = "10001:10001"
 FIX_DOCKER = ("start a Docker engine (as root: `dockerd &`, or run scripts/setup.sh, which installs "
@@ -40,6 +41,29 @@ def _docker():
     return docker
 
 
+def process_identity(pid: int) -> str:
+    """``host/pid/start ticks`` of a process: names it uniquely on this host, pid reuse included."""
+    return f"{os.uname().nodename}/{pid}/{_start_ticks(pid)}"
+
+
+def _start_ticks(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]  # field 22: starttime
+    except (OSError, IndexError):
+        return ""
+
+
+def owner_is_gone(owner: str) -> bool:
+    """Whether the service process named by an owner label ran on this host and has exited (its sandboxes are
+    orphans at once, not only after they expire). Another host's owner, or an unreadable label: not known."""
+    host, _, rest = owner.partition("/")
+    pid, _, ticks = rest.partition("/")
+    if host != os.uname().nodename or not pid.isdigit() or not ticks:
+        return False
+    return _start_ticks(int(pid)) != ticks
+
+
 class DockerSandbox(PooledSandbox):
     backend = "docker"
 
@@ -49,6 +73,7 @@ class DockerSandbox(PooledSandbox):
         self._runtime = ""
         self._extra_labels = dict(item.strip().split("=", 1) for item in config.sandbox_labels.split(",")
                                   if item.strip())
+        self._owner = process_identity(os.getpid())
 
     # ---- engine access ---------------------------------------------------
 
@@ -93,8 +118,9 @@ class DockerSandbox(PooledSandbox):
         ]
 
     def remove_orphans_blocking(self) -> int:
-        """Removes sandbox containers past their expiry: left by a process that died.
-        Live containers (of this or another replica on the engine) have not expired."""
+        """Removes sandbox containers left by a process that died: past their expiry, or at once when the
+        owner label names a service process of this host that is gone (a replica SIGKILLed and restarted).
+        Live containers (of this or another replica on the engine) have neither expired nor lost their owner."""
         api = self._client()
         removed = 0
         try:
@@ -103,7 +129,10 @@ class DockerSandbox(PooledSandbox):
                     expires = float(c.get("Labels", {}).get(EXPIRES_LABEL, "0"))
                 except ValueError:
                     expires = 0.0
-                if expires + ORPHAN_GRACE_S < time.time() and c["Id"] not in self._live:
+                owner = c.get("Labels", {}).get(OWNER_LABEL, "")
+                if c["Id"] in self._live:
+                    continue
+                if expires + ORPHAN_GRACE_S < time.time() or owner_is_gone(owner):
                     self._remove(c["Id"])
                     removed += 1
             return removed
@@ -158,7 +187,8 @@ class DockerSandbox(PooledSandbox):
                 network_disabled=True,
                 user=SANDBOX_USER,
                 working_dir="/tmp",
-                labels={**self._extra_labels, LABEL: "1", EXPIRES_LABEL: f"{time.time() + lifetime_s:.0f}"},
+                labels={**self._extra_labels, LABEL: "1", EXPIRES_LABEL: f"{time.time() + lifetime_s:.0f}",
+                        OWNER_LABEL: self._owner},
                 host_config=self._host_config(api),
             )["Id"]
             self._live.add(cid)

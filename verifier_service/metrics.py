@@ -1,0 +1,108 @@
+"""Prometheus metrics of one service process, served on ``--metrics-port``.
+
+Counted as they happen (by the servicer and the RPC interceptor):
+
+- ``rlvr_verify_seconds{kind}``: a verification's latency (queue + run), a histogram;
+- ``rlvr_verdicts_total{kind,verdict}``: results returned; the INFRA_ERROR rate is
+  ``rate(rlvr_verdicts_total{verdict="INFRA_ERROR"}[5m]) / rate(rlvr_verdicts_total[5m])``;
+- ``rlvr_rpcs_total{method,code}`` and ``rlvr_rpc_seconds{method}``: every Verifier RPC and its status;
+- ``rlvr_tenant_verifications_total{tenant}``, ``rlvr_tenant_refusals_total{tenant,code}``:
+  per-tenant usage (the tenant the auth layer set).
+
+Read at scrape time from the live objects: ``rlvr_rpcs_in_flight``, ``rlvr_pending_completions``
+(admitted, running + queued), ``rlvr_sandbox_running`` / ``rlvr_sandbox_pool_size`` /
+``rlvr_sandbox_pool_idle`` / ``rlvr_sandbox_pool_utilisation``, ``rlvr_sandbox_recycled_total``
+(warm sandboxes replaced) and ``rlvr_sandbox_backend_up`` (0 while health says NOT_SERVING).
+
+Each ``Metrics`` has its own registry, so several services in one process (tests) do not mix.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+log = logging.getLogger(__name__)
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+
+class _LiveCollector:
+    """Gauges read from the service when Prometheus scrapes."""
+
+    def __init__(self, read: Callable[[], dict[str, float]]):
+        self.read = read
+
+    def collect(self):
+        try:
+            values = self.read()
+        except Exception:
+            log.exception("reading the live metrics failed")
+            return
+        for name, value in values.items():
+            family = CounterMetricFamily if name.endswith("_total") else GaugeMetricFamily
+            yield family(name.removesuffix("_total") if family is CounterMetricFamily else name,
+                         LIVE_HELP.get(name, name), value=value)
+
+
+LIVE_HELP = {
+    "rlvr_rpcs_in_flight": "Verifier RPCs being handled",
+    "rlvr_pending_completions": "completions admitted and not yet answered (running + queued)",
+    "rlvr_sandbox_running": "sandbox jobs running now",
+    "rlvr_sandbox_pool_size": "sandboxes the warm pool keeps (max_concurrency)",
+    "rlvr_sandbox_pool_idle": "warm sandboxes waiting for a job",
+    "rlvr_sandbox_pool_utilisation": "sandbox jobs running / pool size",
+    "rlvr_sandbox_recycled_total": "warm sandboxes replaced (job count, age, anomaly, cancellation)",
+    "rlvr_sandbox_backend_up": "1 while the sandbox backend is healthy (health SERVING), else 0",
+}
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.latency = Histogram("rlvr_verify_seconds", "latency of one verification (queue + run), by kind",
+                                 ["kind"], buckets=LATENCY_BUCKETS, registry=r)
+        self.verdicts = Counter("rlvr_verdicts", "verification results returned, by kind and verdict",
+                                ["kind", "verdict"], registry=r)
+        self.rpcs = Counter("rlvr_rpcs", "Verifier RPCs answered, by method and status code", ["method", "code"],
+                            registry=r)
+        self.rpc_latency = Histogram("rlvr_rpc_seconds", "Verifier RPC duration, by method", ["method"],
+                                     buckets=LATENCY_BUCKETS, registry=r)
+        self.tenant_verifications = Counter("rlvr_tenant_verifications", "completions verified, by tenant",
+                                            ["tenant"], registry=r)
+        self.tenant_refusals = Counter("rlvr_tenant_refusals", "batches refused, by tenant and status code",
+                                       ["tenant", "code"], registry=r)
+        self.in_flight = 0
+        self._server = None
+        self._thread = None
+
+    def watch(self, read: Callable[[], dict[str, float]]) -> None:
+        """Adds the gauges ``read`` returns at each scrape (name -> value)."""
+        self.registry.register(_LiveCollector(read))
+
+    def observe(self, tenant: str, results) -> None:
+        """One answered batch: its results' kinds, verdicts and latencies, and the tenant's usage."""
+        from verifier_service._generated import verifier_pb2 as pb
+
+        for result in results:
+            kind = result.kind or "unknown"
+            self.verdicts.labels(kind, pb.Verdict.Name(result.verdict)).inc()
+            self.latency.labels(kind).observe(result.timings.total_s)
+        self.tenant_verifications.labels(tenant).inc(len(results))
+
+    def refused(self, tenant: str, code: str) -> None:
+        self.tenant_refusals.labels(tenant, code).inc()
+
+    def serve(self, host: str, port: int) -> int:
+        """Serves /metrics over HTTP on a thread of its own; returns the bound port."""
+        self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
+        return self._server.server_port
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

@@ -1,0 +1,241 @@
+"""Request ids, structured (JSON) logs and per-RPC metrics, in one server interceptor.
+
+Every Verifier RPC gets a request id: the caller's ``x-request-id`` metadata
+(printable ASCII, at most 128 characters) or a fresh one. It is set in
+``current_request_id`` for the handler (the audit log and every log record
+carry it) and returned in the trailing metadata as ``x-request-id``. One log
+line per RPC says method, tenant, status code, completions and duration.
+
+The interceptor also decodes the request itself: a body that is not a valid
+message of the method's type (truncated bytes, bad UTF-8 in a string, nesting
+past protobuf's recursion limit) is INVALID_ARGUMENT, where gRPC would answer
+INTERNAL.
+
+``JsonFormatter`` writes each log record as one JSON object (``--log-format json``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from contextvars import ContextVar
+from datetime import datetime, timezone
+
+import grpc
+
+from verifier_service.auth import PROTECTED_PREFIX, current_tenant
+
+log = logging.getLogger("verifier_service.rpc")
+REQUEST_ID_KEY = "x-request-id"
+_PRINTABLE_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
+SERVICE_FAULTS = ("INTERNAL", "UNKNOWN", "UNAVAILABLE", "DATA_LOSS")  # logged as warnings; the rest is the caller's
+current_request_id: ContextVar[str] = ContextVar("rlvr_request_id", default="")
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def request_id_from(metadata) -> str:
+    """The caller's ``x-request-id`` if it is a sane one, else a fresh id."""
+    for item in metadata or ():
+        key, value = item if isinstance(item, tuple) else (item.key, item.value)
+        if key.lower() == REQUEST_ID_KEY and isinstance(value, str) and _PRINTABLE_ID.match(value):
+            return value
+    return new_request_id()
+
+
+def trailing_metadata(*extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    """Trailing metadata holding the RPC's request id (for a handler that aborts with metadata of its own)."""
+    rid = current_request_id.get()
+    return (*extra, (REQUEST_ID_KEY, rid)) if rid else tuple(extra)
+
+
+class RpcInterceptor(grpc.aio.ServerInterceptor):
+    """Outermost interceptor of the Verifier service: request id, decoding, one log line, metrics."""
+
+    def __init__(self, metrics=None):
+        self.metrics = metrics
+
+    async def intercept_service(self, continuation, handler_call_details):
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or not method.startswith(PROTECTED_PREFIX):
+            return handler
+        rid = request_id_from(handler_call_details.invocation_metadata)
+        return _wrap(handler, method.rsplit("/", 1)[-1], rid, self)
+
+    # ---- bookkeeping around one RPC -------------------------------------------
+
+    def begin(self, rid: str, context) -> float:
+        current_request_id.set(rid)
+        context.set_trailing_metadata(((REQUEST_ID_KEY, rid),))
+        if self.metrics is not None:
+            self.metrics.in_flight += 1
+        return time.monotonic()
+
+    def end(self, method: str, started: float, context, completions: int, failure: BaseException | None) -> None:
+        code = _code_name(context, failure)
+        duration = time.monotonic() - started
+        tenant = current_tenant.get().name
+        if self.metrics is not None:
+            self.metrics.in_flight -= 1
+            self.metrics.rpcs.labels(method, code).inc()
+            self.metrics.rpc_latency.labels(method).observe(duration)
+            if code != "OK" and code != "UNAUTHENTICATED":
+                self.metrics.refused(tenant, code)
+        level = logging.WARNING if code in SERVICE_FAULTS else logging.INFO
+        log.log(level, "rpc %s %s", method, code, extra={"rpc": {
+            "method": method, "code": code, "tenant": tenant, "completions": completions,
+            "duration_ms": round(duration * 1000, 1)}})
+
+
+def _code_name(context, failure: BaseException | None) -> str:
+    try:
+        code = context.code()
+    except Exception:  # noqa: BLE001 - older grpc: no code() on the context
+        code = None
+    if code is not None:
+        return code.name if isinstance(code, grpc.StatusCode) else str(code)
+    if failure is None:
+        return "OK"
+    import asyncio
+
+    return "CANCELLED" if isinstance(failure, asyncio.CancelledError) else "UNKNOWN"
+
+
+def _decoder(deserializer):
+    """(bytes -> message) that raises ValueError with a readable reason."""
+
+    def decode(raw: bytes):
+        try:
+            return deserializer(raw) if deserializer is not None else raw
+        except Exception as exc:
+            raise ValueError(f"the request is not a valid message of this method ({type(exc).__name__}: "
+                             f"{str(exc)[:200] or 'cannot parse'})") from exc
+
+    return decode
+
+
+def _count(request) -> int:
+    requests = getattr(request, "requests", None)
+    return len(requests) if requests is not None else 1
+
+
+def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInterceptor) -> grpc.RpcMethodHandler:
+    decode = _decoder(handler.request_deserializer)
+    kwargs = dict(request_deserializer=None, response_serializer=handler.response_serializer)
+
+    async def invalid(context, exc: ValueError):
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+
+    if handler.unary_unary is not None:
+        inner = handler.unary_unary
+
+        async def unary_unary(raw, context):
+            started, failure, completions = owner.begin(rid, context), None, 0
+            try:
+                try:
+                    request = decode(raw)
+                except ValueError as exc:
+                    await invalid(context, exc)
+                completions = _count(request)
+                return await inner(request, context)
+            except BaseException as exc:
+                failure = exc
+                raise
+            finally:
+                owner.end(method, started, context, completions, failure)
+
+        return grpc.unary_unary_rpc_method_handler(unary_unary, **kwargs)
+
+    async def decoded(raw_iterator, context):
+        async for raw in raw_iterator:
+            try:
+                yield decode(raw)
+            except ValueError as exc:
+                await invalid(context, exc)
+
+    if handler.stream_unary is not None:
+        inner_su = handler.stream_unary
+
+        async def stream_unary(raw_iterator, context):
+            started, failure = owner.begin(rid, context), None
+            try:
+                return await inner_su(decoded(raw_iterator, context), context)
+            except BaseException as exc:
+                failure = exc
+                raise
+            finally:
+                owner.end(method, started, context, 0, failure)
+
+        return grpc.stream_unary_rpc_method_handler(stream_unary, **kwargs)
+
+    streaming_in = handler.stream_stream is not None
+    inner_stream = handler.stream_stream if streaming_in else handler.unary_stream
+    make = grpc.stream_stream_rpc_method_handler if streaming_in else grpc.unary_stream_rpc_method_handler
+
+    async def streaming(raw, context):
+        started, failure, completions = owner.begin(rid, context), None, 0
+        try:
+            if streaming_in:
+                source = decoded(raw, context)
+            else:
+                try:
+                    source = decode(raw)
+                except ValueError as exc:
+                    await invalid(context, exc)
+            async for response in inner_stream(source, context):
+                completions += len(getattr(response, "results", ()))
+                yield response
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            owner.end(method, started, context, completions, failure)
+
+    return make(streaming, **kwargs)
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds ``request_id`` (the RPC's, or '') to every record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = current_request_id.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: ts, level, logger, msg, request_id, and the record's ``rpc`` fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out = {"ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+               "level": record.levelname, "logger": record.name, "msg": record.getMessage()}
+        rid = getattr(record, "request_id", "") or current_request_id.get()
+        if rid:
+            out["request_id"] = rid
+        extra = getattr(record, "rpc", None)
+        if isinstance(extra, dict):
+            out.update(extra)
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False, default=str)
+
+
+def configure_logging(level: str, fmt: str) -> None:
+    """The root logger: ``text`` (with the request id) or ``json`` lines on stderr."""
+    handler = logging.StreamHandler()
+    handler.addFilter(RequestIdFilter())
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
