@@ -102,9 +102,12 @@ class VerifierRewards:
     def __init__(self, target: str, *, spec_column: str = "verification", verifier: str = "",
                  credentials: Credentials | None = None, timeout_s: float = 300.0, retries: int = 3,
                  backoff_s: float = 1.0, max_throttle_s: float = 300.0, connect_timeout_s: float = 10.0,
-                 max_message_bytes: int = 64 * 1024 * 1024, shadow: ShadowReward | None = None):
+                 max_message_bytes: int = 64 * 1024 * 1024, shadow: ShadowReward | None = None,
+                 shadow_every: int = 1):
         self.target = target
         self.shadow = shadow
+        self.shadow_every = max(1, shadow_every)  # the shadow runs on every n-th batch (it costs training time)
+        self.shadow_runs = 0
         self.spec_column = spec_column
         self.verifier = verifier
         self.credentials = credentials if credentials is not None else Credentials.from_env()
@@ -250,7 +253,7 @@ class VerifierRewards:
             total += r.tests_total
         stats.infra_errors = stats.verdicts.get("INFRA_ERROR", 0) + (len(requests) if stats.lost else 0)
         stats.pass_rate = passed / total if total else None
-        if self.shadow is not None:
+        if self.shadow is not None and len(self.history) % self.shadow_every == 0:
             self._run_shadow(stats, results, completions, kwargs)
         self.history.append(stats)
         self._log(stats, results, kwargs)
@@ -267,6 +270,7 @@ class VerifierRewards:
             shadow = None
         stats.shadow_s = time.perf_counter() - started
         self.total_shadow_s += stats.shadow_s
+        self.shadow_runs += 1
         if shadow is not None and len(shadow) == len(results):
             stats.shadow_disagreements = sum(
                 1 for r, s in zip(results, shadow, strict=True)

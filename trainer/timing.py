@@ -33,6 +33,7 @@ class RewardWaitCallback(TrainerCallback):
         self._t0 = time.perf_counter()
         self._w0 = self.rewards.total_wait_s
         self._s0 = getattr(self.rewards, "total_shadow_s", 0.0)
+        self._n0 = getattr(self.rewards, "shadow_runs", 0)
 
     def on_step_end(self, args, state, control, **kwargs):
         shadow_s = getattr(self.rewards, "total_shadow_s", 0.0) - self._s0
@@ -40,7 +41,7 @@ class RewardWaitCallback(TrainerCallback):
         wait_s = self.rewards.total_wait_s - self._w0
         entry = {"step": state.global_step, "step_s": step_s, "reward_wait_s": wait_s,
                  "share": wait_s / step_s if step_s > 0 else 0.0}
-        if getattr(self.rewards, "shadow", None) is not None:
+        if getattr(self.rewards, "shadow_runs", 0) > self._n0:  # the shadow ran on this step's batches
             entry.update(shadow_reward_s=shadow_s, shadow_share=shadow_s / step_s if step_s > 0 else 0.0)
         self.steps.append(entry)
 
@@ -48,16 +49,21 @@ class RewardWaitCallback(TrainerCallback):
         if not self.steps:
             return {}
         shares = [s["share"] for s in self.steps]
+        shadowed = [s for s in self.steps if "shadow_reward_s" in s]
         return {
             "steps": len(self.steps),
             "mean_step_s": statistics.fmean(s["step_s"] for s in self.steps),
             "mean_reward_wait_s": statistics.fmean(s["reward_wait_s"] for s in self.steps),
             "mean_share": statistics.fmean(shares),
             "max_share": max(shares),
-            **({"mean_shadow_reward_s": statistics.fmean(s["shadow_reward_s"] for s in self.steps),
-                "mean_shadow_share": statistics.fmean(s["shadow_share"] for s in self.steps),
-                "max_shadow_share": max(s["shadow_share"] for s in self.steps)}
-               if all("shadow_reward_s" in s for s in self.steps) else {}),
+            "median_share": statistics.median(shares),
+            **({"shadow_steps": len(shadowed),
+                "mean_shadow_reward_s": statistics.fmean(s["shadow_reward_s"] for s in shadowed),
+                "mean_shadow_share": statistics.fmean(s["shadow_share"] for s in shadowed),
+                "max_shadow_share": max(s["shadow_share"] for s in shadowed),
+                # the remote wait on the same (shadowed) steps, for a side-by-side comparison
+                "mean_reward_wait_s_shadowed": statistics.fmean(s["reward_wait_s"] for s in shadowed)}
+               if shadowed else {}),
         }
 
     def on_train_end(self, args, state, control, **kwargs):

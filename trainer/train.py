@@ -74,17 +74,18 @@ def check_generation_backend(config: RunConfig) -> None:
 
 
 def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: ShadowReward | None = None,
-                 callbacks: list | None = None) -> dict[str, Any]:
+                 shadow_every: int = 1, callbacks: list | None = None) -> dict[str, Any]:
     """Runs GRPO; returns the run record (also written to output_dir/run.json).
 
     ``shadow_reward``: an in-process reward computed on the same batches, timed apart from the remote wait (it never
-    affects training); ``callbacks``: extra TrainerCallbacks (e.g. a time budget).
+    affects training), on every ``shadow_every``-th batch; ``callbacks``: extra TrainerCallbacks (e.g. a time budget).
     """
     check_generation_backend(config)
     dataset = load_prompts(config)
     gates = check_gates(config, dataset)  # refuses missing, failed or stale gates before anything expensive
     rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s,
-                              credentials=verifier_credentials(config), shadow=shadow_reward)
+                              credentials=verifier_credentials(config), shadow=shadow_reward,
+                              shadow_every=shadow_every)
 
     from transformers import AutoTokenizer
 

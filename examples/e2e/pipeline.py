@@ -76,6 +76,7 @@ class PipelineConfig:
     eval_n: int = 1
     eval_temperature: float = 0.0        # greedy: the model's one answer per prompt
     train_budget_s: float = 480.0
+    shadow_every: int = 1                # the in-process shadow reward on every n-th batch (it costs step time)
     max_steps: int = 1000                # the budget ends the run first
     num_generations: int = 8
     batch_size: int = 128                # completions per optimizer step (16 prompts x 8)
@@ -350,6 +351,7 @@ class Pipeline:
         steps = StepLog(self.cfg.run_dir / "steps.jsonl")
         try:
             record = run_training(config, deviations, shadow_reward=reference.reward_components,
+                                  shadow_every=self.cfg.shadow_every,
                                   callbacks=[budget, steps])
         except TrainerError as exc:
             code = EXIT_GATE if type(exc).__name__ == "GateError" else EXIT_FAILED
@@ -409,7 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stages", default=",".join(DEFAULT_STAGES), help=f"comma-separated, of {', '.join(STAGES)}")
     p.add_argument("--state-dir", type=Path, default=d.state_dir)
     for name in ("seed", "train_tasks", "heldout_tasks", "max_new_tokens", "base_rate_k", "base_rate_prompts",
-                 "inspect_prompts", "inspect_n", "eval_n", "max_steps", "num_generations", "batch_size"):
+                 "inspect_prompts", "inspect_n", "eval_n", "max_steps", "num_generations", "batch_size",
+                 "shadow_every"):
         p.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
     for name in ("base_rate_temperature", "eval_temperature", "train_budget_s", "learning_rate", "beta"):
         p.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))

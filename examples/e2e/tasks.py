@@ -26,6 +26,10 @@ SYSTEM = "You are a careful Python programmer."
 FORMAT_RULE = ("Reply with exactly one fenced code block that starts with ```python and contains only the function "
                "definition. Do not add explanations or example calls.")
 CASES_PER_TASK = 6
+# The sandbox's time limit for all cases of one completion. A completion that loops forever holds its whole GRPO
+# batch (the trainer waits for every reward) this long; these functions need milliseconds. 10 s made 4 of 15
+# training steps of the first GPU run wait 10 s for one hung completion (docs/e2e-run.md).
+TIMEOUT_S = 2
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class Task:
 
     def spec(self) -> dict[str, Any]:
         return {"kind": "python_io", "extract": "fenced_code", "entry_point": self.name, "scoring": "fraction",
-                "timeout_s": 10, "cases": self.cases()}
+                "timeout_s": TIMEOUT_S, "cases": self.cases()}
 
     def row(self) -> dict[str, Any]:
         return {"prompt": self.prompt(), "verification": json.dumps(self.spec()),
