@@ -67,7 +67,7 @@ class PipelineConfig:
     gguf: str = ""                       # '' = STATE/gguf/SmolLM2-135M-Instruct.Q4_1.gguf (joined by gpu_run.sh)
     tiny_model: bool = False
     service: ServiceSettings = field(default_factory=ServiceSettings)
-    max_new_tokens: int = 192             # a task's function fits in far fewer; generation time grows with it
+    max_new_tokens: int = 256
     base_rate_k: int = 8
     base_rate_prompts: int = 64
     base_rate_temperature: float = 0.2
@@ -79,7 +79,7 @@ class PipelineConfig:
     shadow_every: int = 1                # the in-process shadow reward on every n-th batch (it costs step time)
     max_steps: int = 1000                # the budget ends the run first
     num_generations: int = 8
-    batch_size: int = 128                # completions per optimizer step (16 prompts x 8)
+    batch_size: int = 64                 # completions per optimizer step (8 prompts x 8)
     learning_rate: float = 1e-5
     beta: float = 0.01
     cpu: bool = False
@@ -111,9 +111,8 @@ DEVIATION_REASONS = {
     "learning_rate": "a 135M-parameter model trained for a few minutes: the recipe's 5e-7 (set for 7B-class models) "
                      "moves a model this small too little in ~60 steps",
     "generation": "vLLM cannot be installed on the GPU machine (no network); transformers generation",
-    "per_device_train_batch_size": "16 prompts x 8 completions in one generate call: generation of a 135M model is "
-                                   "latency-bound (~47 ms a token on the H200), a wide batch costs little more "
-                                   "than a narrow one and gives each step more prompts",
+    "per_device_train_batch_size": "8 prompts x 8 completions in one generate call: generation of a 135M model is "
+                                   "latency-bound, a wide batch costs little more than a narrow one",
     "gradient_accumulation_steps": "the whole step's batch fits one micro-batch (135M parameters, 1.5 GiB)",
     "grpo_overrides.save_strategy": "no checkpoints: they filled the GPU machine's disk before; the final model "
                                     "is saved once",
