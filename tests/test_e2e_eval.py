@@ -76,6 +76,9 @@ CRAFTED = {
     "wrong_type": "```python\ndef {name}(xs):\n    return float(sum(1 for x in xs if x > {k})) > 0\n```",
     # seen in SmolLM2's samples: a stray empty fence before the block (the first block is empty: malformed) ...
     "empty_first_block": "```\n```python\ndef {name}(xs):\n    return sum(1 for x in xs if x > {k})\n```",
+    # a loop that never ends on an empty list (the 2nd case): the cases finished before the time limit count
+    "hangs_late": "```python\ndef {name}(xs):\n    while not xs:\n        pass\n"
+                  "    return sum(1 for x in xs if x > {k})\n```",
     # ... and other language tags (any tag is a fenced block)
     "other_tag": "```numpy\ndef {name}(xs):\n    print('noise')\n    return sum(1 for x in xs if x > {k})\n```",
 }
@@ -93,6 +96,7 @@ def test_service_and_reference_agree_on_crafted_completions(service):
     scored = {name: sc for name, sc in zip(CRAFTED, score_both(samples, results), strict=True)}
     assert scored["right"].service_correct and scored["right"].reference_correct
     assert scored["other_tag"].service_correct and scored["other_tag"].reference_correct
+    assert scored["hangs_late"].service_passed == scored["hangs_late"].reference_passed == 1
     for name in ("malformed", "empty_first_block"):
         assert scored[name].service_verdict == "MALFORMED" and not scored[name].reference_format, name
     for name in ("wrong", "crashes", "bad_syntax", "wrong_type"):

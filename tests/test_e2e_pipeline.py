@@ -83,3 +83,19 @@ def test_pipeline_stages_data_to_report(sandbox_backend, backend_ready, tmp_path
                     "## Cost of the reward path", "## Run config and deviations"):
         assert heading in text
     assert "| before | 8 | 0 | 0 |" in text
+
+
+def test_gate_records_of_the_pipeline_hold_for_the_training_dataset(tmp_path):
+    """The gates stage reads the rows without `datasets`; training loads them with it: same reward config hash."""
+    from examples.e2e.pipeline import PipelineConfig, read_rows, run_config
+    from examples.e2e.tasks import write_splits
+    from trainer.gates import dataset_specs, reward_config_hash
+    from trainer.train import load_prompts
+
+    cfg = PipelineConfig(state_dir=tmp_path, train_tasks=24, heldout_tasks=6)
+    write_splits(tmp_path / "data", train=24, heldout=6)
+    config = run_config(cfg, "127.0.0.1:1")
+    rows, dataset = read_rows(cfg.data("train")), load_prompts(config)
+    assert reward_config_hash(config, dataset_specs(rows, config.spec_column)) == \
+        reward_config_hash(config, dataset_specs(dataset, config.spec_column))
+    assert len(rows) == len(dataset) == 24 and rows[3] == dataset[3]

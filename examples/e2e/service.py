@@ -99,7 +99,7 @@ def _service_cmd(settings: ServiceSettings, port: int) -> list[str]:
 
 def doctor(settings: ServiceSettings, out: Path) -> int:
     """``verifier-service doctor`` for the configured backend, its report written to ``out``."""
-    args = [a for a in settings.serve_args(0)[5:]]  # the backend flags, without serve/host/port
+    args = settings.serve_args(0)[5:]  # the backend flags, without serve, host and port
     proc = subprocess.run([sys.executable, "-m", "verifier_service.cli", "doctor", *args], capture_output=True,
                           text=True, cwd=ROOT, env=_env(), timeout=300, check=False)
     out.write_text(proc.stdout + proc.stderr)
