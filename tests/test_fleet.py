@@ -179,7 +179,11 @@ def test_request_ids_come_back_and_are_in_the_json_log(tmp_path):
     assert rpc["fleet-req-3"]["code"] == "UNAUTHENTICATED"
     assert rpc["fleet-req-4"]["code"] == "RESOURCE_EXHAUSTED" and rpc["fleet-req-4"]["tenant"] == "slow"
     audit = [r for r in records if r.get("logger") == "verifier_service.audit"]
-    assert any('"request_id":"fleet-req-1"' in r["msg"] for r in audit), "the audit line carries the request id"
+    mine = [r for r in audit if r.get("request_id") == "fleet-req-1"]
+    assert mine, "the audit line carries the request id"
+    # its fields are top-level JSON fields of the log line, not a JSON string inside msg
+    assert mine[0]["audit"] == "verify" and mine[0]["tenant"] == "team" and mine[0]["count"] == 1
+    assert mine[0]["msg"] == "audit verify" and mine[0]["verdicts"] == {"PASSED": 1}
 
 
 def test_health_follows_the_sandbox_backend_and_round_robin_avoids_a_sick_replica(tmp_path):

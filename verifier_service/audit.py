@@ -51,10 +51,11 @@ class AuditLog:
         return bool(self.path) or log.isEnabledFor(logging.INFO)
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps({"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **record},
-                          ensure_ascii=False, separators=(",", ":"))
+        stamped = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **record}
+        line = json.dumps(stamped, ensure_ascii=False, separators=(",", ":"))
         if not self.path:
-            log.info("%s", line)
+            # JSON logs put these fields at the top level of the log line (not as a JSON string in msg)
+            log.info("%s", line, extra={"audit_fields": stamped})
             return
         try:
             with self._lock, open(self.path, "a", encoding="utf-8") as out:

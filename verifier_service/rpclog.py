@@ -221,6 +221,10 @@ class JsonFormatter(logging.Formatter):
         extra = getattr(record, "rpc", None)
         if isinstance(extra, dict):
             out.update(extra)
+        audit = getattr(record, "audit_fields", None)
+        if isinstance(audit, dict):  # an audit line: its fields, not its JSON text
+            out["msg"] = f"audit {audit.get('audit', '')}".strip()
+            out.update({k: v for k, v in audit.items() if k != "ts"})
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
         return json.dumps(out, ensure_ascii=False, default=str)
