@@ -30,7 +30,7 @@ def _cases(i: int) -> list[dict]:
 
 def stdio_python(i: int) -> dict:
     wrong = i % 3 == 2
-    completion = f"a, b = map(int, input().split())\nprint(a * b + {i + (1 if wrong else 0)})\n"
+    completion = f"a, b = map(int, input().split())\nprint(a * b + {i}{' + 1' if wrong else ''})\n"
     return {"kind": "stdio_python", "completion": completion, "language": "python", "cases": _cases(i),
             "spec": {"kind": "stdio", "language": "python", "cases": _cases(i)},
             "expected": "FAILED" if wrong else "PASSED"}
@@ -39,7 +39,7 @@ def stdio_python(i: int) -> dict:
 def stdio_cpp(i: int) -> dict:
     wrong = i % 3 == 2
     completion = ("#include <cstdio>\nint main() {\n    long a, b;\n    if (scanf(\"%ld %ld\", &a, &b) != 2) return 1;\n"
-                  f"    printf(\"%ld\\n\", a * b + {i + (1 if wrong else 0)}L);\n    return 0;\n}}\n")
+                  f"    printf(\"%ld\\n\", a * b + {i}L{' + 1' if wrong else ''});\n    return 0;\n}}\n")
     return {"kind": "stdio_cpp", "completion": completion, "language": "cpp", "cases": _cases(i),
             "spec": {"kind": "stdio", "language": "cpp", "cases": _cases(i)},
             "expected": "FAILED" if wrong else "PASSED"}
