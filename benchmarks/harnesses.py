@@ -144,8 +144,8 @@ def _fork_exec(source: str, stdin: str | None = None) -> tuple[int, str]:
                 os.dup2(pipes[1][1], 1)
                 for fd in (*pipes[0], *pipes[1]):
                     os.close(fd)
-                sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the child exits right after
-                sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+                sys.stdin = open(0, closefd=False)
+                sys.stdout = open(1, "w", closefd=False)
             exec(compile(source, "<check>", "exec"), {"__name__": "__main__"})
             code = 0
         except BaseException:  # noqa: BLE001

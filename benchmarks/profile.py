@@ -218,8 +218,8 @@ async def measure(server: Server, stats_path: Path, kind: str, n: int, chunk: in
 
 def _pure_offline(items: list[dict], rounds: int) -> dict:
     """The checks and the pickling a worker round trip carries, measured here on the same items."""
-    from verifier_service.engine import Engine
     from verifier_service.config import ServiceConfig
+    from verifier_service.engine import Engine
     from verifier_service.kinds import get_kind
     from verifier_service.spec import request_from_json
 

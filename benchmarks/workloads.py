@@ -38,7 +38,8 @@ def stdio_python(i: int) -> dict:
 
 def stdio_cpp(i: int) -> dict:
     wrong = i % 3 == 2
-    completion = ("#include <cstdio>\nint main() {\n    long a, b;\n    if (scanf(\"%ld %ld\", &a, &b) != 2) return 1;\n"
+    completion = ("#include <cstdio>\nint main() {\n    long a, b;\n"
+                  "    if (scanf(\"%ld %ld\", &a, &b) != 2) return 1;\n"
                   f"    printf(\"%ld\\n\", a * b + {i}L{' + 1' if wrong else ''});\n    return 0;\n}}\n")
     return {"kind": "stdio_cpp", "completion": completion, "language": "cpp", "cases": _cases(i),
             "spec": {"kind": "stdio", "language": "cpp", "cases": _cases(i)},
