@@ -240,21 +240,57 @@ def _pure_offline(items: list[dict], rounds: int) -> dict:
             "pickle + unpickle of tasks and outcomes (measured here)": [pickling, rounds]}
 
 
+def summary(run: dict) -> list[str]:
+    """The few numbers to read first."""
+    p, n, wall = run["phases"], run["items"], run["wall_s"]
+
+    def per_call(name: str) -> float:
+        seconds, calls = p.get(name, (0.0, 0))
+        return 1000 * seconds / calls if calls else 0.0
+
+    def per_item(name: str) -> float:
+        return 1000 * p.get(name, (0.0, 0))[0] / n
+
+    handler = p.get("handler (server)", (0.0, 0))[0]
+    out = [f"- outside the handler (gRPC transport, protobuf, the client): {100 * (wall - handler) / wall:.0f}% of "
+           "the wall time",
+           f"- on the event loop per item: prepare {per_item('prepare (validate requests)'):.3f} ms"]
+    if run["kind"] == "python_assert":
+        trip = per_call("exchange (runner round trip, thread)")
+        steps = per_call("runner steps in the container (fork + harness)")
+        out[-1] += f", result building {per_call('to_proto (outcome -> result)'):.3f} ms"
+        if trip:
+            out.append(f"- one job's runner round trip: {trip:.1f} ms, of which {steps:.1f} ms "
+                       f"({100 * steps / trip:.0f}%) are its steps inside the container (fork of the job + harness "
+                       f"run) and {trip - steps:.1f} ms the rest (job JSON over the attach socket, work dir, scrub, "
+                       "the done event, the thread hop)")
+    else:
+        trip = per_item("pure worker round trip (pipe + checks, thread)")
+        checks = per_item("checks themselves (in one process, measured here)")
+        if trip:
+            out.append(f"- the workers: {trip:.3f} ms of round trip per item (summed over the workers), of which "
+                       f"the checks themselves are {checks:.3f} ms ({100 * checks / trip:.0f}%)")
+    return out
+
+
 def render(runs: list[dict], load: tuple[str, str]) -> str:
     lines = ["# Where the time of a VerifyBatch goes", "",
              f"Regenerate: `python -m benchmarks.profile`. Load average {load[0]} at the start, {load[1]} at the "
              "end (other work shared the 2 cores: read shares, not absolute times). Phases nest (the handler "
              "holds prepare and the engine; the engine holds the sandbox or pure-pool work) and overlap where "
-             "work runs concurrently, so per-item times are busy time; compare them with the wall time per item.",
+             "work runs concurrently (a sum over concurrent calls can exceed the wall time: 'wait for an idle sandbox' "
+             "sums the waits of every queued item), so per-item times are busy time; compare them with the wall "
+             "time per item.",
              ""]
     for run in runs:
         n = run["items"]
         lines += [f"## {run['kind']}: {n} items in batches of {run['batch']}, wall {1000 * run['wall_s'] / n:.3f} ms "
-                  "per item", "", "| phase | calls | total s | per item (ms) | share of wall |",
-                  "|---|---:|---:|---:|---:|"]
+                  "per item", "", "| phase | calls | per call (ms) | total s | per item (ms) | share of wall |",
+                  "|---|---:|---:|---:|---:|---:|"]
         for phase, (seconds, calls) in run["phases"].items():
-            lines.append(f"| {phase} | {calls} | {seconds:.3f} | {1000 * seconds / n:.3f} | "
-                         f"{100 * seconds / run['wall_s']:.0f}% |")
+            lines.append(f"| {phase} | {calls} | {1000 * seconds / max(calls, 1):.3f} | {seconds:.3f} | "
+                         f"{1000 * seconds / n:.3f} | {100 * seconds / run['wall_s']:.0f}% |")
+        lines += ["", *summary(run)]
         top = [line for line in run["cprofile"].splitlines() if line.strip()]
         start = next((i for i, line in enumerate(top) if line.lstrip().startswith("ncalls")), 0)
         lines += ["", "cProfile of the server's event-loop thread (top by own time):", "", "```",

@@ -1,0 +1,144 @@
+"""Before / after: the service of another git revision next to this checkout's, side by side in one run.
+
+    python -m benchmarks.compare [--base main] [--rounds 5] [--parallel 4]
+
+Both services run at once as ``verifier-service serve`` processes (the base
+revision exported with ``git archive`` into a temp dir), with the same
+settings; this process sends the same kind of work to each, alternating
+which goes first every round, so load on a shared machine hits both alike.
+Every verdict is checked. Prints the median rate of each and the ratio
+(this checkout / base); ``--out`` also writes them as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import workloads
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(tree: Path, port: int, parallel: int) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--port", str(port),
+                             "--host", "127.0.0.1", "--max-concurrency", str(parallel), "--max-pending", "100000",
+                             "--max-batch-size", "10000", "--result-cache-size", "0", "--log-level", "WARNING"],
+                            cwd=tree, env=env, stdin=subprocess.DEVNULL)
+
+
+WORK = {  # name: (workload, items per round, completions per VerifyBatch)
+    "json_schema": ("json_schema", 4000, 1000),
+    "format": ("format", 4000, 1000),
+    "python_assert": ("python_assert", 96, 96),
+    "python_assert, one batch of 1024": ("python_assert", 1024, 1024),
+    "group of 8 (python_assert)": ("python_assert", 8, 8),
+}
+
+
+async def one_round(client, name: str, salt: str) -> float:
+    from verifier_service._generated import verifier_pb2 as pb
+    from verifier_service.spec import request_from_json
+
+    kind, n, chunk = WORK[name]
+    items = workloads.tasks(kind, n)
+    reqs = [request_from_json(workloads.request_json(t, i, salt)) for i, t in enumerate(items)]
+    t0 = time.perf_counter()
+    results = []
+    for s in range(0, n, chunk):
+        results += await client.verify_batch(reqs[s:s + chunk])
+    seconds = time.perf_counter() - t0
+    got = [pb.Verdict.Name(r.verdict) for r in results]
+    assert got == [t["expected"] for t in items], f"{name}: a verdict differs from the expected one"
+    return n / seconds
+
+
+async def compare(ports: dict[str, int], rounds: int, groups: int) -> dict:
+    from verifier_service.client import VerifierClient
+
+    clients = {label: await VerifierClient.connect(f"127.0.0.1:{port}", timeout_s=180) for label, port in
+               ports.items()}
+    rates: dict[str, dict[str, list[float]]] = {name: {label: [] for label in ports} for name in WORK}
+    try:
+        for label in ports:  # warm: pools full, workers imported
+            await one_round(clients[label], "python_assert", f"warm-{label}")
+            await one_round(clients[label], "json_schema", f"warm-{label}")
+        for r in range(rounds):
+            order = list(ports) if r % 2 == 0 else list(reversed(ports))
+            for name in WORK:
+                repeat = groups if name.startswith("group") else 1
+                for label in order:
+                    for g in range(repeat):
+                        rates[name][label].append(await one_round(clients[label], name, f"r{r}-{g}-{label}"))
+    finally:
+        for client in clients.values():
+            await client.close()
+    out = {}
+    for name, by_label in rates.items():
+        med = {label: statistics.median(v) for label, v in by_label.items()}
+        out[name] = {"median_per_s": med, "ratio": med["this checkout"] / med["base"], "samples": by_label}
+        if name.startswith("group"):
+            out[name]["p50_ms"] = {label: 8000 / m for label, m in med.items()}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="main", help="git revision to compare against (default: main)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--groups", type=int, default=10, help="groups of 8 per round and service")
+    parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    load_start = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="rlvr-base-") as tmp:
+        base = Path(tmp)
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        ports = {"base": free_port(), "this checkout": free_port()}
+        procs = [start(base, ports["base"], args.parallel), start(ROOT, ports["this checkout"], args.parallel)]
+        try:
+            result = asyncio.run(compare(ports, args.rounds, args.groups))
+        finally:
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    load_end = os.getloadavg()
+    print(f"base {rev} vs this checkout {head} (uncommitted changes included), {args.rounds} rounds, load "
+          f"{load_start[0]:.1f} -> {load_end[0]:.1f}")
+    print("| work | base /s | this checkout /s | ratio |\n|---|---:|---:|---:|")
+    for name, row in result.items():
+        m = row["median_per_s"]
+        print(f"| {name} | {m['base']:.1f} | {m['this checkout']:.1f} | {row['ratio']:.2f}x |")
+    if args.out:
+        args.out.write_text(json.dumps({"base": rev, "head": head, "load": [load_start, load_end], **result},
+                                       indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
