@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--groups", type=int, default=10, help="groups of 8 per round and service")
     parser.add_argument("--parallel", type=int, default=4)
-    parser.add_argument("--out", type=Path)
+    parser.add_argument("--out", type=Path, help="the samples as JSON")
+    parser.add_argument("--md", type=Path, help="the table as Markdown")
     args = parser.parse_args(argv)
     rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout.strip()
@@ -128,12 +129,17 @@ def main(argv: list[str] | None = None) -> int:
                 except subprocess.TimeoutExpired:
                     proc.kill()
     load_end = os.getloadavg()
-    print(f"base {rev} vs this checkout {head} (uncommitted changes included), {args.rounds} rounds, load "
-          f"{load_start[0]:.1f} -> {load_end[0]:.1f}")
-    print("| work | base /s | this checkout /s | ratio |\n|---|---:|---:|---:|")
+    lines = [f"Base {rev} vs this checkout {head} (uncommitted changes included), both served at once, "
+             f"{args.rounds} rounds alternating which goes first, median per work; load average "
+             f"{load_start[0]:.1f} at the start, {load_end[0]:.1f} at the end. Every verdict checked. "
+             "Regenerate: `python -m benchmarks.compare --base REV`.", "",
+             "| work | base /s | this checkout /s | ratio |", "|---|---:|---:|---:|"]
     for name, row in result.items():
         m = row["median_per_s"]
-        print(f"| {name} | {m['base']:.1f} | {m['this checkout']:.1f} | {row['ratio']:.2f}x |")
+        lines.append(f"| {name} | {m['base']:.1f} | {m['this checkout']:.1f} | {row['ratio']:.2f}x |")
+    print("\n".join(lines))
+    if args.md:
+        args.md.write_text("# Before / after\n\n" + "\n".join(lines) + "\n")
     if args.out:
         args.out.write_text(json.dumps({"base": rev, "head": head, "load": [load_start, load_end], **result},
                                        indent=2) + "\n")
