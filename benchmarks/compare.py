@@ -69,19 +69,20 @@ async def one_round(client, name: str, salt: str) -> float:
     return n / seconds
 
 
-async def compare(ports: dict[str, int], rounds: int, groups: int) -> dict:
+async def compare(ports: dict[str, int], rounds: int, groups: int, only: list[str]) -> dict:
     from verifier_service.client import VerifierClient
 
     clients = {label: await VerifierClient.connect(f"127.0.0.1:{port}", timeout_s=180) for label, port in
                ports.items()}
-    rates: dict[str, dict[str, list[float]]] = {name: {label: [] for label in ports} for name in WORK}
+    names = [name for name in WORK if not only or name in only]
+    rates: dict[str, dict[str, list[float]]] = {name: {label: [] for label in ports} for name in names}
     try:
         for label in ports:  # warm: pools full, workers imported
             await one_round(clients[label], "python_assert", f"warm-{label}")
             await one_round(clients[label], "json_schema", f"warm-{label}")
         for r in range(rounds):
             order = list(ports) if r % 2 == 0 else list(reversed(ports))
-            for name in WORK:
+            for name in names:
                 repeat = groups if name.startswith("group") else 1
                 for label in order:
                     for g in range(repeat):
@@ -104,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--groups", type=int, default=10, help="groups of 8 per round and service")
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--only", action="append", default=[], choices=list(WORK), help="this work only "
+                        "(repeatable)")
     parser.add_argument("--out", type=Path, help="the samples as JSON")
     parser.add_argument("--md", type=Path, help="the table as Markdown")
     args = parser.parse_args(argv)
@@ -119,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         ports = {"base": free_port(), "this checkout": free_port()}
         procs = [start(base, ports["base"], args.parallel), start(ROOT, ports["this checkout"], args.parallel)]
         try:
-            result = asyncio.run(compare(ports, args.rounds, args.groups))
+            result = asyncio.run(compare(ports, args.rounds, args.groups, args.only))
         finally:
             for proc in procs:
                 proc.terminate()
