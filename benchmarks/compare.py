@@ -52,41 +52,65 @@ WORK = {  # name: (workload, items per round, completions per VerifyBatch)
 }
 
 
-async def one_round(client, name: str, salt: str) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its live children (the service and its pure workers; not
+    the sandboxes, which Docker runs)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            pids += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+async def one_round(client, name: str, salt: str, pid: int) -> tuple[float, float]:
+    """(completions per second, server CPU milliseconds per completion)."""
     from verifier_service._generated import verifier_pb2 as pb
     from verifier_service.spec import request_from_json
 
     kind, n, chunk = WORK[name]
     items = workloads.tasks(kind, n)
     reqs = [request_from_json(workloads.request_json(t, i, salt)) for i, t in enumerate(items)]
-    t0 = time.perf_counter()
+    cpu0, t0 = cpu_seconds(pid), time.perf_counter()
     results = []
     for s in range(0, n, chunk):
         results += await client.verify_batch(reqs[s:s + chunk])
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, cpu_seconds(pid) - cpu0
     got = [pb.Verdict.Name(r.verdict) for r in results]
     assert got == [t["expected"] for t in items], f"{name}: a verdict differs from the expected one"
-    return n / seconds
+    return n / seconds, 1000 * cpu / n
 
 
-async def compare(ports: dict[str, int], rounds: int, groups: int, only: list[str]) -> dict:
+async def compare(ports: dict[str, int], pids: dict[str, int], rounds: int, groups: int, only: list[str]) -> dict:
     from verifier_service.client import VerifierClient
 
     clients = {label: await VerifierClient.connect(f"127.0.0.1:{port}", timeout_s=180) for label, port in
                ports.items()}
     names = [name for name in WORK if not only or name in only]
     rates: dict[str, dict[str, list[float]]] = {name: {label: [] for label in ports} for name in names}
+    cpu: dict[str, dict[str, float]] = {name: {label: 0.0 for label in ports} for name in names}
     try:
         for label in ports:  # warm: pools full, workers imported
-            await one_round(clients[label], "python_assert", f"warm-{label}")
-            await one_round(clients[label], "json_schema", f"warm-{label}")
+            await one_round(clients[label], "python_assert", f"warm-{label}", pids[label])
+            await one_round(clients[label], "json_schema", f"warm-{label}", pids[label])
         for r in range(rounds):
             order = list(ports) if r % 2 == 0 else list(reversed(ports))
             for name in names:
                 repeat = groups if name.startswith("group") else 1
                 for label in order:
                     for g in range(repeat):
-                        rates[name][label].append(await one_round(clients[label], name, f"r{r}-{g}-{label}"))
+                        rate, ms = await one_round(clients[label], name, f"r{r}-{g}-{label}", pids[label])
+                        rates[name][label].append(rate)
+                        cpu[name][label] += ms / (rounds * repeat)
     finally:
         for client in clients.values():
             await client.close()
@@ -95,7 +119,9 @@ async def compare(ports: dict[str, int], rounds: int, groups: int, only: list[st
         med = {label: statistics.median(v) for label, v in by_label.items()}
         # paired: the two services' samples of one round ran back to back, under about the same load
         paired = [b / a for a, b in zip(by_label["base"], by_label["this checkout"], strict=True)]
-        out[name] = {"median_per_s": med, "ratio": statistics.median(paired), "samples": by_label}
+        out[name] = {"median_per_s": med, "ratio": statistics.median(paired), "samples": by_label,
+                     "server_cpu_ms_per_item": cpu[name],
+                     "cpu_ratio": cpu[name]["base"] / max(cpu[name]["this checkout"], 1e-9)}
         if name.startswith("group"):
             out[name]["p50_ms"] = {label: 8000 / m for label, m in med.items()}
     return out
@@ -103,7 +129,8 @@ async def compare(ports: dict[str, int], rounds: int, groups: int, only: list[st
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", default="main", help="git revision to compare against (default: main)")
+    parser.add_argument("--base", default="main", help="git revision to compare against (default: main; "
+                        "`git merge-base HEAD main` measures only this branch's changes)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--groups", type=int, default=10, help="groups of 8 per round and service")
     parser.add_argument("--parallel", type=int, default=4)
@@ -124,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         ports = {"base": free_port(), "this checkout": free_port()}
         procs = [start(base, ports["base"], args.parallel), start(ROOT, ports["this checkout"], args.parallel)]
         try:
-            result = asyncio.run(compare(ports, args.rounds, args.groups, args.only))
+            pids = {"base": procs[0].pid, "this checkout": procs[1].pid}
+            result = asyncio.run(compare(ports, pids, args.rounds, args.groups, args.only))
         finally:
             for proc in procs:
                 proc.terminate()
@@ -139,10 +167,15 @@ def main(argv: list[str] | None = None) -> int:
              "ratios of the samples taken back to back (paired); load average "
              f"{load_start[0]:.1f} at the start, {load_end[0]:.1f} at the end. Every verdict checked. "
              "Regenerate: `python -m benchmarks.compare --base REV`.", "",
-             "| work | base /s | this checkout /s | ratio (paired) |", "|---|---:|---:|---:|"]
+             "Server CPU is the user + system time of each service process and its pure-verifier workers "
+             "(not the sandboxes, which Docker runs) per completion, averaged over the rounds: it depends far "
+             "less on other load than the rates do.", "",
+             "| work | base /s | this checkout /s | rate ratio (paired) | server CPU base (ms/item) | "
+             "this checkout | CPU saved (base / this) |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name, row in result.items():
-        m = row["median_per_s"]
-        lines.append(f"| {name} | {m['base']:.1f} | {m['this checkout']:.1f} | {row['ratio']:.2f}x |")
+        m, c = row["median_per_s"], row["server_cpu_ms_per_item"]
+        lines.append(f"| {name} | {m['base']:.1f} | {m['this checkout']:.1f} | {row['ratio']:.2f}x | "
+                     f"{c['base']:.3f} | {c['this checkout']:.3f} | {row['cpu_ratio']:.2f}x |")
     print("\n".join(lines))
     if args.md:
         args.md.write_text("# Before / after\n\n" + "\n".join(lines) + "\n")
