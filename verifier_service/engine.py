@@ -28,7 +28,6 @@ from verifier_service.verdict import Outcome
 log = logging.getLogger(__name__)
 _COMMON = {p.name for p in COMMON_PARAMS}
 SPEC_CACHE = 4096  # validated specs kept (a training batch repeats each prompt's spec)
-INFLIGHT_PER_SANDBOX = 2  # sandboxed checks in progress per pool sandbox: one running, one ready to go
 _DEFAULT_WEIGHTS = {p.name: p.default for p in COMMON_PARAMS if p.name.endswith("_weight")}
 
 
@@ -50,7 +49,6 @@ class Engine:
         self.pure_pool = pure_pool
         self._specs: dict[bytes, tuple[Spec, VerifierKind]] = {}
         self._results: OrderedDict[bytes, pb.VerifyResult] = OrderedDict()
-        self._inflight: asyncio.Semaphore | None = None  # sandboxed checks past admission (see _verify_bounded)
 
     def prepare(self, request: pb.VerifyRequest) -> Prepared:
         """Validates one request; InvalidSpec says what is wrong."""
@@ -109,7 +107,7 @@ class Engine:
         pure_set = set(pure)
         other = [i for i in todo if i not in pure_set]
         batch, checked = await asyncio.gather(self._verify_pure([unique[i] for i in pure]),
-                                              asyncio.gather(*(self._verify_bounded(unique[i]) for i in other)))
+                                              asyncio.gather(*(self.verify(unique[i]) for i in other)))
         for i, result in zip(pure, batch, strict=True):
             results[i] = result
         for i, result in zip(other, checked, strict=True):
@@ -151,21 +149,9 @@ class Engine:
         while len(self._results) > self.config.result_cache_size:
             self._results.popitem(last=False)
 
-    async def _verify_bounded(self, item: Prepared) -> pb.VerifyResult:
-        """Sandboxed checks wait here, a few more than the pool's sandboxes at a time, rather than all
-        at once in the pool's queue: a batch of thousands does not build every job up front or keep
-        thousands of waiters polling the pool. The wait counts as queue time."""
-        if not item.kind.sandboxed:
-            return await self.verify(item)
-        if self._inflight is None:
-            self._inflight = asyncio.Semaphore(INFLIGHT_PER_SANDBOX * max(1, self.config.max_concurrency))
-        waiting = time.monotonic()
-        async with self._inflight:
-            return await self.verify(item, queued_s=time.monotonic() - waiting)
-
-    async def verify(self, item: Prepared, queued_s: float = 0.0) -> pb.VerifyResult:
-        started = time.monotonic() - queued_s
-        clock = queue_clock.set([queued_s])
+    async def verify(self, item: Prepared) -> pb.VerifyResult:
+        started = time.monotonic()
+        clock = queue_clock.set([0.0])
         try:
             text = extract(item.completion, item.spec.extract)
             if text is None:
