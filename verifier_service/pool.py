@@ -54,10 +54,22 @@ def _worker_main(conn: _Channel) -> None:
     preload_pure()
     conn.send(("ready", None))
 
+    from verifier_service.results import outcome_proto
+
     def check(kind_name, text, spec):
         try:
             return "ok", get_kind(kind_name).check(text, spec)  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 - reported to the caller as INFRA_ERROR
+            return "error", f"{type(exc).__name__}: {exc}"
+
+    def check_encoded(kind_name, text, spec):
+        """The result message's bytes (no id, no timings): no outcome to pickle, no message to build there."""
+        status, value = check(kind_name, text, spec)
+        if status != "ok":
+            return status, value
+        try:
+            return "ok", outcome_proto(kind_name, spec, value).SerializeToString()
+        except Exception as exc:  # noqa: BLE001
             return "error", f"{type(exc).__name__}: {exc}"
 
     while True:
@@ -67,6 +79,8 @@ def _worker_main(conn: _Channel) -> None:
             return
         if message[0] == "many":  # a chunk of a batch: one round trip for many checks
             conn.send(("many", [check(*task) for task in message[1]]))
+        elif message[0] == "many_encoded":
+            conn.send(("many", [check_encoded(*task) for task in message[1]]))
         else:
             conn.send(check(*message))
 
@@ -154,24 +168,29 @@ class PurePool:
         self._all.remove(worker)
         self._idle.put_nowait(await asyncio.to_thread(self._spawn))
 
-    async def run_many(self, tasks: list[tuple[str, str, Spec, float]]) -> list[Outcome]:
+    async def run_many(self, tasks: list[tuple[str, str, Spec, float]], encoded: bool = False
+                       ) -> list[Outcome | bytes]:
         """Many checks, one IPC round trip per chunk; a chunk that overruns is retried item by item,
-        so only the item that hangs gets TIMEOUT."""
+        so only the item that hangs gets TIMEOUT. ``encoded``: a check that finishes comes back as the
+        bytes of its ``VerifyResult`` (``verifier_service.results``, without id and timings); the
+        others (a timeout, a crash) stay Outcomes."""
         if not tasks:
             return []
         size = min(CHUNK_MAX, max(1, -(-len(tasks) // self.size)))
         chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-        results = await asyncio.gather(*(self._run_chunk(chunk) for chunk in chunks))
+        results = await asyncio.gather(*(self._run_chunk(chunk, encoded) for chunk in chunks))
         return [outcome for chunk in results for outcome in chunk]
 
-    async def _run_chunk(self, chunk: list[tuple[str, str, Spec, float]]) -> list[Outcome]:
+    async def _run_chunk(self, chunk: list[tuple[str, str, Spec, float]], encoded: bool = False
+                         ) -> list[Outcome | bytes]:
         assert self._idle is not None, "PurePool.start() was not awaited"
         budget = max(t[3] for t in chunk) + CHUNK_ITEM_BUDGET_S * len(chunk)
         worker = await self._idle.get()
         healthy = False
         try:
             status, value = await asyncio.to_thread(
-                self._call, worker, ("many", [(k, text, spec) for k, text, spec, _ in chunk]), budget)
+                self._call, worker, ("many_encoded" if encoded else "many",
+                                     [(k, text, spec) for k, text, spec, _ in chunk]), budget)
             healthy = status not in ("timeout", "dead")
         finally:
             await self._release(worker, healthy)

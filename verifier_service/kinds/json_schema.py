@@ -50,9 +50,25 @@ def _compile(key: str) -> Any:
     return _validator_class(schema)(schema, format_checker=FormatChecker())
 
 
+_BY_OBJECT: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): skips the JSON key per check
+_BY_OBJECT_MAX = 256
+
+
 def compiled_validator(schema: Any) -> Any:
-    """A (cached) validator of ``schema`` that also checks ``format``."""
-    return _compile(json.dumps(schema, sort_keys=True))
+    """A (cached) validator of ``schema`` that also checks ``format``.
+
+    The checks of one batch share one spec object (the engine caches specs, and a
+    chunk sent to a worker is pickled with its shared objects once), so the same
+    schema object is looked up by identity first; the entry holds the schema, so
+    its id is not reused while it is cached. Specs are never mutated."""
+    hit = _BY_OBJECT.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    validator = _compile(json.dumps(schema, sort_keys=True))
+    if len(_BY_OBJECT) >= _BY_OBJECT_MAX:
+        _BY_OBJECT.clear()
+    _BY_OBJECT[id(schema)] = (schema, validator)
+    return validator
 
 
 def schema_problem(schema: Any, instance: Any) -> str | None:

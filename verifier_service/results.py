@@ -1,0 +1,44 @@
+"""An ``Outcome`` as the ``VerifyResult`` message: its verdict, scores, tests and output tails.
+
+Shared by the engine and the pure-verifier workers: a worker builds the
+message of each check itself and sends its bytes, so the service process
+neither unpickles outcomes nor builds their messages on the event loop. The
+request id and the timings are the caller's to set.
+"""
+
+from __future__ import annotations
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.spec import Spec
+from verifier_service.verdict import Outcome, score, truncate
+
+_VERDICTS = {name: pb.Verdict.Value(name) for name in pb.Verdict.keys()}
+
+
+def outcome_proto(kind_name: str, spec: Spec, outcome: Outcome) -> pb.VerifyResult:
+    scores = score(outcome, spec.scoring, spec.format_weight, spec.correctness_weight)
+    result = pb.VerifyResult(
+        kind=kind_name,
+        verdict=_VERDICTS[outcome.verdict.value],
+        format_score=scores.format_score,
+        correctness_score=scores.correctness_score,
+        tests_passed=scores.tests_passed,
+        tests_total=scores.tests_total,
+        detail=truncate(outcome.detail),
+        extracted=truncate(outcome.extracted, 4000),
+        stdout_tail=outcome.stdout_tail,
+        stderr_tail=outcome.stderr_tail,
+    )
+    if scores.reward is not None:
+        result.reward = scores.reward
+    for t in outcome.tests:
+        result.tests.add(name=t.name, verdict=_VERDICTS[t.verdict.value], detail=truncate(t.detail, 500),
+                         duration_s=t.duration_s)
+    return result
+
+
+def set_timings(result: pb.VerifyResult, queue_s: float, total_s: float) -> None:
+    timings = result.timings
+    timings.queue_s = queue_s
+    timings.run_s = max(0.0, total_s - queue_s)
+    timings.total_s = total_s
