@@ -189,8 +189,10 @@ class Standby:
         os._exit(code)
 
     def start(self, harness, step, job, workdir):
-        order = {"harness": harness, "step": step, "job": {k: job[k] for k in ("file_size_limit", "open_files")
-                                                             if k in job}, "workdir": workdir}
+        # Only what the limits need: the step's stdin (the tests, the nonce) never enters the standby's
+        # memory by this way, so a process it forks before reading stdin cannot hold them.
+        order = {"harness": harness, "step": {k: step[k] for k in ("timeout_s", "memory_bytes") if k in step},
+                 "job": {k: job[k] for k in ("file_size_limit", "open_files") if k in job}, "workdir": workdir}
         os.write(self._control, json.dumps(order).encode())
         os.close(self._control)
         self._control = None
