@@ -21,6 +21,7 @@ Standard library only.
 import builtins
 import ctypes
 import fcntl
+import gc
 import json
 import os
 import resource
@@ -233,6 +234,7 @@ def start_candidate():
     """Forks the candidate process now (before any job data is read); the judge's end of its pipes."""
     req_r, req_w = os.pipe()
     ans_r, ans_w = os.pipe()
+    gc.freeze()  # the collector then leaves the inherited objects alone: fewer copy-on-write faults in both
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the candidate process
         try:
@@ -389,13 +391,13 @@ class Candidate:
         return {name: self.value(wire) for name, wire in answer["value"].items()}, None
 
     def close(self):
+        """Kills the candidate process (its exit closes its ends of the step's pipes); the runner reaps it."""
         try:
             os.close(self.requests)
         except OSError:
             pass
         try:
             os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
         except OSError:
             pass
 

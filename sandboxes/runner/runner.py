@@ -19,6 +19,7 @@ Standard library only: it runs on whatever Python the sandbox image has.
 
 import ctypes
 import fcntl
+import gc
 import io
 import json
 import os
@@ -459,6 +460,7 @@ def main():
         # A warm container: one job per stdin line, run one after another, until stdin closes.
         # The standby for a job is forked before the job is read, so it never holds job data.
         stdin = sys.stdin.buffer
+        gc.freeze()  # forks (standby, candidate) then share these pages instead of each collection copying them
         while True:
             standby = Standby()
             line = stdin.readline()
