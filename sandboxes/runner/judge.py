@@ -184,12 +184,20 @@ def _candidate_main(requests, answers):  # pragma: no cover - runs in the candid
         op = request["op"]
         try:
             if op == "load":
+                filename = request.get("file") or "<solution>"
                 try:
                     setup = compile(request["setup"], "<setup>", "exec")
-                    solution = compile(request["solution"], "<solution>", "exec")
+                    solution = compile(request["solution"], filename, "exec")
                 except (SyntaxError, ValueError) as exc:
                     answer({"compile_error": _exception(exc)["detail"]})
                     continue
+                if request.get("module"):  # the pytest kind: the completion is a module beside the tests
+                    module = type(sys)(request["module"])
+                    module.__file__ = os.path.abspath(filename)
+                    namespace = module.__dict__
+                    namespace["__builtins__"] = builtins
+                    sys.modules[request["module"]] = module
+                    sys.path.insert(0, os.getcwd())
                 exec(setup, namespace)
                 exec(solution, namespace)
                 names = {}
@@ -199,7 +207,11 @@ def _candidate_main(requests, answers):  # pragma: no cover - runs in the candid
                 result = names
             else:
                 target = handles.objects[request["h"]] if "h" in request else None
-                if op == "call":
+                if op == "name":
+                    if request["name"] not in namespace:
+                        raise AttributeError(f"the completion does not define {request['name']!r}")
+                    result = namespace[request["name"]]
+                elif op == "call":
                     result = target(*[value(a) for a in request["args"]],
                                     **{k: value(v) for k, v in request["kwargs"].items()})
                 elif op == "getattr":
@@ -374,6 +386,10 @@ class Candidate:
     def wire(self, value, depth=0):
         """A judge value as wire data for the candidate (its own objects by handle)."""
         def refer(obj):
+            if isinstance(obj, LazyName):
+                obj = obj._rlvr_resolve()
+                if not isinstance(obj, Remote):
+                    return encode(obj, refer)
             if isinstance(obj, Remote) and object.__getattribute__(obj, "_candidate") is self:
                 return {"t": "ref", "h": object.__getattribute__(obj, "_handle")}
             raise TypeError(f"a {type(obj).__name__} cannot be passed to the completion's code "
@@ -384,8 +400,8 @@ class Candidate:
     def call(self, op, **request):
         return self.value(self.ask(op=op, **request)["value"])
 
-    def load(self, setup, solution, names):
-        answer = self.ask(op="load", setup=setup, solution=solution, names=sorted(names))
+    def load(self, setup, solution, names, module="", file=""):
+        answer = self.ask(op="load", setup=setup, solution=solution, names=sorted(names), module=module, file=file)
         if "compile_error" in answer:
             return None, str(answer["compile_error"])
         return {name: self.value(wire) for name, wire in answer["value"].items()}, None
@@ -530,3 +546,91 @@ def same(left, right):
     if type(left) in (set, frozenset):
         return left == right and all(any(same(a, b) for b in right) for a in left)
     return left == right
+
+
+class SolutionModule(type(sys)):
+    """The completion's module as the pytest judge sees it: each attribute a ``LazyName``.
+
+    Nothing of the completion runs until a test first uses one of its names, so by then
+    pytest has imported every test module: the completion cannot rewrite a test file
+    before it is read.
+    """
+
+    def __init__(self, name, candidate, path):
+        super().__init__(name)
+        self.__file__ = os.path.abspath(path)
+        self._rlvr = {"candidate": candidate, "path": path, "loaded": None, "names": {}}
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        names = self.__dict__["_rlvr"]["names"]
+        if name not in names:
+            names[name] = LazyName(self, name)
+        return names[name]
+
+    def _rlvr_value(self, name):
+        state = self.__dict__["_rlvr"]
+        candidate = state["candidate"]
+        if state["loaded"] is None:
+            with open(state["path"], encoding="utf-8") as fh:
+                source = fh.read()
+            _, error = candidate.load("", source, (), module=self.__name__, file=state["path"])
+            state["loaded"] = error or ""
+        if state["loaded"]:
+            raise ImportError(f"the completion does not compile: {state['loaded']}")
+        return candidate.call("name", name=name)
+
+
+class LazyName:
+    """A name of the completion's module, asked of the candidate process on first use."""
+
+    __slots__ = ("_module", "_name", "_value", "_done")
+
+    def __init__(self, module, name):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_done", False)
+
+    def _rlvr_resolve(self):
+        if not object.__getattribute__(self, "_done"):
+            value = object.__getattribute__(self, "_module")._rlvr_value(object.__getattribute__(self, "_name"))
+            object.__setattr__(self, "_value", value)
+            object.__setattr__(self, "_done", True)
+        return object.__getattribute__(self, "_value")
+
+    def __getattr__(self, name):
+        return getattr(self._rlvr_resolve(), name)
+
+    def __setattr__(self, name, value):
+        setattr(self._rlvr_resolve(), name, value)
+
+    def __call__(self, *args, **kwargs):
+        return self._rlvr_resolve()(*args, **kwargs)
+
+    def __len__(self):
+        return len(self._rlvr_resolve())
+
+    def __iter__(self):
+        return iter(self._rlvr_resolve())
+
+    def __getitem__(self, key):
+        return self._rlvr_resolve()[key]
+
+    def __contains__(self, item):
+        return item in self._rlvr_resolve()
+
+    def __eq__(self, other):
+        return self._rlvr_resolve() == (other._rlvr_resolve() if isinstance(other, LazyName) else other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self._rlvr_resolve())
+
+    def __bool__(self):
+        return bool(self._rlvr_resolve())
+
+    def __repr__(self):
+        return repr(self._rlvr_resolve())
