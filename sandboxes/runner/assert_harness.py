@@ -21,7 +21,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python3 -I leaves the script's dir out
-import judge  # noqa: E402
+import judge
 
 _dumps = json.dumps
 _monotonic = time.monotonic

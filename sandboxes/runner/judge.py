@@ -536,11 +536,12 @@ class Remote:
 
 
 def same(left, right):
-    """Equality with exact types all the way down (``exact_types``): 1 is not 1.0 nor True, a subclass is not its base."""
+    """Equality with exact types all the way down (``exact_types``): 1 is not 1.0 nor True, a subclass is not
+    its base."""
     if type(left) is not type(right):
         return False
     if type(left) in (list, tuple):
-        return len(left) == len(right) and all(same(a, b) for a, b in zip(left, right))
+        return len(left) == len(right) and all(same(a, b) for a, b in zip(left, right, strict=True))
     if type(left) is dict:
         return left.keys() == right.keys() and all(same(left[k], right[k]) for k in left)
     if type(left) in (set, frozenset):
@@ -585,7 +586,7 @@ class SolutionModule(type(sys)):
 class LazyName:
     """A name of the completion's module, asked of the candidate process on first use."""
 
-    __slots__ = ("_module", "_name", "_value", "_done")
+    __slots__ = ("_done", "_module", "_name", "_value")
 
     def __init__(self, module, name):
         object.__setattr__(self, "_module", module)

@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, "/opt/rlvr")
 
-import judge  # noqa: E402
+import judge
 
 
 def main():

@@ -90,13 +90,18 @@ def _kill_everything_else(proc):
     except subprocess.TimeoutExpired:
         pass
     if os.getpid() == 1:
+        # Reap every one of them (they were all SIGKILLed: dying takes a moment), so no zombie of this job
+        # is there for the next one to see.
+        give_up = time.monotonic() + 2.0
         while True:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
-                break
+                if time.monotonic() > give_up:
+                    break
+                time.sleep(0.0005)
 
 
 def _step_env(workdir, report_fd):
@@ -428,6 +433,7 @@ def _scrub():
 def run_job(job, out, standby=None):
     """Runs one job's steps in a fresh work dir, then scrubs; ends with a "done" event.
     A standby (zygote child) may serve the first step; an unused one is discarded."""
+    token = job.get("token")  # echoed on every event: the host ignores lines without it
     workdir = tempfile.mkdtemp(prefix="job-", dir="/tmp")
     for rel, content in job.get("files", {}).items():
         path = os.path.normpath(os.path.join(workdir, rel))
@@ -442,13 +448,13 @@ def run_job(job, out, standby=None):
             standby.discard()
         standby = None
         result = run_step(step, job, workdir, use)
-        result.update(event="step", index=index, name=step.get("name", str(index)))
+        result.update(event="step", index=index, name=step.get("name", str(index)), token=token)
         out.write(json.dumps(result) + "\n")
         out.flush()
         if step.get("stop_on_failure") and _failed(result):
             break
     dirty = _scrub()
-    out.write(json.dumps({"event": "done", "dirty": dirty}) + "\n")
+    out.write(json.dumps({"event": "done", "dirty": dirty, "token": token}) + "\n")
     out.flush()
 
 

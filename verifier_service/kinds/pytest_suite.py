@@ -81,7 +81,8 @@ class PytestSuite(VerifierKind):
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         nonce = new_nonce()
-        argv = [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "--solution", spec.solution_path, "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",
+        argv = [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "--solution", spec.solution_path,
+                "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",
                 "--color=no", f"--junitxml={REPORT}", "-o", "junit_family=xunit2"]
         step = Step("pytest", argv,
                     ctx.timeout_s, stdin=nonce + "\n", memory_bytes=ctx.config.memory_mb << 20,

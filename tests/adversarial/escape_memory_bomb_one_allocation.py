@@ -1,0 +1,7 @@
+# class: escape/memory-bomb
+# task: double
+# expect: MEMORY_LIMIT RUNTIME_ERROR
+"""One huge allocation at import."""
+hog = bytearray(64 * 1024 ** 3)
+def f(x):
+    return 2 * x
