@@ -92,6 +92,7 @@ class Program:
     needs: tuple[str, ...]
     phase: int
     source: str
+    timeout_s: float | None = None  # ``timeout: N``: a longer time limit than the task's
 
     @property
     def hack(self) -> bool:
@@ -116,12 +117,16 @@ def load_programs() -> list[Program]:
             f"{path.name}: an expect-<backend> line names a backend ({BACKEND_IDS}) and says why, in parentheses")
         needs = tuple(header.get("needs", "").split()) + (("pytest",) if header["task"] == "pytest" else ())
         programs.append(Program(path.stem, header["class"], header["task"], expect, overrides, needs,
-                                int(header.get("phase", "1")), text))
+                                int(header.get("phase", "1")), text,
+                                float(header["timeout"]) if "timeout" in header else None))
     return programs
 
 
-def spec_for(task: str) -> dict:
-    return {**_COMMON, **TASKS[task]}
+def spec_for(task: str, program: Program | None = None) -> dict:
+    spec = {**_COMMON, **TASKS[task]}
+    if program is not None and program.timeout_s:
+        spec["timeout_s"] = program.timeout_s
+    return spec
 
 
 class Listener:
@@ -219,12 +224,12 @@ def test_hostile_programs(hostile_service):
                   for p in runnable}
         first = [p for p in runnable if p.phase == 1]
         second = [(p, i) for p in runnable if p.phase == 2 for i in range(PHASE2_COPIES)]
-        results = service.verify_batch([(source[p.name], spec_for(p.task)) for p in first], timeout=420)
+        results = service.verify_batch([(source[p.name], spec_for(p.task, p)) for p in first], timeout=420)
         for program, r in zip(first, results, strict=True):
             problem = check(program, r, backend)
             if problem:
                 problems.append(f"{program.name} ({program.cls}): {problem}")
-        results = service.verify_batch([(source[p.name] + f"# copy {i}\n", spec_for(p.task)) for p, i in second],
+        results = service.verify_batch([(source[p.name] + f"# copy {i}\n", spec_for(p.task, p)) for p, i in second],
                                        timeout=180)
         for (program, i), r in zip(second, results, strict=True):
             problem = check(program, r, backend)

@@ -1,6 +1,7 @@
 # class: escape/memory-bomb
 # task: double
 # expect: TIMEOUT RUNTIME_ERROR MEMORY_LIMIT
+# timeout: 10
 # needs: memory pids
 """Spreads memory over child processes (each under its own RLIMIT_AS)."""
 import os, time

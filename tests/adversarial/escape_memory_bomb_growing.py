@@ -1,6 +1,7 @@
 # class: escape/memory-bomb
 # task: double
 # expect: MEMORY_LIMIT
+# timeout: 10
 """Grows a list of 8 MB blocks until something stops it."""
 hog = []
 while True:

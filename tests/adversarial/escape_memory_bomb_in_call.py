@@ -1,6 +1,7 @@
 # class: escape/memory-bomb
 # task: double
 # expect: MEMORY_LIMIT
+# timeout: 10
 """Allocates without end inside the tested function."""
 def f(x):
     hog = []
