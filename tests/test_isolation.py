@@ -521,3 +521,13 @@ def test_concurrent_bombs_do_not_disturb_correct_solutions(service):
         else:
             assert r["verdict"] == want, f"request {r['id']}: {brief(r)}"
     assert sum(r["verdict"] == "PASSED" for r in results) == 4
+
+
+def test_hash_seed_is_fixed_in_every_step(service):
+    # Forked harness steps (the judge, the completion's process) and freshly started ones (stdio) alike.
+    code = "import sys\ndef f():\n    return sys.flags.hash_randomization\n"
+    r = service.verify(code, probe("import sys\nassert f() == 0\nassert sys.flags.hash_randomization == 0\n"))
+    assert r["verdict"] == "PASSED", brief(r)
+    stdio = {"kind": "stdio", "language": "python", "cases": [{"stdin": "", "expected_stdout": "0\n"}]}
+    r = service.verify("import sys\nprint(sys.flags.hash_randomization)\n", stdio)
+    assert r["verdict"] == "PASSED", brief(r)

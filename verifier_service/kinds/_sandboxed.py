@@ -14,7 +14,9 @@ from verifier_service.sandbox.base import Job, SandboxRun, StepResult
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
 
 HARNESS_DIR = "/opt/rlvr"
-PYTHON = ["python3", "-I"]
+# -s (no user site), not -I: -I ignores PYTHONHASHSEED, which the runner sets to 0 in the (otherwise
+# empty) environment of every step, so set and dict orders are the same run after run.
+PYTHON = ["python3", "-s"]
 
 
 async def run_job(ctx: Context, job: Job, on_step: Callable[[StepResult], bool] | None = None

@@ -460,7 +460,8 @@ class BwrapSandbox(PooledSandbox):
         argv += ["--die-with-parent", "--new-session", "--as-pid-1",
                  "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--hostname", "sandbox",
                  "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
-                 "--setenv", "HOME", "/tmp", "--setenv", OWNER_ENV, self.owner]
+                 "--setenv", "HOME", "/tmp", "--setenv", "PYTHONHASHSEED", "0",
+                 "--setenv", OWNER_ENV, self.owner]
         if c.sandbox_labels:
             argv += ["--setenv", LABELS_ENV, c.sandbox_labels]
         argv += ["--ro-bind", "/usr", "/usr"]
@@ -600,7 +601,8 @@ class BwrapSandbox(PooledSandbox):
         if not self._ready:
             self.check_blocking()
         assert self.interpreter is not None
-        command = [self.interpreter.sandbox_path, "-I", f"{HARNESS_DIR}/runner.py", *(["--serve"] if serve else [])]
+        # -s, not -I: -I ignores PYTHONHASHSEED (set above, in an environment bwrap cleared).
+        command = [self.interpreter.sandbox_path, "-s", f"{HARNESS_DIR}/runner.py", *(["--serve"] if serve else [])]
         return self._launch(command)
 
     def _discard(self, instance: Instance) -> None:
