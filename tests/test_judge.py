@@ -203,3 +203,9 @@ def test_docker_layer_report_says_what_each_sandbox_gets():
     gvisor = DockerSandbox(ServiceConfig(sandbox_runtime="runsc"))
     assert "gVisor" in dict(gvisor.isolation())["backend"] and gvisor._pids_limit() >= 1024
     assert "no-new-privileges" in gvisor._security_opt()
+
+
+def test_big_ints_and_odd_builtin_errors_cross():
+    assert passed(harness("def f(x):\n    return 7 ** 9000\n", "assert f(1) == 7 ** 9000\n")) == [True]
+    solution = "def f(x):\n    b'\\xff'.decode('utf-8')\n"
+    assert passed(harness(solution, "try:\n    f(1)\nexcept Exception:\n    pass\nelse:\n    assert False\n")) == [True]

@@ -31,6 +31,10 @@ import traceback
 
 PR_SET_DUMPABLE = 4
 MAX_DEPTH = 100
+# Modules the judge never imports for the completion's names (importing them does something).
+NOT_IMPORTED = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser"})
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)  # big ints cross the pipe as JSON numbers (decimal text)
 _loads = json.loads
 _dumps = json.dumps
 
@@ -318,7 +322,11 @@ class Candidate:
         if "error" in answer:
             name, detail = str(answer["error"]), str(answer.get("detail", ""))
             cls = _BUILTIN_ERRORS.get(name)
-            raise (cls(detail) if cls is not None else CandidateError(detail))
+            try:
+                error = cls(detail) if cls is not None else CandidateError(detail)
+            except Exception:  # noqa: BLE001 - a built-in error that takes other arguments
+                error = CandidateError(f"{name}: {detail}")
+            raise error
         return answer
 
     def _end_detail(self):
@@ -357,7 +365,8 @@ class Candidate:
             return remote
         if tag == "module":
             name = str(wire.get("v", ""))
-            if name.split(".")[0] in sys.stdlib_module_names:
+            top = name.split(".")[0]
+            if top in getattr(sys, "stdlib_module_names", ()) and top not in NOT_IMPORTED and not top.startswith("_"):
                 import importlib
 
                 try:
