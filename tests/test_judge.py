@@ -209,3 +209,19 @@ def test_big_ints_and_odd_builtin_errors_cross():
     assert passed(harness("def f(x):\n    return 7 ** 9000\n", "assert f(1) == 7 ** 9000\n")) == [True]
     solution = "def f(x):\n    b'\\xff'.decode('utf-8')\n"
     assert passed(harness(solution, "try:\n    f(1)\nexcept Exception:\n    pass\nelse:\n    assert False\n")) == [True]
+
+
+@pytest.mark.docker
+def test_an_image_of_another_runner_protocol_is_refused_with_the_fix():
+    from dataclasses import replace
+
+    from conftest import TEST_CONFIG
+
+    from verifier_service.errors import SandboxUnavailable
+    from verifier_service.sandbox.docker import DockerSandbox
+
+    base = subprocess.run(["docker", "image", "inspect", "rlvr-base:bookworm"], capture_output=True, check=False)
+    if base.returncode:
+        pytest.skip("no unlabelled image (rlvr-base:bookworm) to try")
+    with pytest.raises(SandboxUnavailable, match=r"runner protocol unknown.*rebuild"):
+        DockerSandbox(replace(TEST_CONFIG, sandbox_image="rlvr-base:bookworm")).check_blocking()

@@ -42,6 +42,8 @@ def _docker():
 
 
 RUNSC_PIDS_FLOOR = 1024
+PROTOCOL_LABEL = "rlvr.sandbox.protocol"  # set by sandboxes/python/Dockerfile
+RUNNER_PROTOCOL = "2"
 
 
 class DockerSandbox(PooledSandbox):
@@ -72,7 +74,14 @@ class DockerSandbox(PooledSandbox):
         api = self._client()
         try:
             api.ping()
-            self.image_id = api.inspect_image(self.config.sandbox_image)["Id"]
+            image = api.inspect_image(self.config.sandbox_image)
+            self.image_id = image["Id"]
+            speaks = ((image.get("Config") or {}).get("Labels") or {}).get(PROTOCOL_LABEL)
+            if speaks != RUNNER_PROTOCOL:
+                raise SandboxUnavailable(
+                    f"sandbox image {self.config.sandbox_image!r} speaks runner protocol {speaks or 'unknown'}, this "
+                    f"service needs {RUNNER_PROTOCOL} (events stamped with the job's token, the tests' judge); "
+                    f"rebuild it: {FIX_IMAGE}")
             if not self._runtime:
                 self._runtime = self.config.sandbox_runtime or api.info().get("DefaultRuntime", "") or "runc"
         except docker.errors.ImageNotFound as exc:
