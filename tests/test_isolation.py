@@ -146,13 +146,16 @@ class TestProcesses:
         """)
         r = service.verify(code, OK_SPEC)
         assert r["verdict"] == "PASSED", brief(r)
-        # The next job (a new container) sees only its runner, its harness and itself.
+        # The next job (a new container) sees only its runner, the tests' judge (running this probe) and the
+        # completion's process (the judge's child).
         r = service.verify("pass", probe("""\
             import os
+            def parent(pid):
+                return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])
             def others():
                 found = []
                 for pid in os.listdir('/proc'):
-                    if pid.isdigit() and int(pid) not in (1, os.getpid()):
+                    if pid.isdigit() and int(pid) not in (1, os.getpid()) and parent(pid) != os.getpid():
                         try:
                             found.append(open(f'/proc/{pid}/cmdline', 'rb').read().replace(b'\\0', b' '))
                         except OSError:
@@ -385,6 +388,9 @@ class TestPrivileges:
                 return 1
         """)
         r = service.verify(code, OK_SPEC)
+        # It also killed the tests' judge (the completion runs in a process of its own): no end event, no pass.
+        assert r["verdict"] != "PASSED" and r["correctness_score"] == 0, brief(r)
+        r = service.verify(OK_CODE, OK_SPEC)
         assert r["verdict"] == "PASSED", brief(r)
 
 
@@ -515,3 +521,13 @@ def test_concurrent_bombs_do_not_disturb_correct_solutions(service):
         else:
             assert r["verdict"] == want, f"request {r['id']}: {brief(r)}"
     assert sum(r["verdict"] == "PASSED" for r in results) == 4
+
+
+def test_hash_seed_is_fixed_in_every_step(service):
+    # Forked harness steps (the judge, the completion's process) and freshly started ones (stdio) alike.
+    code = "import sys\ndef f():\n    return sys.flags.hash_randomization\n"
+    r = service.verify(code, probe("import sys\nassert f() == 0\nassert sys.flags.hash_randomization == 0\n"))
+    assert r["verdict"] == "PASSED", brief(r)
+    stdio = {"kind": "stdio", "language": "python", "cases": [{"stdin": "", "expected_stdout": "0\n"}]}
+    r = service.verify("import sys\nprint(sys.flags.hash_randomization)\n", stdio)
+    assert r["verdict"] == "PASSED", brief(r)

@@ -46,6 +46,9 @@ class ServiceConfig:
                                          "'on'; 'off': host root)")
     bwrap_host_uid: int = _f(2_000_000_000, "bwrap backend: the unused host uid (and gid) sandboxes run as when "
                                             "unprivileged")
+    sandbox_seccomp: bool = _f(True, "the service's seccomp deny-list in every sandbox (Docker: in place of Docker's "
+                                     "default profile, also under gVisor; bwrap: bwrap --seccomp); false: Docker's "
+                                     "default profile, none under bwrap")
     max_concurrency: int = _f(4, "sandbox containers running at once (the warm pool's size)")
     sandbox_pool: bool = _f(True, "keep warm sandbox containers (false: a fresh container per check)")
     pool_max_jobs: int = _f(200, "jobs a warm container runs before it is replaced")

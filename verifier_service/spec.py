@@ -61,6 +61,7 @@ class Spec:
     cases: tuple[Case, ...] = ()
     float_tolerance: float = 0.0
     fast_fail: bool = False
+    exact_types: bool = False
     language: str = ""
     compare: str = ""
     case_timeout_s: float = 0.0
@@ -202,7 +203,7 @@ def spec_from_json(obj: Any) -> Spec:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InvalidSpec(f"{where} must be a number")
             values[name] = float(value)
-        elif name == "fast_fail":
+        elif name in ("fast_fail", "exact_types"):
             if not isinstance(value, bool):
                 raise InvalidSpec(f"{where} must be true or false")
             values[name] = value

@@ -1,12 +1,16 @@
-"""Runs a completion followed by assert-style tests (HumanEval / MBPP style).
+"""Runs a completion and assert-style tests (HumanEval / MBPP style), each in its own process.
+
+This process is the judge (see ``judge.py``): before it reads the job it forks
+the candidate process, which runs the completion and answers calls; the tests
+run here, on plain built-in values, where the candidate's code cannot reach.
 
 Input (stdin, JSON): {"setup": str, "solution": str, "items": [{"kind":
-"stmt"|"test", "name": str, "code": str}], "fast_fail": bool}. Each top-level
-test statement is one test. Results go to the report pipe (RLVR_REPORT_FD),
-one JSON line per event, never to stdout, each stamped with the job's nonce
-(events without it are not the harness speaking), and the run ends with an
-"end" event: a run without it did not finish, and the host fails the missing
-tests.
+"stmt"|"test", "name": str, "code": str}], "names": [str], "entry_point": str,
+"fast_fail": bool, "nonce": str}. ``names`` are the names the tests use that the
+completion may define. Each top-level test statement is one test. Results go to
+the report pipe (RLVR_REPORT_FD), one JSON line per event, never to stdout, each
+stamped with the job's nonce, and the run ends with an "end" event: a run
+without it did not finish, and the host fails the missing tests.
 """
 
 import builtins
@@ -15,6 +19,9 @@ import os
 import sys
 import time
 import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python3 -I leaves the script's dir out
+import judge
 
 _dumps = json.dumps
 _monotonic = time.monotonic
@@ -54,24 +61,45 @@ def _explain(left, op, right):
 
 
 def main():
+    judge.make_undumpable()
+    candidate = judge.start_candidate()  # before the job is read: the candidate never holds it
+    try:
+        run(candidate)
+    finally:
+        candidate.close()
+
+
+def run(candidate):
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
     report = _report_channel(job.pop("nonce"))
-    namespace = {"__name__": "solution", "__builtins__": builtins, "__rlvr_explain": _explain}
+    namespace = {"__name__": "tests", "__builtins__": builtins, "__rlvr_explain": _explain,
+                 "__rlvr_same": judge.same}
     try:
         setup = compile(job.get("setup", ""), "<setup>", "exec")
-        solution = compile(job["solution"], "<solution>", "exec")
         compiled = [(item, compile(item["code"], f"<tests:{item['name']}>", "exec")) for item in job["items"]]
     except (SyntaxError, ValueError) as exc:
         report(event="compile_error", detail=_error_detail(exc))
         return
     try:
-        exec(setup, namespace)
-        exec(solution, namespace)
+        names, compile_error = candidate.load(job.get("setup", ""), job["solution"], job.get("names", ()))
     except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data
         report(event="solution_error", error=type(exc).__name__, detail=_error_detail(exc))
         report(event="end")
         return
+    if compile_error is not None:
+        report(event="compile_error", detail=compile_error)
+        return
+    try:
+        exec(setup, namespace)
+    except BaseException as exc:  # noqa: BLE001
+        report(event="setup_error", error=type(exc).__name__, detail=f"setup: {_error_detail(exc)}")
+        report(event="end")
+        return
+    entry_point = job.get("entry_point", "")
+    for name, value in names.items():
+        if name not in namespace or name == entry_point:  # the spec's own setup names stay the spec's
+            namespace[name] = value
     index = 0
     for item, code in compiled:
         started = _monotonic()

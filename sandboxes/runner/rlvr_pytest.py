@@ -1,11 +1,16 @@
 """pytest plugin of the sandbox (``-p rlvr_pytest``): stamps the JUnit report with the job's nonce.
 
 The nonce arrives on stdin and is read when pytest imports this plugin, before
-output capture starts and before any test module (and so the completion) is
-imported. A report the completion writes itself lacks it and is rejected by
-the host.
+output capture starts and before any test module is imported (the completion
+runs in a process of its own, forked before: see ``run_pytest.py``). A report
+the completion writes itself lacks it and is rejected by the host.
+
+Once collection is done, the test modules pytest imported are removed from the
+work dir: the completion's code (which runs only when a test first calls it)
+cannot read the tests' expected values from disk.
 """
 
+import linecache
 import os
 
 
@@ -32,3 +37,19 @@ def _make_hook(nonce):
 
 pytest_sessionstart = _make_hook(_read_nonce())
 del _read_nonce, _make_hook
+
+
+def pytest_collection_finish(session):
+    workdir = os.path.realpath(os.getcwd()) + os.sep
+    modules = {str(item.path) for item in session.items}
+    modules.update(str(getattr(m, "__file__", "") or "") for m in session.config.pluginmanager.get_plugins()
+                   if getattr(m, "__name__", "").endswith("conftest"))
+    for path in modules:
+        real = os.path.realpath(path)
+        if real.startswith(workdir) and real.endswith(".py"):
+            lines = linecache.getlines(real)  # tracebacks keep their source lines (no mtime: never re-checked)
+            linecache.cache[real] = (sum(map(len, lines)), None, lines, real)
+            try:
+                os.unlink(real)
+            except OSError:
+                pass

@@ -1,9 +1,38 @@
-"""Starts pytest with the sandbox's own plugin (rlvr_pytest) importable."""
+"""Starts pytest as the judge of a pytest-kind job, the completion in a process of its own.
+
+    run_pytest.py --solution solution.py <pytest args>
+
+Before pytest starts (and so before its plugin reads the nonce from stdin), the
+completion's process is forked (``judge.py``); the completion's module is, in
+this process, a ``SolutionModule`` whose names are asked of that process on
+first use. pytest, the test modules, the assertions and the JUnit report all
+stay here, where the completion's code never runs.
+"""
 
 import sys
 
 sys.path.insert(0, "/opt/rlvr")
 
-import pytest
+import judge
 
-raise SystemExit(pytest.main(sys.argv[1:]))
+
+def main():
+    args = sys.argv[1:]
+    path = "solution.py"
+    if args[:1] == ["--solution"]:
+        path, args = args[1], args[2:]
+    judge.make_undumpable()
+    candidate = judge.start_candidate()
+    name = path[:-3].replace("/", ".") if path.endswith(".py") else path.replace("/", ".")
+    sys.modules[name] = judge.SolutionModule(name, candidate, path)
+    import pytest
+
+    try:
+        code = pytest.main(args)
+    finally:
+        candidate.close()
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ Standard library only: it runs on whatever Python the sandbox image has.
 
 import ctypes
 import fcntl
+import gc
 import io
 import json
 import os
@@ -89,13 +90,18 @@ def _kill_everything_else(proc):
     except subprocess.TimeoutExpired:
         pass
     if os.getpid() == 1:
+        # Reap every one of them (they were all SIGKILLed: dying takes a moment), so no zombie of this job
+        # is there for the next one to see.
+        give_up = time.monotonic() + 2.0
         while True:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
-                break
+                if time.monotonic() > give_up:
+                    break
+                time.sleep(0.0005)
 
 
 def _step_env(workdir, report_fd):
@@ -189,8 +195,10 @@ class Standby:
         os._exit(code)
 
     def start(self, harness, step, job, workdir):
-        order = {"harness": harness, "step": step, "job": {k: job[k] for k in ("file_size_limit", "open_files")
-                                                             if k in job}, "workdir": workdir}
+        # Only what the limits need: the step's stdin (the tests, the nonce) never enters the standby's
+        # memory by this way, so a process it forks before reading stdin cannot hold them.
+        order = {"harness": harness, "step": {k: step[k] for k in ("timeout_s", "memory_bytes") if k in step},
+                 "job": {k: job[k] for k in ("file_size_limit", "open_files") if k in job}, "workdir": workdir}
         os.write(self._control, json.dumps(order).encode())
         os.close(self._control)
         self._control = None
@@ -425,6 +433,7 @@ def _scrub():
 def run_job(job, out, standby=None):
     """Runs one job's steps in a fresh work dir, then scrubs; ends with a "done" event.
     A standby (zygote child) may serve the first step; an unused one is discarded."""
+    token = job.get("token")  # echoed on every event: the host ignores lines without it
     workdir = tempfile.mkdtemp(prefix="job-", dir="/tmp")
     for rel, content in job.get("files", {}).items():
         path = os.path.normpath(os.path.join(workdir, rel))
@@ -439,13 +448,13 @@ def run_job(job, out, standby=None):
             standby.discard()
         standby = None
         result = run_step(step, job, workdir, use)
-        result.update(event="step", index=index, name=step.get("name", str(index)))
+        result.update(event="step", index=index, name=step.get("name", str(index)), token=token)
         out.write(json.dumps(result) + "\n")
         out.flush()
         if step.get("stop_on_failure") and _failed(result):
             break
     dirty = _scrub()
-    out.write(json.dumps({"event": "done", "dirty": dirty}) + "\n")
+    out.write(json.dumps({"event": "done", "dirty": dirty, "token": token}) + "\n")
     out.flush()
 
 
@@ -457,6 +466,7 @@ def main():
         # A warm container: one job per stdin line, run one after another, until stdin closes.
         # The standby for a job is forked before the job is read, so it never holds job data.
         stdin = sys.stdin.buffer
+        gc.freeze()  # forks (standby, candidate) then share these pages instead of each collection copying them
         while True:
             standby = Standby()
             line = stdin.readline()

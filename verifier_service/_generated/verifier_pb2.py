@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1frlvr/verifier/v1/verifier.proto\x12\x10rlvr.verifier.v1\"\x98\x01\n\x08TestCase\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\targs_json\x18\x02 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x03 \x01(\t\x12\x15\n\rexpected_json\x18\x04 \x01(\t\x12\r\n\x05stdin\x18\x05 \x01(\t\x12\x1c\n\x0f\x65xpected_stdout\x18\x06 \x01(\tH\x00\x88\x01\x01\x42\x12\n\x10_expected_stdout\"\xab\x05\n\x10VerificationSpec\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0f\n\x07\x65xtract\x18\x02 \x01(\t\x12\x0f\n\x07scoring\x18\x03 \x01(\t\x12\x11\n\ttimeout_s\x18\x04 \x01(\x01\x12\x1a\n\rformat_weight\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x1f\n\x12\x63orrectness_weight\x18\x06 \x01(\x01H\x01\x88\x01\x01\x12\r\n\x05tests\x18\n \x01(\t\x12\x13\n\x0b\x65ntry_point\x18\x0b \x01(\t\x12\r\n\x05setup\x18\x0c \x01(\t\x12)\n\x05\x63\x61ses\x18\r \x03(\x0b\x32\x1a.rlvr.verifier.v1.TestCase\x12\x17\n\x0f\x66loat_tolerance\x18\x0e \x01(\x01\x12\x11\n\tfast_fail\x18\x0f \x01(\x08\x12\x10\n\x08language\x18\x14 \x01(\t\x12\x0f\n\x07\x63ompare\x18\x15 \x01(\t\x12\x16\n\x0e\x63\x61se_timeout_s\x18\x16 \x01(\x01\x12<\n\x05\x66iles\x18\x19 \x03(\x0b\x32-.rlvr.verifier.v1.VerificationSpec.FilesEntry\x12\x15\n\rsolution_path\x18\x1a \x01(\t\x12\x13\n\x0bschema_json\x18\x1e \x01(\t\x12\x12\n\ntools_json\x18\x1f \x01(\t\x12\x15\n\rexpected_name\x18  \x01(\t\x12\x1f\n\x17\x65xpected_arguments_json\x18! \x01(\t\x12\x17\n\x0f\x61rguments_match\x18\" \x01(\t\x12\x0c\n\x04gold\x18# \x01(\t\x12\x0f\n\x07pattern\x18( \x01(\t\x12\r\n\x05match\x18) \x01(\t\x1a,\n\nFilesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x10\n\x0e_format_weightB\x15\n\x13_correctness_weight\"\xa7\x01\n\rVerifyRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\ncompletion\x18\x02 \x01(\t\x12\x30\n\x04spec\x18\x03 \x01(\x0b\x32\".rlvr.verifier.v1.VerificationSpec\x12\x10\n\x08verifier\x18\x04 \x01(\t\x12\x32\n\x06\x66ields\x18\x05 \x01(\x0b\x32\".rlvr.verifier.v1.VerificationSpec\"Y\n\x12VerifyBatchRequest\x12\x31\n\x08requests\x18\x01 \x03(\x0b\x32\x1f.rlvr.verifier.v1.VerifyRequest\x12\x10\n\x08\x62\x61tch_id\x18\x02 \x01(\t\"j\n\nTestResult\x12\x0c\n\x04name\x18\x01 \x01(\t\x12*\n\x07verdict\x18\x02 \x01(\x0e\x32\x19.rlvr.verifier.v1.Verdict\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12\x12\n\nduration_s\x18\x04 \x01(\x01\":\n\x07Timings\x12\x0f\n\x07queue_s\x18\x01 \x01(\x01\x12\r\n\x05run_s\x18\x02 \x01(\x01\x12\x0f\n\x07total_s\x18\x03 \x01(\x01\"\xa7\x03\n\x0cVerifyResult\x12\n\n\x02id\x18\x01 \x01(\t\x12*\n\x07verdict\x18\x02 \x01(\x0e\x32\x19.rlvr.verifier.v1.Verdict\x12\x14\n\x0c\x66ormat_score\x18\x03 \x01(\x01\x12\x19\n\x11\x63orrectness_score\x18\x04 \x01(\x01\x12\x13\n\x06reward\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x0ctests_passed\x18\x06 \x01(\x05\x12\x13\n\x0btests_total\x18\x07 \x01(\x05\x12+\n\x05tests\x18\x08 \x03(\x0b\x32\x1c.rlvr.verifier.v1.TestResult\x12\x0e\n\x06\x64\x65tail\x18\t \x01(\t\x12*\n\x07timings\x18\n \x01(\x0b\x32\x19.rlvr.verifier.v1.Timings\x12\x11\n\textracted\x18\x0b \x01(\t\x12\x13\n\x0bstdout_tail\x18\x0c \x01(\t\x12\x13\n\x0bstderr_tail\x18\r \x01(\t\x12\x0c\n\x04kind\x18\x0e \x01(\t\x12\x18\n\x10verifier_version\x18\x0f \x01(\t\x12\x15\n\rsandbox_image\x18\x10 \x01(\tB\t\n\x07_reward\"X\n\x13VerifyBatchResponse\x12/\n\x07results\x18\x01 \x03(\x0b\x32\x1e.rlvr.verifier.v1.VerifyResult\x12\x10\n\x08\x62\x61tch_id\x18\x02 \x01(\t\"\x16\n\x14ListVerifiersRequest\"x\n\x11VerifierParameter\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x10\n\x08required\x18\x03 \x01(\x08\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x0f\n\x07\x64\x65\x66\x61ult\x18\x05 \x01(\t\x12\x0f\n\x07\x63hoices\x18\x06 \x03(\t\"}\n\x0cVerifierKind\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x11\n\tsandboxed\x18\x03 \x01(\x08\x12\x37\n\nparameters\x18\x04 \x03(\x0b\x32#.rlvr.verifier.v1.VerifierParameter\"\xb5\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06sha256\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12\x0c\n\x04kind\x18\x06 \x01(\t\x12\x15\n\rtemplate_json\x18\x07 \x01(\t\x12\x17\n\x0frequired_fields\x18\x08 \x03(\t\x12\x17\n\x0foptional_fields\x18\t \x03(\t\"\xa5\x01\n\x15ListVerifiersResponse\x12-\n\x05kinds\x18\x01 \x03(\x0b\x32\x1e.rlvr.verifier.v1.VerifierKind\x12\x15\n\rextract_modes\x18\x02 \x03(\t\x12\x15\n\rscoring_modes\x18\x03 \x03(\t\x12/\n\x07\x63\x61talog\x18\x04 \x03(\x0b\x32\x1e.rlvr.verifier.v1.CatalogEntry*\xbe\x01\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\n\n\x06PASSED\x10\x01\x12\n\n\x06\x46\x41ILED\x10\x02\x12\x0b\n\x07PARTIAL\x10\x03\x12\r\n\tMALFORMED\x10\x04\x12\x11\n\rCOMPILE_ERROR\x10\x05\x12\x11\n\rRUNTIME_ERROR\x10\x06\x12\x0b\n\x07TIMEOUT\x10\x07\x12\x10\n\x0cMEMORY_LIMIT\x10\x08\x12\x10\n\x0cOUTPUT_LIMIT\x10\t\x12\x0f\n\x0bINFRA_ERROR\x10\n2\xf4\x02\n\x08Verifier\x12I\n\x06Verify\x12\x1f.rlvr.verifier.v1.VerifyRequest\x1a\x1e.rlvr.verifier.v1.VerifyResult\x12Z\n\x0bVerifyBatch\x12$.rlvr.verifier.v1.VerifyBatchRequest\x1a%.rlvr.verifier.v1.VerifyBatchResponse\x12_\n\x0cVerifyStream\x12$.rlvr.verifier.v1.VerifyBatchRequest\x1a%.rlvr.verifier.v1.VerifyBatchResponse(\x01\x30\x01\x12`\n\rListVerifiers\x12&.rlvr.verifier.v1.ListVerifiersRequest\x1a\'.rlvr.verifier.v1.ListVerifiersResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1frlvr/verifier/v1/verifier.proto\x12\x10rlvr.verifier.v1\"\x98\x01\n\x08TestCase\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\targs_json\x18\x02 \x01(\t\x12\x13\n\x0bkwargs_json\x18\x03 \x01(\t\x12\x15\n\rexpected_json\x18\x04 \x01(\t\x12\r\n\x05stdin\x18\x05 \x01(\t\x12\x1c\n\x0f\x65xpected_stdout\x18\x06 \x01(\tH\x00\x88\x01\x01\x42\x12\n\x10_expected_stdout\"\xc0\x05\n\x10VerificationSpec\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0f\n\x07\x65xtract\x18\x02 \x01(\t\x12\x0f\n\x07scoring\x18\x03 \x01(\t\x12\x11\n\ttimeout_s\x18\x04 \x01(\x01\x12\x1a\n\rformat_weight\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x1f\n\x12\x63orrectness_weight\x18\x06 \x01(\x01H\x01\x88\x01\x01\x12\r\n\x05tests\x18\n \x01(\t\x12\x13\n\x0b\x65ntry_point\x18\x0b \x01(\t\x12\r\n\x05setup\x18\x0c \x01(\t\x12\x13\n\x0b\x65xact_types\x18\x10 \x01(\x08\x12)\n\x05\x63\x61ses\x18\r \x03(\x0b\x32\x1a.rlvr.verifier.v1.TestCase\x12\x17\n\x0f\x66loat_tolerance\x18\x0e \x01(\x01\x12\x11\n\tfast_fail\x18\x0f \x01(\x08\x12\x10\n\x08language\x18\x14 \x01(\t\x12\x0f\n\x07\x63ompare\x18\x15 \x01(\t\x12\x16\n\x0e\x63\x61se_timeout_s\x18\x16 \x01(\x01\x12<\n\x05\x66iles\x18\x19 \x03(\x0b\x32-.rlvr.verifier.v1.VerificationSpec.FilesEntry\x12\x15\n\rsolution_path\x18\x1a \x01(\t\x12\x13\n\x0bschema_json\x18\x1e \x01(\t\x12\x12\n\ntools_json\x18\x1f \x01(\t\x12\x15\n\rexpected_name\x18  \x01(\t\x12\x1f\n\x17\x65xpected_arguments_json\x18! \x01(\t\x12\x17\n\x0f\x61rguments_match\x18\" \x01(\t\x12\x0c\n\x04gold\x18# \x01(\t\x12\x0f\n\x07pattern\x18( \x01(\t\x12\r\n\x05match\x18) \x01(\t\x1a,\n\nFilesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x10\n\x0e_format_weightB\x15\n\x13_correctness_weight\"\xa7\x01\n\rVerifyRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\ncompletion\x18\x02 \x01(\t\x12\x30\n\x04spec\x18\x03 \x01(\x0b\x32\".rlvr.verifier.v1.VerificationSpec\x12\x10\n\x08verifier\x18\x04 \x01(\t\x12\x32\n\x06\x66ields\x18\x05 \x01(\x0b\x32\".rlvr.verifier.v1.VerificationSpec\"Y\n\x12VerifyBatchRequest\x12\x31\n\x08requests\x18\x01 \x03(\x0b\x32\x1f.rlvr.verifier.v1.VerifyRequest\x12\x10\n\x08\x62\x61tch_id\x18\x02 \x01(\t\"j\n\nTestResult\x12\x0c\n\x04name\x18\x01 \x01(\t\x12*\n\x07verdict\x18\x02 \x01(\x0e\x32\x19.rlvr.verifier.v1.Verdict\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12\x12\n\nduration_s\x18\x04 \x01(\x01\":\n\x07Timings\x12\x0f\n\x07queue_s\x18\x01 \x01(\x01\x12\r\n\x05run_s\x18\x02 \x01(\x01\x12\x0f\n\x07total_s\x18\x03 \x01(\x01\"\xa7\x03\n\x0cVerifyResult\x12\n\n\x02id\x18\x01 \x01(\t\x12*\n\x07verdict\x18\x02 \x01(\x0e\x32\x19.rlvr.verifier.v1.Verdict\x12\x14\n\x0c\x66ormat_score\x18\x03 \x01(\x01\x12\x19\n\x11\x63orrectness_score\x18\x04 \x01(\x01\x12\x13\n\x06reward\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x14\n\x0ctests_passed\x18\x06 \x01(\x05\x12\x13\n\x0btests_total\x18\x07 \x01(\x05\x12+\n\x05tests\x18\x08 \x03(\x0b\x32\x1c.rlvr.verifier.v1.TestResult\x12\x0e\n\x06\x64\x65tail\x18\t \x01(\t\x12*\n\x07timings\x18\n \x01(\x0b\x32\x19.rlvr.verifier.v1.Timings\x12\x11\n\textracted\x18\x0b \x01(\t\x12\x13\n\x0bstdout_tail\x18\x0c \x01(\t\x12\x13\n\x0bstderr_tail\x18\r \x01(\t\x12\x0c\n\x04kind\x18\x0e \x01(\t\x12\x18\n\x10verifier_version\x18\x0f \x01(\t\x12\x15\n\rsandbox_image\x18\x10 \x01(\tB\t\n\x07_reward\"X\n\x13VerifyBatchResponse\x12/\n\x07results\x18\x01 \x03(\x0b\x32\x1e.rlvr.verifier.v1.VerifyResult\x12\x10\n\x08\x62\x61tch_id\x18\x02 \x01(\t\"\x16\n\x14ListVerifiersRequest\"x\n\x11VerifierParameter\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x10\n\x08required\x18\x03 \x01(\x08\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x0f\n\x07\x64\x65\x66\x61ult\x18\x05 \x01(\t\x12\x0f\n\x07\x63hoices\x18\x06 \x03(\t\"}\n\x0cVerifierKind\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x11\n\tsandboxed\x18\x03 \x01(\x08\x12\x37\n\nparameters\x18\x04 \x03(\x0b\x32#.rlvr.verifier.v1.VerifierParameter\"\xb5\x01\n\x0c\x43\x61talogEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06sha256\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12\x0c\n\x04kind\x18\x06 \x01(\t\x12\x15\n\rtemplate_json\x18\x07 \x01(\t\x12\x17\n\x0frequired_fields\x18\x08 \x03(\t\x12\x17\n\x0foptional_fields\x18\t \x03(\t\"\xa5\x01\n\x15ListVerifiersResponse\x12-\n\x05kinds\x18\x01 \x03(\x0b\x32\x1e.rlvr.verifier.v1.VerifierKind\x12\x15\n\rextract_modes\x18\x02 \x03(\t\x12\x15\n\rscoring_modes\x18\x03 \x03(\t\x12/\n\x07\x63\x61talog\x18\x04 \x03(\x0b\x32\x1e.rlvr.verifier.v1.CatalogEntry*\xbe\x01\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\n\n\x06PASSED\x10\x01\x12\n\n\x06\x46\x41ILED\x10\x02\x12\x0b\n\x07PARTIAL\x10\x03\x12\r\n\tMALFORMED\x10\x04\x12\x11\n\rCOMPILE_ERROR\x10\x05\x12\x11\n\rRUNTIME_ERROR\x10\x06\x12\x0b\n\x07TIMEOUT\x10\x07\x12\x10\n\x0cMEMORY_LIMIT\x10\x08\x12\x10\n\x0cOUTPUT_LIMIT\x10\t\x12\x0f\n\x0bINFRA_ERROR\x10\n2\xf4\x02\n\x08Verifier\x12I\n\x06Verify\x12\x1f.rlvr.verifier.v1.VerifyRequest\x1a\x1e.rlvr.verifier.v1.VerifyResult\x12Z\n\x0bVerifyBatch\x12$.rlvr.verifier.v1.VerifyBatchRequest\x1a%.rlvr.verifier.v1.VerifyBatchResponse\x12_\n\x0cVerifyStream\x12$.rlvr.verifier.v1.VerifyBatchRequest\x1a%.rlvr.verifier.v1.VerifyBatchResponse(\x01\x30\x01\x12`\n\rListVerifiers\x12&.rlvr.verifier.v1.ListVerifiersRequest\x1a\'.rlvr.verifier.v1.ListVerifiersResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,36 +34,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_VERIFICATIONSPEC_FILESENTRY']._loaded_options = None
   _globals['_VERIFICATIONSPEC_FILESENTRY']._serialized_options = b'8\001'
-  _globals['_VERDICT']._serialized_start=2465
-  _globals['_VERDICT']._serialized_end=2655
+  _globals['_VERDICT']._serialized_start=2486
+  _globals['_VERDICT']._serialized_end=2676
   _globals['_TESTCASE']._serialized_start=54
   _globals['_TESTCASE']._serialized_end=206
   _globals['_VERIFICATIONSPEC']._serialized_start=209
-  _globals['_VERIFICATIONSPEC']._serialized_end=892
-  _globals['_VERIFICATIONSPEC_FILESENTRY']._serialized_start=807
-  _globals['_VERIFICATIONSPEC_FILESENTRY']._serialized_end=851
-  _globals['_VERIFYREQUEST']._serialized_start=895
-  _globals['_VERIFYREQUEST']._serialized_end=1062
-  _globals['_VERIFYBATCHREQUEST']._serialized_start=1064
-  _globals['_VERIFYBATCHREQUEST']._serialized_end=1153
-  _globals['_TESTRESULT']._serialized_start=1155
-  _globals['_TESTRESULT']._serialized_end=1261
-  _globals['_TIMINGS']._serialized_start=1263
-  _globals['_TIMINGS']._serialized_end=1321
-  _globals['_VERIFYRESULT']._serialized_start=1324
-  _globals['_VERIFYRESULT']._serialized_end=1747
-  _globals['_VERIFYBATCHRESPONSE']._serialized_start=1749
-  _globals['_VERIFYBATCHRESPONSE']._serialized_end=1837
-  _globals['_LISTVERIFIERSREQUEST']._serialized_start=1839
-  _globals['_LISTVERIFIERSREQUEST']._serialized_end=1861
-  _globals['_VERIFIERPARAMETER']._serialized_start=1863
-  _globals['_VERIFIERPARAMETER']._serialized_end=1983
-  _globals['_VERIFIERKIND']._serialized_start=1985
-  _globals['_VERIFIERKIND']._serialized_end=2110
-  _globals['_CATALOGENTRY']._serialized_start=2113
-  _globals['_CATALOGENTRY']._serialized_end=2294
-  _globals['_LISTVERIFIERSRESPONSE']._serialized_start=2297
-  _globals['_LISTVERIFIERSRESPONSE']._serialized_end=2462
-  _globals['_VERIFIER']._serialized_start=2658
-  _globals['_VERIFIER']._serialized_end=3030
+  _globals['_VERIFICATIONSPEC']._serialized_end=913
+  _globals['_VERIFICATIONSPEC_FILESENTRY']._serialized_start=828
+  _globals['_VERIFICATIONSPEC_FILESENTRY']._serialized_end=872
+  _globals['_VERIFYREQUEST']._serialized_start=916
+  _globals['_VERIFYREQUEST']._serialized_end=1083
+  _globals['_VERIFYBATCHREQUEST']._serialized_start=1085
+  _globals['_VERIFYBATCHREQUEST']._serialized_end=1174
+  _globals['_TESTRESULT']._serialized_start=1176
+  _globals['_TESTRESULT']._serialized_end=1282
+  _globals['_TIMINGS']._serialized_start=1284
+  _globals['_TIMINGS']._serialized_end=1342
+  _globals['_VERIFYRESULT']._serialized_start=1345
+  _globals['_VERIFYRESULT']._serialized_end=1768
+  _globals['_VERIFYBATCHRESPONSE']._serialized_start=1770
+  _globals['_VERIFYBATCHRESPONSE']._serialized_end=1858
+  _globals['_LISTVERIFIERSREQUEST']._serialized_start=1860
+  _globals['_LISTVERIFIERSREQUEST']._serialized_end=1882
+  _globals['_VERIFIERPARAMETER']._serialized_start=1884
+  _globals['_VERIFIERPARAMETER']._serialized_end=2004
+  _globals['_VERIFIERKIND']._serialized_start=2006
+  _globals['_VERIFIERKIND']._serialized_end=2131
+  _globals['_CATALOGENTRY']._serialized_start=2134
+  _globals['_CATALOGENTRY']._serialized_end=2315
+  _globals['_LISTVERIFIERSRESPONSE']._serialized_start=2318
+  _globals['_LISTVERIFIERSRESPONSE']._serialized_end=2483
+  _globals['_VERIFIER']._serialized_start=2679
+  _globals['_VERIFIER']._serialized_end=3051
 # @@protoc_insertion_point(module_scope)

@@ -14,7 +14,9 @@ from verifier_service.sandbox.base import Job, SandboxRun, StepResult
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
 
 HARNESS_DIR = "/opt/rlvr"
-PYTHON = ["python3", "-I"]
+# -s (no user site), not -I: -I ignores PYTHONHASHSEED, which the runner sets to 0 in the (otherwise
+# empty) environment of every step, so set and dict orders are the same run after run.
+PYTHON = ["python3", "-s"]
 
 
 async def run_job(ctx: Context, job: Job, on_step: Callable[[StepResult], bool] | None = None
@@ -26,6 +28,9 @@ async def run_job(ctx: Context, job: Job, on_step: Callable[[StepResult], bool] 
         run = await ctx.sandbox.run(job, on_step=on_step)
     except SandboxUnavailable as exc:
         return Outcome.infra_error(str(exc))
+    if run.killed_sandbox:
+        return Outcome(Verdict.RUNTIME_ERROR, detail="the completion took the sandbox down (twice, the second "
+                       f"time a fresh one): {truncate(run.runner_error, 300)}")
     if run.runner_error and not run.steps and not run.oom_killed:
         return Outcome.infra_error(run.runner_error)
     return run

@@ -1,5 +1,9 @@
 """pytest: the completion is written as a module next to a pytest suite; per-test
-results are read from pytest's JUnit XML report."""
+results are read from pytest's JUnit XML report.
+
+pytest runs as the judge (``sandboxes/runner/run_pytest.py``): the completion's
+module runs in a process of its own, forked before the nonce is read, and the
+tests reach it only through calls that return plain values."""
 
 from __future__ import annotations
 
@@ -77,7 +81,8 @@ class PytestSuite(VerifierKind):
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         nonce = new_nonce()
-        argv = [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",
+        argv = [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "--solution", spec.solution_path,
+                "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",
                 "--color=no", f"--junitxml={REPORT}", "-o", "junit_family=xunit2"]
         step = Step("pytest", argv,
                     ctx.timeout_s, stdin=nonce + "\n", memory_bytes=ctx.config.memory_mb << 20,

@@ -3,13 +3,17 @@
 Each top-level statement of ``tests`` that contains an ``assert`` is one
 test; the other statements (imports, helpers, ``def check``) run in order
 between them. With ``entry_point``, ``check(<entry_point>)`` runs last as a
-test of its own (HumanEval's convention). All tests run in one sandboxed
-process; results come back over the harness's report pipe.
+test of its own (HumanEval's convention). In the sandbox the completion runs
+in a process of its own and the tests in a judge process it cannot reach
+(``sandboxes/runner/judge.py``): the judge asks the completion's process for
+calls and gets back plain values, so nothing the completion defines or patches
+decides whether an assert holds. Results come back over the judge's report pipe.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 
 from verifier_service.errors import InvalidSpec
@@ -30,7 +34,7 @@ from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 
-def split_tests(tests: str, entry_point: str) -> list[dict[str, str]]:
+def split_tests(tests: str, entry_point: str, exact_types: bool = False) -> list[dict[str, str]]:
     """Ordered items: {"kind": "stmt"|"test", "name", "code"}."""
     try:
         tree = ast.parse(tests)
@@ -43,7 +47,9 @@ def split_tests(tests: str, entry_point: str) -> list[dict[str, str]]:
             node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         name = " ".join(code.split())
         if is_test:
-            code = _explained(node) or code
+            code = _explained(node, exact_types) or code
+            if exact_types:
+                code = ast.unparse(ast.fix_missing_locations(_ExactTypes().visit(ast.parse(code))))
         items.append({"kind": "test" if is_test else "stmt", "name": truncate(name, 120), "code": code})
     if entry_point:
         items.append({"kind": "test", "name": f"check({entry_point})", "code": f"check({entry_point})"})
@@ -56,12 +62,37 @@ _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", 
         ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
 
-def _explained(node: ast.stmt) -> str | None:
+class _ExactTypes(ast.NodeTransformer):
+    """``assert a == b`` (anywhere, also inside ``check``) becomes ``assert __rlvr_same(a, b)``."""
+
+    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            call = ast.Call(ast.Name("__rlvr_same", ast.Load()), [test.left, test.comparators[0]], [])
+            node.test = call if isinstance(test.ops[0], ast.Eq) else ast.UnaryOp(ast.Not(), call)
+        return node
+
+
+def used_names(tests: str, entry_point: str) -> list[str]:
+    """Names the tests read that the completion may define: the judge binds these to the completion's
+    objects (never a builtin's name, except the entry point)."""
+    names = {n.id for n in ast.walk(ast.parse(tests)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    names = {n for n in names if not hasattr(builtins, n) and not n.startswith("__rlvr")}
+    if entry_point:
+        names.add(entry_point)
+    return sorted(names)
+
+
+def _explained(node: ast.stmt, exact_types: bool = False) -> str | None:
     """``assert a == b`` rewritten to report both values when it fails (each side evaluated once)."""
     if not (isinstance(node, ast.Assert) and node.msg is None and isinstance(node.test, ast.Compare)
             and len(node.test.ops) == 1 and type(node.test.ops[0]) in _OPS):
         return None
     op = _OPS[type(node.test.ops[0])]
+    if exact_types and op in ("==", "!="):
+        same = "__rlvr_same(__rlvr_l, __rlvr_r)"
+        return (f"__rlvr_l = {ast.unparse(node.test.left)}\n__rlvr_r = {ast.unparse(node.test.comparators[0])}\n"
+                f"assert {same if op == '==' else 'not ' + same}, __rlvr_explain(__rlvr_l, {op!r}, __rlvr_r)")
     return (f"__rlvr_l = {ast.unparse(node.test.left)}\n__rlvr_r = {ast.unparse(node.test.comparators[0])}\n"
             f"assert __rlvr_l {op} __rlvr_r, __rlvr_explain(__rlvr_l, {op!r}, __rlvr_r)")
 
@@ -77,6 +108,8 @@ class PythonAssert(VerifierKind):
         Param("entry_point", "string", "function name; when set, check(<entry_point>) runs after the tests"),
         Param("setup", "string", "code run before the completion (imports, helpers)"),
         Param("fast_fail", "bool", "stop at the first failing test", default=False),
+        Param("exact_types", "bool", "== and != in the tests also compare types exactly (1 is not 1.0 nor True; "
+                                     "a subclass of a built-in type is not that type)", default=False),
     )
 
     def validate(self, spec: Spec) -> Spec:
@@ -87,10 +120,11 @@ class PythonAssert(VerifierKind):
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
-        items = split_tests(spec.tests, spec.entry_point)
+        items = split_tests(spec.tests, spec.entry_point, spec.exact_types)
         names = [item["name"] for item in items if item["kind"] == "test"]
         nonce = new_nonce()
         payload = {"setup": spec.setup, "solution": text, "items": items, "fast_fail": spec.fast_fail,
+                   "names": used_names(spec.tests, spec.entry_point), "entry_point": spec.entry_point,
                    "nonce": nonce}
         job = Job(steps=[Step("tests", [*PYTHON, f"{HARNESS_DIR}/assert_harness.py"], ctx.timeout_s,
                               stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,

@@ -21,9 +21,9 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 LANGUAGES = {
     "python": {
         "file": "solution.py",
-        "compile": ["python3", "-I", "-c",
+        "compile": ["python3", "-s", "-c",
                     "import sys; compile(open('solution.py', encoding='utf-8').read(), 'solution.py', 'exec')"],
-        "run": ["python3", "-I", "solution.py"],
+        "run": ["python3", "-s", "solution.py"],
     },
     "cpp": {
         "file": "solution.cpp",

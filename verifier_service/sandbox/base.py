@@ -91,6 +91,7 @@ class SandboxRun:
     host_timeout: bool = False
     oom_killed: bool = False
     dirty: bool = False  # the runner could not scrub everything the job left
+    killed_sandbox: bool = False  # the job took two sandboxes down, one after the other (never an infra fault)
     runner_error: str = ""
     queue_s: float = 0.0
     run_s: float = 0.0

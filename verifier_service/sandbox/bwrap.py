@@ -249,7 +249,7 @@ class BwrapSandbox(PooledSandbox):
         self.prlimit: str | None = None
         self.uid_reason = ""
         self.gxx = False
-        self.seccomp: bytes | None = seccomp.program()
+        self.seccomp: bytes | None = seccomp.program() if config.sandbox_seccomp else None
 
     # ---- checks --------------------------------------------------------------
 
@@ -443,8 +443,9 @@ class BwrapSandbox(PooledSandbox):
                            f"no /home, /sys, /run or service files"),
             ("cgroup limits", cgroup),
             ("rlimits", f"per step: address space, CPU time, file size, open files; per sandbox: {', '.join(whole)}"),
-            ("seccomp", seccomp.describe() if self.seccomp is not None else "none (no system call table for this "
-                        "machine)"),
+            ("seccomp", seccomp.describe() if self.seccomp is not None else
+             "OFF (sandbox_seccomp is false)" if not c.sandbox_seccomp else "none (no system call table for this "
+                                                                            "machine)"),
         ]
 
     # ---- starting and stopping sandboxes ----------------------------------------
@@ -459,7 +460,8 @@ class BwrapSandbox(PooledSandbox):
         argv += ["--die-with-parent", "--new-session", "--as-pid-1",
                  "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--hostname", "sandbox",
                  "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
-                 "--setenv", "HOME", "/tmp", "--setenv", OWNER_ENV, self.owner]
+                 "--setenv", "HOME", "/tmp", "--setenv", "PYTHONHASHSEED", "0",
+                 "--setenv", OWNER_ENV, self.owner]
         if c.sandbox_labels:
             argv += ["--setenv", LABELS_ENV, c.sandbox_labels]
         argv += ["--ro-bind", "/usr", "/usr"]
@@ -476,8 +478,11 @@ class BwrapSandbox(PooledSandbox):
                      f"/etc/{name}"]
         for path in self.interpreter.binds:
             argv += ["--ro-bind", path, self.interpreter.inside(path)]
+        # bwrap makes /proc/sys read-only only where it could write there itself; a sandbox that is host root
+        # (without capabilities) could otherwise write the host-wide knobs that check only file modes
+        # (vm/drop_caches, ...). The kernel answers /proc/sys by the reader's namespaces, not the mount's.
         argv += ["--ro-bind", str(self.runner_dir), HARNESS_DIR,
-                 "--proc", "/proc", "--dev", "/dev"]
+                 "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
         for path in ("/tmp", "/dev/shm"):
             if "--size" in self.options:
                 argv += ["--size", str(c.tmpfs_mb << 20)]
@@ -596,7 +601,8 @@ class BwrapSandbox(PooledSandbox):
         if not self._ready:
             self.check_blocking()
         assert self.interpreter is not None
-        command = [self.interpreter.sandbox_path, "-I", f"{HARNESS_DIR}/runner.py", *(["--serve"] if serve else [])]
+        # -s, not -I: -I ignores PYTHONHASHSEED (set above, in an environment bwrap cleared).
+        command = [self.interpreter.sandbox_path, "-s", f"{HARNESS_DIR}/runner.py", *(["--serve"] if serve else [])]
         return self._launch(command)
 
     def _discard(self, instance: Instance) -> None:

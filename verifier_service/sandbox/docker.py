@@ -18,6 +18,7 @@ import uuid
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
+from verifier_service.sandbox import seccomp
 from verifier_service.sandbox.protocol import SocketStream
 from verifier_service.sandbox.warm import Instance, PooledSandbox
 
@@ -64,6 +65,11 @@ def owner_is_gone(owner: str) -> bool:
     return _start_ticks(int(pid)) != ticks
 
 
+RUNSC_PIDS_FLOOR = 1024
+PROTOCOL_LABEL = "rlvr.sandbox.protocol"  # set by sandboxes/python/Dockerfile
+RUNNER_PROTOCOL = "2"
+
+
 class DockerSandbox(PooledSandbox):
     backend = "docker"
 
@@ -93,7 +99,14 @@ class DockerSandbox(PooledSandbox):
         api = self._client()
         try:
             api.ping()
-            self.image_id = api.inspect_image(self.config.sandbox_image)["Id"]
+            image = api.inspect_image(self.config.sandbox_image)
+            self.image_id = image["Id"]
+            speaks = ((image.get("Config") or {}).get("Labels") or {}).get(PROTOCOL_LABEL)
+            if speaks != RUNNER_PROTOCOL:
+                raise SandboxUnavailable(
+                    f"sandbox image {self.config.sandbox_image!r} speaks runner protocol {speaks or 'unknown'}, this "
+                    f"service needs {RUNNER_PROTOCOL} (events stamped with the job's token, the tests' judge); "
+                    f"rebuild it: {FIX_IMAGE}")
             if not self._runtime:
                 self._runtime = self.config.sandbox_runtime or api.info().get("DefaultRuntime", "") or "runc"
         except docker.errors.ImageNotFound as exc:
@@ -104,17 +117,33 @@ class DockerSandbox(PooledSandbox):
             api.close()
 
     def isolation(self) -> list[tuple[str, str]]:
+        """The layers every sandbox container gets, read from the settings this backend creates it with."""
         c = self.config
+        runtime = self._runtime or c.sandbox_runtime or "?"
+        gvisor = runtime == "runsc"
+        profile = seccomp.docker_profile() if c.sandbox_seccomp else None
+        if profile is not None:
+            filtered = (f"{seccomp.describe()}; clone with namespace flags refused; in place of Docker's default "
+                        "profile")
+            seccomp_line = (f"inside gVisor's kernel (applied by runsc only with --oci-seccomp): {filtered}"
+                            if gvisor else filtered)
+        elif c.sandbox_seccomp:
+            seccomp_line = "Docker's default profile (no system call table of ours for this machine)"
+        else:
+            seccomp_line = "Docker's default profile (sandbox_seccomp is false)"
         return [
-            ("backend", f"docker (image {c.sandbox_image}, runtime {self._runtime or c.sandbox_runtime or '?'})"),
-            ("namespaces", "pid, net, ipc, uts, mount (the engine's); no user namespace remapping"),
-            ("network", "none (--network none: loopback only)"),
-            ("user", "uid 10001:10001, every capability dropped, no-new-privileges"),
-            ("filesystem", f"read-only image root; tmpfs /tmp {c.tmpfs_mb} MB"),
-            ("cgroup limits", f"memory {c.memory_mb} MB (no swap), pids {c.pids_limit}, cpus {c.cpus:g} (engine)"),
-            ("rlimits", "per step: address space, CPU time, file size, open files"),
-            ("seccomp", "gVisor's user-space kernel" if (self._runtime or c.sandbox_runtime) == "runsc"
-             else "Docker's default profile"),
+            ("backend", f"docker (image {c.sandbox_image}, runtime {runtime}"
+                        f"{': gVisor, a user-space kernel between the code and the host' if gvisor else ''})"),
+            ("namespaces", "pid, net, ipc (private), uts, mount (the engine's); no user namespace remapping"),
+            ("network", "none (--network none: loopback only; no route)"),
+            ("user", f"uid {SANDBOX_USER}, every capability dropped, no-new-privileges"),
+            ("filesystem", f"read-only image root; tmpfs /tmp {c.tmpfs_mb} MB (nosuid, nodev); no bind mounts, "
+                           "so no Docker socket and no host file inside"),
+            ("cgroup limits", f"memory {c.memory_mb} MB (no swap), pids {self._pids_limit()}"
+                              f"{' (host threads of gVisor included)' if gvisor else ''}, cpus {c.cpus:g} (engine)"),
+            ("rlimits", f"per step: address space, CPU time, file size ({c.file_size_mb} MB), open files "
+                        f"({c.open_files})"),
+            ("seccomp", seccomp_line),
         ]
 
     def remove_orphans_blocking(self) -> int:
@@ -160,10 +189,10 @@ class DockerSandbox(PooledSandbox):
             read_only=True,
             tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={c.tmpfs_mb}m,mode=1777"},
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            security_opt=self._security_opt(),
             mem_limit=f"{c.memory_mb}m",
             memswap_limit=f"{c.memory_mb}m",
-            pids_limit=c.pids_limit,
+            pids_limit=self._pids_limit(),
             nano_cpus=int(c.cpus * 1e9),
             ulimits=[_docker().types.Ulimit(name="nofile", soft=c.open_files, hard=c.open_files)],
             log_config={"type": "json-file", "config": {"max-size": "1m", "max-file": "1"}},
@@ -172,6 +201,21 @@ class DockerSandbox(PooledSandbox):
         if c.sandbox_runtime:
             kwargs["runtime"] = c.sandbox_runtime
         return api.create_host_config(**kwargs)
+
+    def _security_opt(self) -> list[str]:
+        opts = ["no-new-privileges"]
+        profile = seccomp.docker_security_opt() if self.config.sandbox_seccomp else None
+        if profile is not None:
+            opts.append(profile)
+        return opts
+
+    def _pids_limit(self) -> int:
+        """gVisor's kernel runs as host threads in the container's cgroup: at the sandbox's own pids limit a fork
+        bomb leaves the Go runtime no thread to start, and the whole sandbox dies (exit 2, read as INFRA_ERROR).
+        Under runsc the host limit leaves it room; inside, processes are bounded by memory and time."""
+        if (self._runtime or self.config.sandbox_runtime) == "runsc":
+            return max(RUNSC_PIDS_FLOOR, 16 * self.config.pids_limit)
+        return self.config.pids_limit
 
     def _start_instance(self, lifetime_s: float, serve: bool) -> Instance:
         """Creates, attaches and starts one container (blocking)."""

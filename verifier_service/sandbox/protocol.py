@@ -57,9 +57,10 @@ class RunnerStream(abc.ABC):
             while b"\n" in self.line:
                 line, self.line = self.line.split(b"\n", 1)
                 try:
-                    yield json.loads(line)
+                    event = json.loads(line)
                 except ValueError:
-                    raise ValueError(f"unreadable runner output: {line[:200]!r}") from None
+                    continue  # not the runner's (it writes only JSON lines): a candidate's, where it can write here
+                yield event
             if cancel.is_set():
                 raise InterruptedError
             remaining = deadline - time.monotonic()
@@ -198,9 +199,9 @@ class PipeStream(RunnerStream):
                 os.close(fd)
 
 
-def exchange(stream: RunnerStream, payload: bytes, on_step, deadline: float, cancel: threading.Event,
+def exchange(stream: RunnerStream, payload: bytes, token: str, on_step, deadline: float, cancel: threading.Event,
              close_stdin: bool = False) -> SandboxRun:
-    """Sends one job and reads its events up to the runner's "done"."""
+    """Sends one job and reads its events up to the runner's "done"; only events stamped with ``token`` count."""
     run = SandboxRun(steps=[], completed=False)
     try:
         stream.send(payload, deadline)
@@ -211,6 +212,8 @@ def exchange(stream: RunnerStream, payload: bytes, on_step, deadline: float, can
         return run
     try:
         for event in stream.events(deadline, cancel):
+            if not isinstance(event, dict) or event.get("token") != token:
+                continue
             if event.get("event") == "done":
                 run.completed = True
                 run.dirty = bool(event.get("dirty"))

@@ -1,17 +1,22 @@
-"""A seccomp deny-list for bubblewrap sandboxes (``bwrap --seccomp FD``), in the spirit of Docker's default.
+"""The sandboxes' seccomp deny-list: one list, two forms (bubblewrap's BPF program, Docker's JSON profile).
 
-Docker filters every container's system calls; bubblewrap loads whatever
-classic-BPF program it is given. This one answers EPERM to the calls no
+bubblewrap loads whatever classic-BPF program it is given (``program()``);
+Docker takes a JSON profile in place of its default one (``docker_profile()``).
+Both answer EPERM to the calls no
 verification needs and that widen the kernel's attack surface: the kernel
 keyring, bpf, perf events, userfaultfd, io_uring, the mount API, new
 namespaces, modules, kexec, clocks, swap, reboot, ptrace and cross-process
 memory access. System calls of another ABI than the native one (x32, i386 on
 x86_64, arm32 on arm64) are refused outright, so they cannot go around the list.
+The Docker form also refuses ``clone`` with a namespace flag and answers
+``clone3`` (whose flags seccomp cannot read) with ENOSYS, so the C library falls
+back to ``clone``; bubblewrap disables nested user namespaces itself.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import platform
 import struct
 
@@ -99,3 +104,30 @@ def describe(machine: str | None = None) -> str:
     count = sum(name in TABLES[machine][1] for name in DENIED)
     return (f"deny-list of {count} system calls (keyring, bpf, perf events, userfaultfd, io_uring, mount API, "
             f"namespaces, modules, kexec, clocks, ptrace, ...) -> EPERM; other ABIs refused")
+
+
+# Docker (libseccomp) names of the native architectures, and the namespace flags of clone(2).
+DOCKER_ARCH = {"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCMP_ARCH_AARCH64"}
+CLONE_NAMESPACE_FLAGS = {"CLONE_NEWTIME": 0x80, "CLONE_NEWNS": 0x20000, "CLONE_NEWCGROUP": 0x2000000,
+                         "CLONE_NEWUTS": 0x4000000, "CLONE_NEWIPC": 0x8000000, "CLONE_NEWUSER": 0x10000000,
+                         "CLONE_NEWPID": 0x20000000, "CLONE_NEWNET": 0x40000000}
+
+
+def docker_profile(machine: str | None = None) -> dict | None:
+    """The same deny-list as a Docker seccomp profile (``--security-opt seccomp=<json>``); None on a machine
+    without a table. Only the native architecture is listed: calls of another ABI are refused."""
+    machine = machine or platform.machine()
+    if machine not in TABLES or machine not in DOCKER_ARCH:
+        return None
+    names = sorted(name for name in DENIED if name in TABLES[machine][1])
+    rules: list[dict] = [{"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM}]
+    for flag in CLONE_NAMESPACE_FLAGS.values():  # one rule per flag: they match if any flag is set
+        rules.append({"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM,
+                      "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}]})
+    rules.append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS})
+    return {"defaultAction": "SCMP_ACT_ALLOW", "architectures": [DOCKER_ARCH[machine]], "syscalls": rules}
+
+
+def docker_security_opt(machine: str | None = None) -> str | None:
+    profile = docker_profile(machine)
+    return None if profile is None else "seccomp=" + json.dumps(profile, separators=(",", ":"))

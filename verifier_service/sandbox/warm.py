@@ -21,6 +21,7 @@ import abc
 import asyncio
 import json
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -186,7 +187,12 @@ class PooledSandbox(abc.ABC):
                 run = await self._run_pooled(instance, job, on_step, deadline_s)
                 # A warm sandbox that died while idle fails before the job says anything: the
                 # job ran nowhere, so it goes once more to a fresh sandbox instead of INFRA_ERROR.
-                if not (run.runner_error and not run.steps and not run.oom_killed) or attempt:
+                if not (run.runner_error and not run.steps and not run.oom_killed):
+                    break
+                if attempt:
+                    # A fresh sandbox died under this job as well: the job (the completion) takes sandboxes
+                    # down. Its verdict must not be INFRA_ERROR, which a trainer drops without a penalty.
+                    run.killed_sandbox = True
                     break
                 log.warning("sandbox %s was gone (%s); running the job on another", instance.id[:12],
                             run.runner_error)
@@ -203,8 +209,11 @@ class PooledSandbox(abc.ABC):
         budget = job.total_timeout_s + HOST_SLACK_S
         return min(budget, max(deadline_s, 1.0)) if deadline_s is not None else budget
 
-    def _payload(self, job: Job) -> bytes:
-        return json.dumps(self._runner_job(job)).encode() + b"\n"
+    def _payload(self, job: Job) -> tuple[bytes, str]:
+        """The job's line for the runner, and the token the runner stamps on each of its answers: lines
+        without it (written to the runner's stdout by a candidate, where the kernel lets it) are not the runner's."""
+        token = secrets.token_hex(16)
+        return json.dumps({**self._runner_job(job), "token": token}).encode() + b"\n", token
 
     async def _run_pooled(self, instance: Instance, job: Job, on_step, deadline_s) -> SandboxRun:
         cancel = threading.Event()
@@ -212,7 +221,7 @@ class PooledSandbox(abc.ABC):
         started = time.monotonic()
         try:
             run = await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(
-                exchange, instance.stream, self._payload(job), on_step,
+                exchange, instance.stream, *self._payload(job), on_step,
                 started + self._budget(job, deadline_s), cancel)))
         except asyncio.CancelledError:
             cancel.set()
@@ -260,7 +269,7 @@ class PooledSandbox(abc.ABC):
         instance = self._start_instance(budget, serve=False)
         holder["instance"] = instance
         try:
-            run = exchange(instance.stream, self._payload(job), on_step, started + budget, cancel,
+            run = exchange(instance.stream, *self._payload(job), on_step, started + budget, cancel,
                            close_stdin=True)
             if not run.completed and not run.stopped_early:
                 run.oom_killed = self._oom_killed(instance)

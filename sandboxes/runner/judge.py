@@ -1,0 +1,646 @@
+"""The judge/candidate split of assert-style tests: the candidate's code never runs in the judge.
+
+The judge process (the step's process: it holds the job, the nonce and the
+report pipe) forks the candidate process *before* it reads the job, so the
+candidate's memory never held the tests, the expected values or the nonce. The
+candidate process closes the report pipe and the judge's stdin, runs the
+completion, and then only answers requests over its own two pipes: call this
+function, get this attribute, the length of this object. Every value crosses the
+pipe as tagged JSON data, encoded with the built-in types' own methods; the judge
+turns it back into plain built-in values (or ``Remote`` handles for the
+candidate's own objects) and evaluates every assert itself. So no ``__eq__``,
+``__bool__`` or ``__repr__`` of the candidate's runs when the judge decides, and
+patching builtins, the harness, tracing hooks or exiting early only changes the
+candidate's own process. The judge is non-dumpable: the candidate (same uid) can
+neither ptrace it nor open its ``/proc/<pid>/fd`` or memory. Killing the judge
+loses the end event, which fails the tests.
+
+Standard library only.
+"""
+
+import builtins
+import ctypes
+import fcntl
+import gc
+import json
+import os
+import resource
+import signal
+import sys
+import traceback
+
+PR_SET_DUMPABLE = 4
+MAX_DEPTH = 100
+# Modules the judge never imports for the completion's names (importing them does something).
+NOT_IMPORTED = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser"})
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)  # big ints cross the pipe as JSON numbers (decimal text)
+_loads = json.loads
+_dumps = json.dumps
+
+
+def make_undumpable():
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+# ---- values on the wire ------------------------------------------------------
+# Raw JSON for exact None, bool, int, float and str; a tagged dict for everything else:
+# {"t": list|tuple|set|frozenset|dict|bytes|complex|ref, "v": ..., "sub": <subclass name>}.
+
+_CONTAINERS = ((list, "list"), (tuple, "tuple"), (set, "set"), (frozenset, "frozenset"))
+_SCALARS = ((int, "int"), (float, "float"), (str, "str"), (bytes, "bytes"), (complex, "complex"))
+
+
+def encode(value, refer, depth=0):
+    """``value`` as wire data, read with the built-in types' own methods; other objects go to ``refer``."""
+    if depth > MAX_DEPTH:
+        raise ValueError("value nested too deeply")
+    t = type(value)
+    if value is None or t is bool or t is str:
+        return value
+    if t is int:
+        return int.__index__(value)
+    if t is float:
+        return float.__float__(value)
+    for base, tag in _SCALARS:
+        if isinstance(value, base):
+            if base is int:
+                raw = int(int.__repr__(value))
+            elif base is float:
+                raw = float(float.__repr__(value))
+            elif base is str:
+                raw = str.__str__(value)
+            elif base is bytes:
+                raw = bytes.hex(value)
+            else:
+                raw = [complex.real.__get__(value), complex.imag.__get__(value)]
+            out = {"t": tag, "v": raw}
+            if t is not base:
+                out["sub"] = _type_name(t)
+            return out
+    for base, tag in _CONTAINERS:
+        if isinstance(value, base):
+            items = list(base.__iter__(value))
+            out = {"t": tag, "v": [encode(v, refer, depth + 1) for v in items]}
+            if t is not base:
+                out["sub"] = _type_name(t)
+            return out
+    if isinstance(value, dict):
+        out = {"t": "dict", "v": [[encode(k, refer, depth + 1), encode(v, refer, depth + 1)]
+                                  for k, v in dict.items(value)]}
+        if t is not dict:
+            out["sub"] = _type_name(t)
+        return out
+    return refer(value)
+
+
+def _type_name(t):
+    try:
+        name = type.__dict__["__name__"].__get__(t)
+        return str.__str__(name) if isinstance(name, str) else "?"
+    except BaseException:  # noqa: BLE001 - whatever the candidate's metaclass does
+        return "?"
+
+
+# ---- the candidate process ---------------------------------------------------
+
+class _Handles:
+    def __init__(self):
+        self.objects = {}
+        self.ids = {}
+
+    def refer(self, obj):
+        key = id(obj)
+        handle = self.ids.get(key)
+        if handle is None:
+            handle = len(self.objects) + 1
+            self.objects[handle] = obj
+            self.ids[key] = handle
+        if type(obj) is type(sys):
+            try:
+                mod = str.__str__(obj.__name__)
+            except BaseException:  # noqa: BLE001
+                mod = ""
+            return {"t": "module", "v": mod, "h": handle}
+        return {"t": "ref", "h": handle, "r": _type_name(type(obj))}
+
+
+def _exception(exc):
+    try:
+        name = type(exc).__name__
+        name = name if type(name) is str else "Exception"
+    except BaseException:  # noqa: BLE001
+        name = "Exception"
+    try:
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<")]
+        if frames:
+            text += f" (at {frames[-1].filename} line {frames[-1].lineno})"
+    except BaseException:  # noqa: BLE001 - a hostile __str__ is the candidate's problem
+        text = name
+    return {"error": name, "detail": str.__str__(text)[:600] if type(text) is str else name}
+
+
+def _candidate_main(requests, answers):  # pragma: no cover - runs in the candidate process
+    handles = _Handles()
+    namespace = {"__name__": "solution", "__builtins__": builtins}
+    reader = os.fdopen(requests, "rb")
+
+    def answer(obj):
+        data = (_dumps(obj) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(answers, view):]
+
+    def value(wire):
+        if type(wire) is dict:
+            tag = wire.get("t")
+            if tag == "ref":
+                return handles.objects[wire["h"]]
+            items = [value(v) for v in wire.get("v", ())]
+            if tag == "list":
+                return items
+            if tag == "tuple":
+                return tuple(items)
+            if tag == "set":
+                return set(items)
+            if tag == "frozenset":
+                return frozenset(items)
+            if tag == "dict":
+                return {value(k): value(v) for k, v in wire["v"]}
+            if tag == "bytes":
+                return bytes.fromhex(wire["v"])
+            if tag == "complex":
+                return complex(*wire["v"])
+            if tag in ("int", "float", "str", "bool"):
+                return wire["v"]
+            raise ValueError(f"unknown value tag {tag!r}")
+        return wire
+
+    while True:
+        line = reader.readline()
+        if not line:
+            os._exit(0)
+        request = _loads(line)
+        op = request["op"]
+        try:
+            if op == "load":
+                filename = request.get("file") or "<solution>"
+                try:
+                    setup = compile(request["setup"], "<setup>", "exec")
+                    solution = compile(request["solution"], filename, "exec")
+                except (SyntaxError, ValueError) as exc:
+                    answer({"compile_error": _exception(exc)["detail"]})
+                    continue
+                if request.get("module"):  # the pytest kind: the completion is a module beside the tests
+                    module = type(sys)(request["module"])
+                    module.__file__ = os.path.abspath(filename)
+                    namespace = module.__dict__
+                    namespace["__builtins__"] = builtins
+                    sys.modules[request["module"]] = module
+                    sys.path.insert(0, os.getcwd())
+                exec(setup, namespace)
+                exec(solution, namespace)
+                names = {}
+                for name in request["names"]:
+                    if name in namespace:
+                        names[name] = encode(namespace[name], handles.refer)
+                result = names
+            else:
+                target = handles.objects[request["h"]] if "h" in request else None
+                if op == "name":
+                    if request["name"] not in namespace:
+                        raise AttributeError(f"the completion does not define {request['name']!r}")
+                    result = namespace[request["name"]]
+                elif op == "call":
+                    result = target(*[value(a) for a in request["args"]],
+                                    **{k: value(v) for k, v in request["kwargs"].items()})
+                elif op == "getattr":
+                    result = getattr(target, request["name"])
+                elif op == "setattr":
+                    setattr(target, request["name"], value(request["value"]))
+                    result = None
+                elif op == "len":
+                    result = len(target)
+                elif op == "list":
+                    result = list(target)
+                elif op == "getitem":
+                    result = target[value(request["key"])]
+                elif op == "setitem":
+                    target[value(request["key"])] = value(request["value"])
+                    result = None
+                elif op == "contains":
+                    result = value(request["item"]) in target
+                    result = result if type(result) is bool else bool(result)
+                else:
+                    raise ValueError(f"unknown request {op!r}")
+            encoded = encode(result, handles.refer) if op != "load" else result
+            answer({"value": encoded})
+        except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data
+            try:
+                answer(_exception(exc))
+            except BaseException:  # noqa: BLE001
+                os._exit(70)
+
+
+def start_candidate():
+    """Forks the candidate process now (before any job data is read); the judge's end of its pipes."""
+    req_r, req_w = os.pipe()
+    ans_r, ans_w = os.pipe()
+    gc.freeze()  # the collector then leaves the inherited objects alone: fewer copy-on-write faults in both
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the candidate process
+        try:
+            # Its pipe ends onto fds 3 and 4 (by way of copies above any of them), then every other
+            # descriptor closed: the report pipe, the judge's stdin and its ends of these pipes are gone.
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (req_r, ans_w)]
+            os.dup2(high[0], 3)
+            os.dup2(high[1], 4)
+            os.closerange(5, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+            for name in [k for k in os.environ if k.startswith("RLVR_")]:
+                os.environ.pop(name, None)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        except BaseException:  # noqa: BLE001
+            os._exit(70)
+        try:
+            _candidate_main(3, 4)
+        finally:
+            os._exit(0)
+    os.close(req_r)
+    os.close(ans_w)
+    return Candidate(pid, req_w, ans_r)
+
+
+# ---- the judge's side --------------------------------------------------------
+
+class CandidateGone(Exception):
+    """The candidate process ended (or broke its pipe) before it answered."""
+
+
+class CandidateError(Exception):
+    """An exception of a type the candidate defined (or a BaseException it raised) in its code."""
+
+
+_BUILTIN_ERRORS = {name: obj for name, obj in vars(builtins).items()
+                   if isinstance(obj, type) and issubclass(obj, Exception)}
+
+
+class Candidate:
+    def __init__(self, pid, requests, answers):
+        self.pid = pid
+        self.requests = requests
+        self.answers = os.fdopen(answers, "rb")
+        self.gone = None
+        self.remotes = {}
+
+    def ask(self, **request):
+        if self.gone is not None:
+            raise type(self.gone)(*self.gone.args)
+        try:
+            data = (_dumps(request) + "\n").encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.requests, view):]
+            line = self.answers.readline()
+        except OSError:
+            line = b""
+        if not line:
+            self.gone = self._end_detail()
+            raise self.gone
+        try:
+            answer = _loads(line)
+        except ValueError:
+            self.gone = CandidateGone("the completion's process broke its answer pipe")
+            raise self.gone from None
+        if type(answer) is not dict:
+            raise CandidateGone("the completion's process sent an unreadable answer")
+        if "error" in answer:
+            name, detail = str(answer["error"]), str(answer.get("detail", ""))
+            cls = _BUILTIN_ERRORS.get(name)
+            try:
+                error = cls(detail) if cls is not None else CandidateError(detail)
+            except Exception:  # noqa: BLE001 - a built-in error that takes other arguments
+                error = CandidateError(f"{name}: {detail}")
+            raise error
+        return answer
+
+    def _end_detail(self):
+        """Why the candidate stopped answering, as the exception each later request raises."""
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            code = os.waitstatus_to_exitcode(status)
+        except OSError:
+            return CandidateGone("the completion's process ended")
+        if code == -signal.SIGKILL:
+            return MemoryError("the completion's process was killed (SIGKILL: the memory limit)")
+        if code == -signal.SIGXCPU:
+            return CandidateGone("the completion's process hit its CPU time limit (SIGXCPU)")
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return CandidateGone(f"the completion's process was killed by {name}")
+        return CandidateGone(f"the completion's process exited (exit code {code}) before the tests ended")
+
+    def value(self, wire, depth=0):
+        """Wire data as plain built-in values (subclass values as the judge's own marker subclasses)."""
+        if depth > MAX_DEPTH + 1:
+            raise ValueError("value nested too deeply")
+        if type(wire) is not dict:
+            if wire is None or type(wire) in (bool, int, float, str):
+                return wire
+            raise CandidateGone("the completion's process sent an unreadable value")
+        tag = wire.get("t")
+        if tag == "ref":
+            handle = int(wire["h"])
+            remote = self.remotes.get(handle)
+            if remote is None:
+                remote = self.remotes[handle] = Remote(self, handle, str(wire.get("r", "object")))
+            return remote
+        if tag == "module":
+            name = str(wire.get("v", ""))
+            top = name.split(".")[0]
+            if top in getattr(sys, "stdlib_module_names", ()) and top not in NOT_IMPORTED and not top.startswith("_"):
+                import importlib
+
+                try:
+                    return importlib.import_module(name)
+                except ImportError:
+                    pass
+            return self.value({"t": "ref", "h": wire["h"], "r": "module"})
+        raw = wire.get("v")
+        if tag in ("list", "tuple", "set", "frozenset"):
+            items = [self.value(v, depth + 1) for v in raw]
+            out = {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+        elif tag == "dict":
+            out = {self.value(k, depth + 1): self.value(v, depth + 1) for k, v in raw}
+        elif tag == "bytes":
+            out = bytes.fromhex(raw)
+        elif tag == "complex":
+            out = complex(float(raw[0]), float(raw[1]))
+        elif tag in ("int", "float", "str", "bool"):
+            out = {"int": int, "float": float, "str": str, "bool": bool}[tag](raw)
+        else:
+            raise CandidateGone(f"the completion's process sent an unknown value tag {tag!r}")
+        if "sub" in wire:
+            out = _SUBCLASS[type(out)](out)
+        return out
+
+    def wire(self, value, depth=0):
+        """A judge value as wire data for the candidate (its own objects by handle)."""
+        def refer(obj):
+            if isinstance(obj, LazyName):
+                obj = obj._rlvr_resolve()
+                if not isinstance(obj, Remote):
+                    return encode(obj, refer)
+            if isinstance(obj, Remote) and object.__getattribute__(obj, "_candidate") is self:
+                return {"t": "ref", "h": object.__getattribute__(obj, "_handle")}
+            raise TypeError(f"a {type(obj).__name__} cannot be passed to the completion's code "
+                            "(only built-in values and the completion's own objects can)")
+
+        return encode(value, refer)
+
+    def call(self, op, **request):
+        return self.value(self.ask(op=op, **request)["value"])
+
+    def load(self, setup, solution, names, module="", file=""):
+        answer = self.ask(op="load", setup=setup, solution=solution, names=sorted(names), module=module, file=file)
+        if "compile_error" in answer:
+            return None, str(answer["compile_error"])
+        return {name: self.value(wire) for name, wire in answer["value"].items()}, None
+
+    def close(self):
+        """Kills the candidate process (its exit closes its ends of the step's pipes); the runner reaps it."""
+        try:
+            os.close(self.requests)
+        except OSError:
+            pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+class _SubInt(int):
+    pass
+
+
+class _SubFloat(float):
+    pass
+
+
+class _SubStr(str):
+    pass
+
+
+class _SubBytes(bytes):
+    pass
+
+
+class _SubComplex(complex):
+    pass
+
+
+class _SubList(list):
+    pass
+
+
+class _SubTuple(tuple):
+    pass
+
+
+class _SubSet(set):
+    pass
+
+
+class _SubFrozenset(frozenset):
+    pass
+
+
+class _SubDict(dict):
+    pass
+
+
+_SUBCLASS = {int: _SubInt, bool: _SubInt, float: _SubFloat, str: _SubStr, bytes: _SubBytes, complex: _SubComplex,
+             list: _SubList, tuple: _SubTuple, set: _SubSet, frozenset: _SubFrozenset, dict: _SubDict}
+
+
+class Remote:
+    """An object of the completion's, living in the candidate process; the judge only holds its handle.
+
+    Calls, attributes, ``len``, iteration, indexing and ``in`` are asked of the
+    candidate (they are its class's behaviour, which is what the tests test). Equality
+    is identity, and truth and hashing of its value are refused: those are what an
+    always-true ``__eq__`` / ``__bool__`` would forge.
+    """
+
+    __slots__ = ("_candidate", "_handle", "_type")
+
+    def __init__(self, candidate, handle, type_name):
+        object.__setattr__(self, "_candidate", candidate)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_type", type_name)
+
+    def _ask(self, op, **request):
+        return object.__getattribute__(self, "_candidate").call(op, h=object.__getattribute__(self, "_handle"),
+                                                                **request)
+
+    def _wire(self, value):
+        return object.__getattribute__(self, "_candidate").wire(value)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._ask("getattr", name=name)
+
+    def __setattr__(self, name, value):
+        self._ask("setattr", name=name, value=self._wire(value))
+
+    def __call__(self, *args, **kwargs):
+        return self._ask("call", args=[self._wire(a) for a in args],
+                         kwargs={str(k): self._wire(v) for k, v in kwargs.items()})
+
+    def __len__(self):
+        n = self._ask("len")
+        if type(n) is not int:
+            raise TypeError("len() of a completion object did not give an int")
+        return n
+
+    def __iter__(self):
+        items = self._ask("list")
+        if type(items) is not list:
+            raise TypeError("iterating a completion object did not give a list")
+        return iter(items)
+
+    def __getitem__(self, key):
+        return self._ask("getitem", key=self._wire(key))
+
+    def __setitem__(self, key, value):
+        self._ask("setitem", key=self._wire(key), value=self._wire(value))
+
+    def __contains__(self, item):
+        return self._ask("contains", item=self._wire(item)) is True
+
+    def __eq__(self, other):
+        return other is self
+
+    def __ne__(self, other):
+        return other is not self
+
+    def __hash__(self):
+        return hash((Remote, object.__getattribute__(self, "_handle")))
+
+    def __bool__(self):
+        raise TypeError(f"the truth of a {object.__getattribute__(self, '_type')} object of the completion's "
+                        "is not decided by the tests' judge")
+
+    def __repr__(self):
+        return f"<{object.__getattribute__(self, '_type')} object of the completion's>"
+
+
+def same(left, right):
+    """Equality with exact types all the way down (``exact_types``): 1 is not 1.0 nor True, a subclass is not
+    its base."""
+    if type(left) is not type(right):
+        return False
+    if type(left) in (list, tuple):
+        return len(left) == len(right) and all(same(a, b) for a, b in zip(left, right, strict=True))
+    if type(left) is dict:
+        return left.keys() == right.keys() and all(same(left[k], right[k]) for k in left)
+    if type(left) in (set, frozenset):
+        return left == right and all(any(same(a, b) for b in right) for a in left)
+    return left == right
+
+
+class SolutionModule(type(sys)):
+    """The completion's module as the pytest judge sees it: each attribute a ``LazyName``.
+
+    Nothing of the completion runs until a test first uses one of its names, so by then
+    pytest has imported every test module: the completion cannot rewrite a test file
+    before it is read.
+    """
+
+    def __init__(self, name, candidate, path):
+        super().__init__(name)
+        self.__file__ = os.path.abspath(path)
+        self._rlvr = {"candidate": candidate, "path": path, "loaded": None, "names": {}}
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        names = self.__dict__["_rlvr"]["names"]
+        if name not in names:
+            names[name] = LazyName(self, name)
+        return names[name]
+
+    def _rlvr_value(self, name):
+        state = self.__dict__["_rlvr"]
+        candidate = state["candidate"]
+        if state["loaded"] is None:
+            with open(state["path"], encoding="utf-8") as fh:
+                source = fh.read()
+            _, error = candidate.load("", source, (), module=self.__name__, file=state["path"])
+            state["loaded"] = error or ""
+        if state["loaded"]:
+            raise ImportError(f"the completion does not compile: {state['loaded']}")
+        return candidate.call("name", name=name)
+
+
+class LazyName:
+    """A name of the completion's module, asked of the candidate process on first use."""
+
+    __slots__ = ("_done", "_module", "_name", "_value")
+
+    def __init__(self, module, name):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_done", False)
+
+    def _rlvr_resolve(self):
+        if not object.__getattribute__(self, "_done"):
+            value = object.__getattribute__(self, "_module")._rlvr_value(object.__getattribute__(self, "_name"))
+            object.__setattr__(self, "_value", value)
+            object.__setattr__(self, "_done", True)
+        return object.__getattribute__(self, "_value")
+
+    def __getattr__(self, name):
+        return getattr(self._rlvr_resolve(), name)
+
+    def __setattr__(self, name, value):
+        setattr(self._rlvr_resolve(), name, value)
+
+    def __call__(self, *args, **kwargs):
+        return self._rlvr_resolve()(*args, **kwargs)
+
+    def __len__(self):
+        return len(self._rlvr_resolve())
+
+    def __iter__(self):
+        return iter(self._rlvr_resolve())
+
+    def __getitem__(self, key):
+        return self._rlvr_resolve()[key]
+
+    def __contains__(self, item):
+        return item in self._rlvr_resolve()
+
+    def __eq__(self, other):
+        return self._rlvr_resolve() == (other._rlvr_resolve() if isinstance(other, LazyName) else other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self._rlvr_resolve())
+
+    def __bool__(self):
+        return bool(self._rlvr_resolve())
+
+    def __repr__(self):
+        return repr(self._rlvr_resolve())

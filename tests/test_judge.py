@@ -1,0 +1,227 @@
+"""The tests' judge and the candidate's process (sandboxes/runner/judge.py), run here without a sandbox.
+
+The harness runs as a plain subprocess of this test with a report pipe, the way the
+runner starts it; what it reports is read back and checked. The sandboxed behaviour
+(the same hacks against every backend) is in test_adversarial.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verifier_service.kinds._sandboxed import run_job
+from verifier_service.kinds.base import Context
+from verifier_service.kinds.python_assert import split_tests, used_names
+from verifier_service.sandbox import seccomp
+from verifier_service.sandbox.base import Job, SandboxRun
+from verifier_service.sandbox.protocol import RunnerStream, exchange
+from verifier_service.verdict import Verdict
+
+RUNNER = Path(__file__).resolve().parents[1] / "sandboxes" / "runner"
+sys.path.insert(0, str(RUNNER))
+import judge  # noqa: E402
+
+DOUBLE = "assert f(2) == 4\nassert f(5) == 10\n"
+
+
+def harness(solution: str, tests: str = DOUBLE, entry_point: str = "", exact_types: bool = False,
+            setup: str = "") -> list[dict]:
+    """The events the assert harness reports for one job (nonce checked, then dropped)."""
+    payload = {"setup": setup, "solution": solution, "items": split_tests(tests, entry_point, exact_types),
+               "names": used_names(tests, entry_point), "entry_point": entry_point, "fast_fail": False,
+               "nonce": "n0nce"}
+    read, write = os.pipe()
+    env = {"RLVR_REPORT_FD": str(write), "PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-I", str(RUNNER / "assert_harness.py")], input=json.dumps(payload).encode(),
+                   env=env, pass_fds=(write,), capture_output=True, timeout=60, check=False)
+    os.close(write)
+    with os.fdopen(read) as fh:
+        events = [json.loads(line) for line in fh.read().splitlines()]
+    assert all(e.pop("nonce") == "n0nce" for e in events)
+    return events
+
+
+def passed(events: list[dict]) -> list[bool]:
+    assert events[-1]["event"] == "end", events
+    return [e["passed"] for e in events if e["event"] == "test"]
+
+
+def test_honest_solutions_pass_and_wrong_ones_fail():
+    assert passed(harness("def f(x):\n    return 2 * x\n")) == [True, True]
+    assert passed(harness("def f(x):\n    return x + 2\n")) == [True, False]
+
+
+@pytest.mark.parametrize("solution", [
+    "class A:\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return A()\n",
+    "class I(int):\n    def __eq__(self, o):\n        return True\n    __hash__ = int.__hash__\ndef f(x):\n"
+    "    return I(0)\n",
+    "import builtins\nbuiltins.exec = lambda *a, **k: None\ndef f(x):\n    return 0\n",
+    "import sys\ndef f(x):\n    return [c for c in sys._getframe(1).f_code.co_consts if type(c) is int][-1]\n",
+])
+def test_hacks_in_the_candidate_process_do_not_reach_the_judge(solution):
+    assert passed(harness(solution)) == [False, False]
+
+
+def test_early_exit_fails_every_test():
+    events = harness("import os\nos._exit(0)\n")
+    assert events[0]["event"] == "solution_error" and events[-1]["event"] == "end"
+
+
+def test_classes_modules_and_humaneval_checks_work_through_the_judge():
+    stack = ("class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n"
+             "        self.items.append(x)\n    def pop(self):\n        return self.items.pop()\n"
+             "    def __len__(self):\n        return len(self.items)\n")
+    tests = "s = Stack()\ns.push(3)\ns.push(4)\nassert s.pop() == 4\nassert len(s) == 1\nassert 3 in list(s.items)\n"
+    assert passed(harness(stack, tests)) == [True, True, True]
+    assert passed(harness("import math\ndef f(x):\n    return math.sqrt(x)\n",
+                          "assert math.isclose(f(4), 2.0)\n")) == [True]
+    check = "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(0) == 0\n"
+    assert passed(harness("def g(x):\n    return x * 2\n", check, entry_point="g")) == [True]
+    raises = "try:\n    f(-1)\n    assert False\nexcept ValueError:\n    pass\n"
+    assert passed(harness("def f(x):\n    raise ValueError(x)\n", raises)) == [True]
+
+
+def test_exact_types():
+    assert passed(harness("def f(x):\n    return 2.0 * x\n")) == [True, True]
+    assert passed(harness("def f(x):\n    return 2.0 * x\n", exact_types=True)) == [False, False]
+    subclass = "class I(int):\n    pass\ndef f(x):\n    return I(2 * x)\n"
+    assert passed(harness(subclass)) == [True, True]
+    assert passed(harness(subclass, exact_types=True)) == [False, False]
+    assert passed(harness("def f(x):\n    return 2 * x\n", exact_types=True)) == [True, True]
+
+
+def test_spec_setup_names_are_not_shadowed_by_the_completion():
+    solution = "def isclose(a, b, **k):\n    return True\ndef f(x):\n    return 0.0\n"
+    assert passed(harness(solution, "assert isclose(f(1), 2.0)\n", setup="from math import isclose")) == [False]
+
+
+def test_wire_values_round_trip_with_their_types():
+    cand = judge.Candidate.__new__(judge.Candidate)
+    cand.remotes = {}
+    value = {"a": [1, 2.5, (3, "x")], 4: {5, 6}, "b": frozenset({b"z"}), "c": None, "d": True, "e": 1 + 2j}
+    back = cand.value(judge.encode(value, lambda obj: pytest.fail(f"{obj!r} is not a built-in value")))
+    assert judge.same(back, value)
+
+    class Int(int):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = int.__hash__
+
+    wire = judge.encode(Int(3), None)
+    assert wire == {"t": "int", "v": 3, "sub": "Int"}
+    assert cand.value(wire) == 3 and not judge.same(cand.value(wire), 3) and cand.value(wire) != 4
+
+
+def test_remote_objects_decide_neither_truth_nor_equality():
+    remote = judge.Remote(None, 1, "Anything")
+    assert remote != 4 and not (remote == 4) and remote == remote
+    with pytest.raises(TypeError):
+        bool(remote)
+
+
+def test_used_names_leave_builtins_to_the_judge():
+    assert used_names("assert len(f(1)) == sorted(g)[0]\n", "") == ["f", "g"]
+    assert used_names("assert True\n", "sorted") == ["sorted"]
+
+
+def test_docker_profile_is_the_bwrap_deny_list():
+    profile = seccomp.docker_profile("x86_64")
+    denied = profile["syscalls"][0]
+    assert profile["defaultAction"] == "SCMP_ACT_ALLOW" and profile["architectures"] == ["SCMP_ARCH_X86_64"]
+    assert set(denied["names"]) == {n for n in seccomp.DENIED if n in seccomp.TABLES["x86_64"][1]}
+    clone_flags = {rule["args"][0]["value"] for rule in profile["syscalls"] if rule["names"] == ["clone"]}
+    assert clone_flags == set(seccomp.CLONE_NAMESPACE_FLAGS.values())
+    assert any(r["names"] == ["clone3"] and r["errnoRet"] == 38 for r in profile["syscalls"])
+    assert seccomp.docker_profile("sparc") is None
+
+
+class FakeStream(RunnerStream):
+    def __init__(self, output: bytes):
+        super().__init__()
+        self.output = output
+
+    def send(self, data, deadline):
+        pass
+
+    def close_input(self):
+        pass
+
+    def _receive(self, timeout):
+        if not self.output:
+            return False
+        self.line += self.output
+        self.output = b""
+        return True
+
+    def close(self):
+        pass
+
+
+def test_only_lines_with_the_jobs_token_are_the_runners():
+    import threading
+    import time
+
+    forged = (b'not json\n{"event": "step", "name": "x", "exit_code": 0}\n{"event": "done", "dirty": false}\n'
+              b'{"event": "step", "name": "real", "exit_code": 3, "token": "t"}\n{"event": "done", "token": "t"}\n')
+    run = exchange(FakeStream(forged), b"job\n", "t", None, time.monotonic() + 5, threading.Event())
+    assert run.completed and [s.name for s in run.steps] == ["real"] and run.steps[0].exit_code == 3
+
+
+def test_a_job_that_takes_two_sandboxes_down_is_the_completions_fault():
+    import asyncio
+
+    from verifier_service.config import ServiceConfig
+
+    class Dying:
+        async def run(self, job, on_step=None):
+            return SandboxRun(steps=[], completed=False, runner_error="gone", killed_sandbox=True)
+
+    ctx = Context(config=ServiceConfig(), sandbox=Dying(), pure_pool=None, timeout_s=5.0)
+    outcome = asyncio.run(run_job(ctx, Job(steps=[])))
+    assert outcome.verdict is Verdict.RUNTIME_ERROR and "took the sandbox down" in outcome.detail
+
+
+def test_docker_layer_report_says_what_each_sandbox_gets():
+    from verifier_service.config import ServiceConfig
+    from verifier_service.sandbox.docker import DockerSandbox
+
+    rows = dict(DockerSandbox(ServiceConfig(sandbox_runtime="runc")).isolation())
+    assert "runtime runc" in rows["backend"] and "none" in rows["network"]
+    assert "read-only" in rows["filesystem"] and "no Docker socket" in rows["filesystem"]
+    assert "uid 10001:10001" in rows["user"] and "pids 64" in rows["cgroup limits"]
+    if seccomp.docker_profile() is not None:
+        assert "deny-list" in rows["seccomp"]
+    off = dict(DockerSandbox(ServiceConfig(sandbox_seccomp=False)).isolation())
+    assert off["seccomp"] == "Docker's default profile (sandbox_seccomp is false)"
+    gvisor = DockerSandbox(ServiceConfig(sandbox_runtime="runsc"))
+    assert "gVisor" in dict(gvisor.isolation())["backend"] and gvisor._pids_limit() >= 1024
+    assert "no-new-privileges" in gvisor._security_opt()
+
+
+def test_big_ints_and_odd_builtin_errors_cross():
+    assert passed(harness("def f(x):\n    return 7 ** 9000\n", "assert f(1) == 7 ** 9000\n")) == [True]
+    solution = "def f(x):\n    b'\\xff'.decode('utf-8')\n"
+    assert passed(harness(solution, "try:\n    f(1)\nexcept Exception:\n    pass\nelse:\n    assert False\n")) == [True]
+
+
+@pytest.mark.docker
+def test_an_image_of_another_runner_protocol_is_refused_with_the_fix():
+    from dataclasses import replace
+
+    from conftest import TEST_CONFIG
+
+    from verifier_service.errors import SandboxUnavailable
+    from verifier_service.sandbox.docker import DockerSandbox
+
+    base = subprocess.run(["docker", "image", "inspect", "rlvr-base:bookworm"], capture_output=True, check=False)
+    if base.returncode:
+        pytest.skip("no unlabelled image (rlvr-base:bookworm) to try")
+    with pytest.raises(SandboxUnavailable, match=r"runner protocol unknown.*rebuild"):
+        DockerSandbox(replace(TEST_CONFIG, sandbox_image="rlvr-base:bookworm")).check_blocking()
