@@ -92,6 +92,7 @@ class SandboxRun:
     oom_killed: bool = False
     dirty: bool = False  # the runner could not scrub everything the job left
     killed_sandbox: bool = False  # the job took two sandboxes down, one after the other (never an infra fault)
+    killed_outside: bool = False  # the sandbox was killed by someone else (docker kill, an operator): not the job
     runner_error: str = ""
     queue_s: float = 0.0
     run_s: float = 0.0

@@ -265,3 +265,20 @@ class DockerSandbox(PooledSandbox):
                 api.close()
         except Exception:  # noqa: BLE001 - only a diagnosis
             return False
+
+    def _killed_outside(self, instance: Instance) -> bool:
+        """A ``kill`` event of the engine for this container: someone sent it a signal through Docker (``docker
+        kill``; this service removes its sandboxes only after asking this). A runner that crashed, or a sandbox the
+        job took down (a gVisor sandbox under a fork bomb), has only ``die``."""
+        try:
+            api = self._client()
+            try:
+                age_s = time.monotonic() - instance.started
+                since = int(time.time() - age_s) - 2
+                events = api.events(since=since, until=int(time.time()) + 1, decode=True,
+                                    filters={"container": instance.id, "event": "kill"})
+                return any(True for _ in events)
+            finally:
+                api.close()
+        except Exception:  # noqa: BLE001 - only a diagnosis: unknown counts against the job
+            return False

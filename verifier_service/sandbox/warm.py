@@ -36,6 +36,10 @@ from verifier_service.sandbox.protocol import RunnerStream, exchange
 log = logging.getLogger(__name__)
 
 HOST_SLACK_S = 15.0  # sandbox start + teardown on top of the steps' own limits
+# Sandboxes one job may go through when they die under it: two deaths the job may have caused make it
+# RUNTIME_ERROR; deaths by kills from outside (an operator, docker kill) do not count, and three sandboxes lost
+# that way are an infrastructure fault.
+MAX_ATTEMPTS = 3
 
 
 @dataclass
@@ -92,6 +96,11 @@ class PooledSandbox(abc.ABC):
     @abc.abstractmethod
     def _oom_killed(self, instance: Instance) -> bool:
         """Whether the kernel's OOM killer ended something in the sandbox (asked before it is discarded)."""
+
+    def _killed_outside(self, instance: Instance) -> bool:
+        """Whether someone other than this service killed the sandbox (asked before it is discarded; a backend
+        that cannot tell says no, so a death counts against the job)."""
+        return False
 
     def _runner_job(self, job: Job) -> dict[str, Any]:
         c = self.config
@@ -182,20 +191,24 @@ class PooledSandbox(abc.ABC):
         queued = time.monotonic()
         if self.pooled:
             await self.start()
-            for attempt in range(2):
+            strikes = 0
+            for attempt in range(MAX_ATTEMPTS):
                 instance = await self._acquire()
                 run = await self._run_pooled(instance, job, on_step, deadline_s)
                 # A warm sandbox that died while idle fails before the job says anything: the
                 # job ran nowhere, so it goes once more to a fresh sandbox instead of INFRA_ERROR.
                 if not (run.runner_error and not run.steps and not run.oom_killed):
                     break
-                if attempt:
+                strikes += not run.killed_outside  # a kill from outside (docker kill) is not the job's doing
+                if strikes >= 2:
                     # A fresh sandbox died under this job as well: the job (the completion) takes sandboxes
                     # down. Its verdict must not be INFRA_ERROR, which a trainer drops without a penalty.
                     run.killed_sandbox = True
                     break
-                log.warning("sandbox %s was gone (%s); running the job on another", instance.id[:12],
-                            run.runner_error)
+                if attempt + 1 == MAX_ATTEMPTS:
+                    break  # sandboxes killed from outside, again and again: an infrastructure fault (INFRA_ERROR)
+                log.warning("sandbox %s was gone (%s%s); running the job on another", instance.id[:12],
+                            run.runner_error, ", killed from outside" if run.killed_outside else "")
             run.queue_s = time.monotonic() - queued - run.run_s
         else:
             async with self._slots:
@@ -242,6 +255,8 @@ class PooledSandbox(abc.ABC):
             if run.runner_error and not run.steps:
                 # The sandbox died under us (OOM-killed runner, backend trouble): say which.
                 run.oom_killed = await asyncio.to_thread(self._oom_killed, instance)
+                if not run.oom_killed:
+                    run.killed_outside = await asyncio.to_thread(self._killed_outside, instance)
             self._retire(instance)
         return run
 
