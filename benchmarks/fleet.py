@@ -101,7 +101,7 @@ async def drive(addresses: list[str], workload: str, seconds: float) -> dict:
 def start_replicas(n: int, concurrency: int) -> list[tuple[subprocess.Popen, str]]:
     from grpc_health.v1 import health_pb2
 
-    from verifier_service.client import SERVICE_NAME  # noqa: F401 - the same name the health check uses
+    from verifier_service.client import health_status
 
     out = []
     for _ in range(n):
@@ -110,20 +110,9 @@ def start_replicas(n: int, concurrency: int) -> list[tuple[subprocess.Popen, str
                                  "--port", str(port), "--max-concurrency", str(concurrency), "--log-level", "WARNING",
                                  "--max-pending", "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         out.append((proc, f"127.0.0.1:{port}"))
-    import grpc
-    from grpc_health.v1 import health_pb2_grpc
-
     for proc, address in out:
         deadline = time.monotonic() + 120
-        while True:
-            try:
-                with grpc.insecure_channel(address) as ch:
-                    status = health_pb2_grpc.HealthStub(ch).Check(
-                        health_pb2.HealthCheckRequest(service="rlvr.verifier.v1.Verifier"), timeout=2).status
-                if status == health_pb2.HealthCheckResponse.SERVING:
-                    break
-            except grpc.RpcError:
-                pass
+        while health_status(address) != health_pb2.HealthCheckResponse.SERVING:
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise SystemExit(f"replica at {address} did not start")
             time.sleep(0.3)

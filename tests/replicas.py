@@ -19,13 +19,12 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.client import health_status
 from verifier_service.spec import request_from_json
 
-SERVICE_NAME = "rlvr.verifier.v1.Verifier"
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"],
           "additionalProperties": False}
@@ -81,9 +80,7 @@ def rss_mib(pid: int) -> float:
 
 
 def health(address: str, timeout: float = 2.0):
-    with grpc.insecure_channel(address) as channel:
-        return health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout).status
+    return health_status(address, timeout)
 
 
 class Replica:
@@ -114,11 +111,8 @@ class Replica:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                if health(self.address) == health_pb2.HealthCheckResponse.SERVING:
-                    return self
-            except grpc.RpcError:
-                pass
+            if health(self.address) == health_pb2.HealthCheckResponse.SERVING:
+                return self
             time.sleep(0.2)
         raise RuntimeError(f"{self.name} did not become SERVING in {timeout}s:\n{self.log_tail()}")
 

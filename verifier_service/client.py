@@ -32,6 +32,17 @@ RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grp
 START_HINT = "start one with `verifier-service serve --port PORT` (or `docker compose up verifier`)"
 
 
+def health_status(address: str, timeout_s: float = 2.0) -> int | None:
+    """The Verifier service's health status at ``address`` (plaintext, blocking), or None when nothing answers
+    (for scripts and tests that start a service and wait for it; ``VerifierClient.connect`` is the client's)."""
+    with grpc.insecure_channel(address) as channel:
+        try:
+            return health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s).status
+        except grpc.RpcError:
+            return None
+
+
 class VerifierClient:
     def __init__(self, channel: grpc.aio.Channel, target: str, credentials: Credentials | None = None,
                  max_throttle_s: float = 120.0, retry: RetryPolicy = RetryPolicy()):

@@ -52,18 +52,11 @@ def free_port() -> int:
 
 
 def healthy(address: str, timeout_s: float = 2.0) -> bool:
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_health.v1 import health_pb2
 
-    from verifier_service.client import SERVICE_NAME
+    from verifier_service.client import health_status
 
-    with grpc.insecure_channel(address) as channel:
-        try:
-            response = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s)
-        except grpc.RpcError:
-            return False
-    return response.status == health_pb2.HealthCheckResponse.SERVING
+    return health_status(address, timeout_s) == health_pb2.HealthCheckResponse.SERVING
 
 
 def _alive(pid: int) -> bool:
