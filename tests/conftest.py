@@ -93,6 +93,21 @@ def sandbox_containers() -> list[str]:
     return out.stdout.split()
 
 
+def running_sandboxes(label: str) -> list[str]:
+    """Running sandbox containers of this test run that also carry ``label``."""
+    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label={TEST_RUN_LABEL}", "--filter", f"label={label}"],
+                         capture_output=True, text=True, timeout=30, check=False)
+    return out.stdout.split()
+
+
+def wait_for(predicate, timeout: float = 10.0, interval: float = 0.1):
+    """Polls ``predicate`` until it returns a true value or ``timeout`` seconds pass; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()) and time.monotonic() < deadline:
+        time.sleep(interval)
+    return value
+
+
 def bwrap_sandboxes() -> list[str]:
     """This test run's bubblewrap sandboxes on the host (ids as the backend names them)."""
     return [f"bwrap-{pid}" for pid, marks in sandbox_processes().items()

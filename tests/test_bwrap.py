@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import TEST_CONFIG, RunningService, bwrap_sandboxes
+from conftest import TEST_CONFIG, RunningService, bwrap_sandboxes, wait_for
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from verifier_service.config import ServiceConfig, load_config
@@ -208,13 +208,6 @@ def test_bwrap_failing_is_not_serving(make_service, tmp_path):
     assert health(svc) == health_pb2.HealthCheckResponse.NOT_SERVING
     r = svc.verify(OK_CODE, OK_SPEC)
     assert r["verdict"] == "INFRA_ERROR" and r["reward"] is None, r
-
-
-def wait_for(predicate, timeout: float, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()) and time.monotonic() < deadline:
-        time.sleep(interval)
-    return value
 
 
 def test_bwrap_that_starts_failing_later_is_not_serving_until_it_works_again(make_service, tmp_path):

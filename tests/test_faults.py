@@ -13,12 +13,11 @@ import json
 import random
 import subprocess
 import threading
-import time
 import uuid
 from collections import Counter
 
 import pytest
-from conftest import TEST_RUN_LABEL, stray_containers
+from conftest import TEST_RUN_LABEL, running_sandboxes, stray_containers, wait_for
 from replicas import Replica, alive, batches, metric_sum, workload
 
 from trainer.rewards import VerifierRewards
@@ -27,21 +26,6 @@ from verifier_service.client import VerifierClient
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(240)]
 SCORES = {"PASSED": (1.0, 1.0), "FAILED": (1.0, 0.0), "MALFORMED": (0.0, 0.0)}  # (format, correctness)
-
-
-def running_sandboxes(label: str) -> list[str]:
-    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label={TEST_RUN_LABEL}", "--filter", f"label={label}"],
-                         capture_output=True, text=True, timeout=30, check=False)
-    return out.stdout.split()
-
-
-def wait_until(predicate, timeout: float, interval: float = 0.25):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
 
 
 class Killer(threading.Thread):
@@ -112,7 +96,7 @@ def test_sandboxes_killed_at_random_give_correct_verdicts_or_infra_error(tmp_pat
     assert killer.kills >= 5, "the killer found no sandbox to kill: the fault was not exercised"
     assert rewards_ok == [item.expected for item in after]
     assert metric_sum(samples, "rlvr_sandbox_recycled_total") >= killer.kills * 0.5
-    assert wait_until(lambda: not stray_containers(), 20), f"sandboxes left: {stray_containers()}"
+    assert wait_for(lambda: not stray_containers(), 20), f"sandboxes left: {stray_containers()}"
 
 
 async def _verify_once(address: str, items) -> list[str]:
@@ -200,5 +184,5 @@ def test_a_replica_killed_and_restarted_mid_run_loses_no_reward(tmp_path, record
     assert outcome["in_flight_on_a_when_killed"] >= 1
     assert served_by_a > 0, "the restarted replica got no calls"
     assert killed_children, "the killed replica had no worker processes to check"
-    assert wait_until(lambda: not any(alive(p) for p in killed_children), 15), "workers outlived their replica"
-    assert wait_until(lambda: not stray_containers(), 20), f"sandboxes left: {stray_containers()}"
+    assert wait_for(lambda: not any(alive(p) for p in killed_children), 15), "workers outlived their replica"
+    assert wait_for(lambda: not stray_containers(), 20), f"sandboxes left: {stray_containers()}"

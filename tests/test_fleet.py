@@ -17,11 +17,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 
 import grpc
 import pytest
+from conftest import wait_for
 from grpc_health.v1 import health_pb2
 from replicas import Replica, health, metric_sum, workload
 from tenancy_setup import EXAMPLE_CATALOG, GSM8K, JSON_OBJECT, PY_ASSERT, ROOT, Keys, ref_request, write_tenants
@@ -37,15 +37,6 @@ TEAMS = {"team-math": {"use": ["math", "format"], "rate": 2000, "burst": 512},
 EXAMPLE_KEYS = {"RLVR_TEAM_MATH_KEY": "rlvr_example-math-KpXfGFQaYuk4jsx9KcK9GSzk",  # public, in compose.yaml
                 "RLVR_TEAM_CODE_KEY": "rlvr_example-code-09zknCgScZXx-un5RqWd5pB3"}
 SERVING, NOT_SERVING = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
-
-
-def wait_for(predicate, timeout: float, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
 
 
 def code_item(i: int, id: str) -> pb.VerifyRequest:

@@ -13,19 +13,12 @@ import time
 import uuid
 
 import pytest
-
-from tests.conftest import TEST_RUN_LABEL
+from conftest import TEST_RUN_LABEL, running_sandboxes
 
 pytestmark = pytest.mark.backends("docker")
 
 SLOW_BUT_RIGHT = "import time\ntime.sleep(4)\n\ndef add(a, b):\n    return a + b\n"
 SPEC = {"kind": "python_assert", "extract": "raw", "tests": "assert add(1, 2) == 3", "timeout_s": 20}
-
-
-def _running(label: str) -> list[str]:
-    out = subprocess.run(["docker", "ps", "-q", "--filter", f"label={label}"], capture_output=True, text=True,
-                         timeout=30, check=False)
-    return out.stdout.split()
 
 
 def test_kills_from_outside_do_not_count_against_the_job(make_service, sandbox_backend):
@@ -37,7 +30,7 @@ def test_kills_from_outside_do_not_count_against_the_job(make_service, sandbox_b
         # Twice, while the job sleeps in its sandbox: kill every sandbox of this service (the job's included).
         for delay in (1.5, 3.5):
             time.sleep(delay)
-            victims = _running(mine)
+            victims = running_sandboxes(mine)
             if victims:
                 subprocess.run(["docker", "kill", *victims], capture_output=True, timeout=30, check=False)
                 kills.append(len(victims))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import live_sandboxes, stray_sandboxes
+from conftest import live_sandboxes, stray_sandboxes, wait_for
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -60,15 +60,6 @@ def invalid(service, request: pb.VerifyRequest) -> str:
     err = rpc_error(service.stub.Verify, request, timeout=30)
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, (err.code(), err.details())
     return err.details()
-
-
-def wait_for(predicate, timeout: float, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
 
 
 def health_status(channel, name: str = SERVICE_NAME):

@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 import pytest
 import yaml
+from conftest import wait_for
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from tenancy_setup import (
@@ -154,15 +155,6 @@ def gate_tenant(svc, name: str):
 
 async def _event() -> asyncio.Event:
     return asyncio.Event()
-
-
-def wait_for(predicate, timeout: float = 10, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(interval)
-    return True
 
 
 def test_concurrency_quota(svc, tenants):
