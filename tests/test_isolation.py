@@ -146,8 +146,8 @@ class TestProcesses:
         """)
         r = service.verify(code, OK_SPEC)
         assert r["verdict"] == "PASSED", brief(r)
-        # The next job (a new container) sees only its runner, the tests' judge (running this probe) and the
-        # completion's process (the judge's child).
+        # The next job (a new container) sees only its runner, the zygote (the judge's parent, which forks each
+        # step's process), the tests' judge (running this probe) and the completion's process (the judge's child).
         r = service.verify("pass", probe("""\
             import os
             def parent(pid):
@@ -155,7 +155,7 @@ class TestProcesses:
             def others():
                 found = []
                 for pid in os.listdir('/proc'):
-                    if pid.isdigit() and int(pid) not in (1, os.getpid()) and parent(pid) != os.getpid():
+                    if pid.isdigit() and int(pid) not in (1, os.getpid(), os.getppid()) and parent(pid) != os.getpid():
                         try:
                             found.append(open(f'/proc/{pid}/cmdline', 'rb').read().replace(b'\\0', b' '))
                         except OSError:
@@ -388,7 +388,8 @@ class TestPrivileges:
                 return 1
         """)
         r = service.verify(code, OK_SPEC)
-        # It also killed the tests' judge (the completion runs in a process of its own): no end event, no pass.
+        # It also killed the tests' judge or the zygote (the completion runs in a process of its own): the tests'
+        # results are void, no pass.
         assert r["verdict"] != "PASSED" and r["correctness_score"] == 0, brief(r)
         r = service.verify(OK_CODE, OK_SPEC)
         assert r["verdict"] == "PASSED", brief(r)

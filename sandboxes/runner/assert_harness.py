@@ -13,8 +13,10 @@ stamped with the job's nonce, and the run ends with an "end" event: a run
 without it did not finish, and the host fails the missing tests.
 """
 
+import ast
 import builtins
 import json
+import operator
 import os
 import sys
 import time
@@ -119,6 +121,69 @@ def run(candidate):
                error=error[0] if error else None, detail=error[1] if error else "",
                duration_s=round(_monotonic() - started, 6))
         index += 1
+        if error is not None and job.get("fast_fail"):
+            break
+    report(event="end")
+
+
+# ---- tests that are calls on literals, judged without running test code ------------------------------
+
+_OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+        ">=": operator.ge, "is": operator.is_, "is not": operator.is_not, "in": lambda a, b: a in b,
+        "not in": lambda a, b: a not in b}
+_MISSING = object()
+
+
+def judge_calls(candidate, job, report):
+    """Judges tests that each call one of the completion's functions on literal arguments: ``assert f(2, 3) ==
+    6``, ``assert 6 == f(2, 3)``, ``assert f(1) in [1, 2]``, ``assert f(x)``, ``assert not f(x)``, every
+    argument and expected value a Python literal (``job["calls"]``, one per test item, prepared by the
+    service). The verdicts are those ``run`` reaches on the same tests (the same values from the candidate,
+    the same comparisons on them, the same messages); no test code is run, so the runner can judge these
+    itself. ``judge.Interrupted`` (time or output up) is let through."""
+    exact = bool(job.get("exact_types"))
+    calls = job["calls"]
+    try:
+        names, compile_error = candidate.load("", job["solution"], sorted({c["fn"] for c in calls}))
+    except judge.Interrupted:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data
+        report(event="solution_error", error=type(exc).__name__, detail=_error_detail(exc))
+        report(event="end")
+        return
+    if compile_error is not None:
+        report(event="compile_error", detail=compile_error)
+        return
+    for index, (item, call) in enumerate(zip(job["items"], calls, strict=True)):
+        started = _monotonic()
+        try:
+            function = names.get(call["fn"], _MISSING)
+            if function is _MISSING:
+                raise NameError(f"name {call['fn']!r} is not defined")
+            value = function(*ast.literal_eval(call["args"]), **ast.literal_eval(call["kwargs"]))
+            op = call["op"]
+            if op is None or op == "not":
+                if (not value) if op is None else value:
+                    raise AssertionError
+            else:
+                expected = ast.literal_eval(call["expected"])
+                left, right = (expected, value) if call["swap"] else (value, expected)
+                if exact and op in ("==", "!="):
+                    holds = judge.same(left, right) == (op == "==")
+                else:
+                    holds = _OPS[op](left, right)
+                if not holds:
+                    raise AssertionError(_explain(left, op, right))
+            error = None
+        except judge.Interrupted:
+            raise
+        except AssertionError as exc:
+            error = ("AssertionError", str(exc)[:600] if str(exc) else "assertion failed")
+        except BaseException as exc:  # noqa: BLE001
+            error = (type(exc).__name__, _error_detail(exc))
+        report(event="test", index=index, name=item["name"], passed=error is None,
+               error=error[0] if error else None, detail=error[1] if error else "",
+               duration_s=round(_monotonic() - started, 6))
         if error is not None and job.get("fast_fail"):
             break
     report(event="end")

@@ -246,6 +246,26 @@ def _candidate_main(requests, answers):  # pragma: no cover - runs in the candid
                 os._exit(70)
 
 
+def serve_candidate():  # pragma: no cover - runs in the candidate process
+    """The candidate process of a step the runner judges itself (a step's standby become the candidate):
+    requests on stdin, answers on the report pipe; the completion's own stdin is /dev/null, as in
+    ``start_candidate``'s."""
+    try:
+        answers = int(os.environ["RLVR_REPORT_FD"])
+        os.dup2(0, 4)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        for name in [k for k in os.environ if k.startswith("RLVR_")]:
+            os.environ.pop(name, None)
+    except BaseException:  # noqa: BLE001
+        os._exit(70)
+    try:
+        _candidate_main(4, answers)
+    finally:
+        os._exit(0)
+
+
 def start_candidate():
     """Forks the candidate process now (before any job data is read); the judge's end of its pipes."""
     req_r, req_w = os.pipe()
@@ -278,6 +298,10 @@ def start_candidate():
 
 # ---- the judge's side --------------------------------------------------------
 
+class Interrupted(BaseException):
+    """The judge must stop now (the step's time or output is up); never a test's failure."""
+
+
 class CandidateGone(Exception):
     """The candidate process ended (or broke its pipe) before it answered."""
 
@@ -290,7 +314,24 @@ _BUILTIN_ERRORS = {name: obj for name, obj in vars(builtins).items()
                    if isinstance(obj, type) and issubclass(obj, Exception)}
 
 
+def end_detail(code):
+    """Why a candidate process that ended with ``code`` (an exit code, or minus the signal) stopped answering."""
+    if code == -signal.SIGKILL:
+        return MemoryError("the completion's process was killed (SIGKILL: the memory limit)")
+    if code == -signal.SIGXCPU:
+        return CandidateGone("the completion's process hit its CPU time limit (SIGXCPU)")
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return CandidateGone(f"the completion's process was killed by {name}")
+    return CandidateGone(f"the completion's process exited (exit code {code}) before the tests ended")
+
+
 class Candidate:
+    loads = staticmethod(_loads)  # an answer line as data
+
     def __init__(self, pid, requests, answers):
         self.pid = pid
         self.requests = requests
@@ -302,18 +343,14 @@ class Candidate:
         if self.gone is not None:
             raise type(self.gone)(*self.gone.args)
         try:
-            data = (_dumps(request) + "\n").encode()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self.requests, view):]
-            line = self.answers.readline()
+            line = self._exchange((_dumps(request) + "\n").encode())
         except OSError:
             line = b""
         if not line:
             self.gone = self._end_detail()
             raise self.gone
         try:
-            answer = _loads(line)
+            answer = self.loads(line)
         except ValueError:
             self.gone = CandidateGone("the completion's process broke its answer pipe")
             raise self.gone from None
@@ -329,6 +366,13 @@ class Candidate:
             raise error
         return answer
 
+    def _exchange(self, data):
+        """Sends one request line; the answer line (empty when the candidate is gone)."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.requests, view):]
+        return self.answers.readline()
+
     def _end_detail(self):
         """Why the candidate stopped answering, as the exception each later request raises."""
         try:
@@ -336,17 +380,7 @@ class Candidate:
             code = os.waitstatus_to_exitcode(status)
         except OSError:
             return CandidateGone("the completion's process ended")
-        if code == -signal.SIGKILL:
-            return MemoryError("the completion's process was killed (SIGKILL: the memory limit)")
-        if code == -signal.SIGXCPU:
-            return CandidateGone("the completion's process hit its CPU time limit (SIGXCPU)")
-        if code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = f"signal {-code}"
-            return CandidateGone(f"the completion's process was killed by {name}")
-        return CandidateGone(f"the completion's process exited (exit code {code}) before the tests ended")
+        return end_detail(code)
 
     def value(self, wire, depth=0):
         """Wire data as plain built-in values (subclass values as the judge's own marker subclasses)."""

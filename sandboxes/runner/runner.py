@@ -9,10 +9,19 @@ line; after each job it scrubs the scratch dirs, so the next job starts clean.
 
 Run as PID 1 of the container (no ``--init``): signals sent from inside the
 container cannot kill it (the kernel drops those PID 1 has no handler for, and
-the runner ignores the rest), and after every step it kills every other process
-(``kill(-1)``), so nothing a step started outlives it. It makes itself
-non-dumpable, so a step running as the same uid cannot open its
+the runner ignores the rest), and after every step every other process of the
+step is killed (``kill(-1)``), so nothing a step started outlives it. It makes
+itself non-dumpable, so a step running as the same uid cannot open its
 ``/proc/<pid>/fd`` or memory.
+
+In ``--serve`` mode the steps' processes come from the zygote (``Zygote``): a
+child forked once, before the first job is read, that only forks. Each step's
+process is forked from it ahead of the job (a standby holding no job data) and
+becomes the step's harness without an interpreter start, or ``exec``s the
+step's program. The runner itself never forks per job, so the pages of its heap
+stay its own: on machines where a page fault is expensive (virtual machines)
+every fork would otherwise make the next thousand writes of the forking process
+copy pages.
 
 Standard library only: it runs on whatever Python the sandbox image has.
 """
@@ -24,20 +33,25 @@ import io
 import json
 import os
 import resource
+import select
 import selectors
+import shutil
 import signal
-import subprocess
+import socket
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import assert_harness
 import io_harness
+import judge
 
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
-HARNESSES = {"assert_harness": assert_harness, "io_harness": io_harness}
+# What a standby can become without an interpreter start: the harnesses, and the candidate process of a step
+# the runner judges itself (see ``_judge_calls``).
+HARNESSES = {"assert_harness": assert_harness.main, "io_harness": io_harness.main, "candidate": judge.serve_candidate}
 PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 # Signals a candidate could send to PID 1 that Python would otherwise handle
 # (SIGINT raises KeyboardInterrupt); ignored by the runner, reset for children.
 IGNORED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
@@ -47,11 +61,15 @@ REPORT_LIMIT = 4 * 1024 * 1024
 COLLECT_LIMIT = 4 * 1024 * 1024
 
 
-def _make_undumpable():
+def _prctl(option, value):
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def _make_undumpable():
+    _prctl(PR_SET_DUMPABLE, 0)
 
 
 def _limits(step, job):
@@ -76,6 +94,8 @@ def _limits(step, job):
 
 def _kill_everything_else(proc):
     """Kills the step's whole process tree, including processes that escaped it."""
+    import subprocess
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
@@ -117,40 +137,36 @@ def _step_env(workdir, report_fd):
 
 
 class Standby:
-    """The zygote: a child forked from this warm interpreter *before* the next job is read.
+    """A step's process, forked by the zygote ahead of its job: it holds no job data.
 
-    It holds no job data. When a job's first step runs one of the harnesses
-    (``step["harness"]``), the standby is told which one and becomes that step's
-    process: no interpreter start, no imports (the harnesses are imported here
-    already). It is a direct child, waited for like a subprocess.
+    Told what to run (``start``), it becomes the step's harness (imported already:
+    no interpreter start, no imports) or ``exec``s the step's program. It is the
+    zygote's child: its exit arrives as a message on the zygote's socket
+    (``exit_fd``), and the zygote kills what the step left behind (``kill_tree``).
     """
 
     REPORT_FD = 3  # and 0-2 the step's stdin/stdout/stderr, 4 the control pipe
 
-    def __init__(self):
-        pipes = [os.pipe() for _ in range(5)]  # stdin, stdout, stderr, report, control
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            self._become_worker(pipes)
-        (in_r, in_w), (out_r, out_w), (err_r, err_w), (rep_r, rep_w), (ctl_r, ctl_w) = pipes
-        for fd in (in_r, out_w, err_w, rep_w, ctl_r):
-            os.close(fd)
+    def __init__(self, zygote, pid, fds):
+        stdin, stdout, stderr, report, control = fds
+        self.zygote = zygote
         self.pid = pid
         self.returncode = None
-        self.stdin = os.fdopen(in_w, "wb", buffering=0)
-        self.stdout = os.fdopen(out_r, "rb", buffering=0)
-        self.stderr = os.fdopen(err_r, "rb", buffering=0)
-        self.report_r = rep_r
-        self._control = ctl_w
+        self.stdin = os.fdopen(stdin, "wb", buffering=0)
+        self.stdout = os.fdopen(stdout, "rb", buffering=0)
+        self.stderr = os.fdopen(stderr, "rb", buffering=0)
+        self.report_r = report
+        self._control = control
+        self.exit_fd = zygote.fileno()
 
     @staticmethod
-    def _become_worker(pipes):
+    def become(pipes):  # pragma: no cover - runs in the standby
         stdin, stdout, stderr, report, control = pipes
         try:
             os.setsid()
             # The child's ends onto fds 0-4 (by way of copies above any of them, so no dup2 clobbers
-            # an end still needed), then every other descriptor closed: the parent's ends and the
-            # runner's own stdin/stdout (the container's attach stream) are gone.
+            # an end still needed), then every other descriptor closed: the zygote's socket and the
+            # parent's ends are gone.
             ends = (stdin[0], stdout[1], stderr[1], report[1], control[0])
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in ends]
             for target, fd in enumerate(high):
@@ -161,24 +177,33 @@ class Standby:
             if not order:
                 os._exit(0)
             _limits(order["step"], order["job"])()
+            os.chdir(order["workdir"])
+            env = _step_env(order["workdir"], Standby.REPORT_FD)
+            if "argv" in order:
+                argv = order["argv"]
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a program started afresh has it
+                try:
+                    os.execve(shutil.which(argv[0], path=env["PATH"]) or argv[0], argv, env)
+                except OSError as exc:
+                    os.write(2, f"could not start {argv[0]!r}: {exc}\n".encode())
+                os._exit(127)
             # What a freshly started interpreter would have: SIGPIPE / SIGXFSZ ignored (writes fail
             # with an error instead), SIGINT raising KeyboardInterrupt.
             signal.signal(signal.SIGPIPE, signal.SIG_IGN)
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            os.chdir(order["workdir"])
             os.environ.clear()
-            os.environ.update(_step_env(order["workdir"], Standby.REPORT_FD))
+            os.environ.update(env)
             sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
             sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
             sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", write_through=True)
             sys.argv = [os.path.join(HARNESS_DIR, order["harness"] + ".py")]
-            module = HARNESSES[order["harness"]]
-        except BaseException:  # noqa: BLE001 - a broken standby must not become a second runner
+            entry = HARNESSES[order["harness"]]
+        except BaseException:  # noqa: BLE001 - a broken standby must not become a second zygote
             os._exit(70)
         code = 0
         try:
-            module.main()
+            entry()
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BaseException:  # noqa: BLE001
@@ -194,50 +219,375 @@ class Standby:
                     pass
         os._exit(code)
 
-    def start(self, harness, step, job, workdir):
-        # Only what the limits need: the step's stdin (the tests, the nonce) never enters the standby's
-        # memory by this way, so a process it forks before reading stdin cannot hold them.
-        order = {"harness": harness, "step": {k: step[k] for k in ("timeout_s", "memory_bytes") if k in step},
+    def start(self, step, job, workdir):
+        # Only what the limits need and what to run: the step's stdin (the tests, the nonce) never enters
+        # the standby's memory by this way, so a process it forks before reading stdin cannot hold them.
+        order = {"step": {k: step[k] for k in ("timeout_s", "memory_bytes") if k in step},
                  "job": {k: job[k] for k in ("file_size_limit", "open_files") if k in job}, "workdir": workdir}
-        os.write(self._control, json.dumps(order).encode())
-        os.close(self._control)
-        self._control = None
+        if step.get("harness") in HARNESSES:
+            order["harness"] = step["harness"]
+        else:
+            order["argv"] = step["argv"]
+        try:
+            os.write(self._control, json.dumps(order).encode())
+        finally:
+            os.close(self._control)
+            self._control = None
+
+    def poll(self):
+        if self.returncode is None:
+            self.zygote.read_events()
+        return self.returncode
+
+    def kill_tree(self):
+        """Kills the step's process and everything else but the runner and the zygote, and reaps them."""
+        self.zygote.clean()
+        if self.returncode is None:
+            self.returncode = -signal.SIGKILL
 
     def discard(self):
+        """An unused standby: its pipes closed, the process killed."""
+        self.close()
+        self.kill_tree()
+
+    def close(self):
         if self._control is not None:
             os.close(self._control)
             self._control = None
         for f in (self.stdin, self.stdout, self.stderr):
-            f.close()
-        os.close(self.report_r)
+            try:
+                f.close()
+            except OSError:
+                pass
+        if self.report_r is not None:
+            os.close(self.report_r)
+            self.report_r = None
+
+
+def _noop(*_):
+    pass
+
+
+class Zygote:
+    """The fork server: a child of the runner, forked before the first job is read, that only forks.
+
+    For each step it forks a ``Standby`` (its pipes come to the runner over a Unix
+    socket, SCM_RIGHTS), reports the standby's exit, and after the step kills every
+    process but itself and the runner (``kill(-1)``: it is the processes' subreaper,
+    so it reaps them all, orphans included). It holds no job data and runs no
+    step code. A step may kill or stop it (same uid): then the runner kills every
+    process itself, this one included, and starts another for the next job.
+    """
+
+    ANSWER_TIMEOUT_S = 5.0
+
+    def __init__(self):
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the zygote
+            mine.detach()
+            _zygote_main(theirs.detach())
+        theirs.close()
+        self.pid = pid
+        self.sock = mine
+        self.current = None
+        self.gone = False
+        self.unclean = False  # a step left processes behind that would not go
+        self._asked = False
+
+    def fileno(self):
+        return self.sock.fileno()
+
+    def ask_standby(self):
+        """Has the next standby forked now (while the runner waits for the job); ``standby()`` takes it."""
+        if not self._asked and self._send({"op": "standby"}):
+            self._asked = True
+
+    def standby(self):
+        """The standby for the next step, or None when the zygote is gone (the step then starts as a subprocess)."""
+        self.ask_standby()
+        self._asked = False
+        while not self.gone:
+            message, fds = self._receive(self.ANSWER_TIMEOUT_S)
+            if message is None:
+                break
+            if "standby" in message:
+                if len(fds) != 5:
+                    for fd in fds:
+                        os.close(fd)
+                    self._lost()
+                    break
+                self.current = Standby(self, message["standby"], fds)
+                return self.current
+        return None
+
+    def read_events(self):
+        """Takes the zygote's messages that are there (the standby's exit) without waiting."""
+        while not self.gone and select.select([self.sock], [], [], 0)[0]:
+            self._receive(0)
+
+    def clean(self):
+        """After a step: every process but the runner and the zygote killed and reaped (False: not all, and the
+        sandbox is reported dirty)."""
+        if self.gone or not self._send({"op": "clean"}):
+            return self._lost()
+        while not self.gone:
+            message, _ = self._receive(self.ANSWER_TIMEOUT_S)
+            if message is None:
+                break
+            if "clean" in message:
+                self.current = None
+                if not (message["clean"] and self._no_strays()):
+                    self.unclean = True
+                return not self.unclean
+        return self._lost()
+
+    def _no_strays(self):
+        """Waits until no process is left but the runner and the zygote, reaping the runner's zombies: processes
+        orphaned where the zygote could not be their subreaper (gVisor) come to the runner (init). True when
+        none is left."""
+        if os.getpid() != 1:
+            return True
+        give_up = time.monotonic() + 2.0
+        while True:
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass
+            except ChildProcessError:
+                pass
+            if not [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, self.pid)]:
+                return True
+            if time.monotonic() > give_up:
+                return False
+            time.sleep(0.0005)
+
+    def close(self):
+        """Ends the zygote (it kills what it forked, then exits) and reaps it."""
+        if not self.gone:
+            self.sock.close()
+            self.gone = True
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+
+    def _send(self, message):
         try:
-            os.kill(self.pid, signal.SIGKILL)
+            self.sock.send(json.dumps(message).encode())
+            return True
+        except OSError:
+            self._lost()
+            return False
+
+    def _receive(self, timeout):
+        """One message (and the descriptors it carries), handling exit reports; (None, []) when the zygote is
+        gone or silent past ``timeout`` (then it is treated as lost)."""
+        if not select.select([self.sock], [], [], timeout)[0]:
+            self._lost()
+            return None, []
+        try:
+            data, fds, _, _ = socket.recv_fds(self.sock, 4096, 8)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            self._lost()
+            return None, []
+        message = json.loads(data)
+        if "exit" in message and self.current is not None and message["exit"] == self.current.pid:
+            self.current.returncode = message["code"]
+        return message, fds
+
+    def _lost(self):
+        """The zygote died or does not answer (a step killed or stopped it): every process but the runner is
+        killed (the zygote too) and reaped; the standby's exit code is what the reaping found."""
+        if self.gone and self.sock.fileno() < 0:
+            return False
+        self.gone = True
+        self.sock.close()
+        codes = _kill_all_and_reap(self.pid)
+        if self.current is not None and self.current.returncode is None:
+            self.current.returncode = codes.get(self.current.pid, -signal.SIGKILL)
+        return False
+
+
+def _kill_all_and_reap(*pids):
+    """Kills every process but this one (as the container's init: ``kill(-1)``; otherwise only ``pids``) and
+    reaps its children; {pid: exit code} of those reaped."""
+    if os.getpid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)
         except OSError:
             pass
-        self.wait()
+    else:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    codes = {}
+    give_up = time.monotonic() + 2.0
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            if time.monotonic() > give_up:
+                break
+            time.sleep(0.0005)
+            continue
+        codes[pid] = os.waitstatus_to_exitcode(status)
+    return codes
 
-    def poll(self):
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
 
-    def wait(self, timeout=None):
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired("standby", timeout)
-            time.sleep(0.001)
-        return self.returncode
+def _zygote_main(fd):  # pragma: no cover - runs in the zygote
+    try:
+        # Its socket onto fd 3, /dev/null onto stdin and stdout (the container's stream is the runner's alone),
+        # stderr kept for its own last words, every other descriptor closed.
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD, 64)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.dup2(high, 3)
+        os.closerange(4, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        sock = socket.socket(fileno=3)
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, _noop)
+        # What every step's process does first, done once here, then frozen: the forks share these pages and
+        # the collector leaves them alone, instead of each fork copying them on first use.
+        json.loads(json.dumps({"warm": [1, 2.5, "x", None, True, {"k": []}]}))
+        exec(compile("def warm(a, b=1):\n    return [a, b]\nwarm(1)\n", "<warm>", "exec"), {})
+        gc.collect()
+        gc.freeze()
+    except BaseException:  # noqa: BLE001
+        os._exit(70)
+    _zygote_loop(sock, wake_r)
+
+
+def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
+    standby = None
+
+    def say(message, fds=()):
+        data = json.dumps(message).encode()
+        try:
+            if fds:
+                socket.send_fds(sock, [data], fds)
+            else:
+                sock.send(data)
+        except OSError:  # the runner is gone or done with it
+            _kill_all_and_reap(*([standby] if standby else []))
+            os._exit(0)
+
+    while True:
+        ready = select.select([sock, wake_r], [], [])[0]
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 512)
+            except BlockingIOError:
+                pass
+            while standby is not None:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                if pid == standby:
+                    say({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+                    standby = None
+        if sock not in ready:
+            continue
+        try:
+            data = sock.recv(4096)
+        except OSError:
+            data = b""
+        if not data:  # the runner is done with it
+            _kill_all_and_reap(*([standby] if standby else []))
+            os._exit(0)
+        op = json.loads(data).get("op")
+        if op == "standby":
+            pipes = [os.pipe() for _ in range(5)]  # stdin, stdout, stderr, report, control
+            gc.freeze()
+            pid = os.fork()
+            if pid == 0:
+                sock.detach()
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                Standby.become(pipes)
+            (in_r, in_w), (out_r, out_w), (err_r, err_w), (rep_r, rep_w), (ctl_r, ctl_w) = pipes
+            for end in (in_r, out_w, err_w, rep_w, ctl_r):
+                os.close(end)
+            theirs = [in_w, out_r, err_r, rep_r, ctl_w]
+            standby = pid
+            say({"standby": pid}, theirs)
+            for end in theirs:
+                os.close(end)
+        elif op == "clean":
+            codes = _kill_tree_as_zygote(standby)
+            answer = {"clean": codes is not None}
+            if codes and standby in codes:
+                answer.update(exit=standby, code=codes[standby])
+            standby = None
+            say(answer)
+
+
+def _kill_tree_as_zygote(standby):  # pragma: no cover - runs in the zygote
+    """kill(-1) from the zygote spares itself and the container's init (the runner); as the subreaper it then
+    reaps every process of the step, orphans included. {pid: code}, or None when some would not die."""
+    if os.getppid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+    elif standby is not None:
+        try:
+            os.killpg(standby, signal.SIGKILL)
+        except OSError:
+            pass
+    codes = {}
+    give_up = time.monotonic() + 2.0
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return codes
+        if pid == 0:
+            if time.monotonic() > give_up:
+                return None
+            time.sleep(0.0002)
+            continue
+        codes[pid] = os.waitstatus_to_exitcode(status)
+
+
+def _executable(argv0, workdir, path):
+    """Whether ``argv0`` names a program the step can start (else the step reports a spawn error)."""
+    if os.sep in argv0:
+        candidate = os.path.join(workdir, argv0)
+        return os.path.isfile(candidate) and os.access(candidate, os.X_OK)
+    return shutil.which(argv0, path=path) is not None
 
 
 def _spawn(step, job, workdir, standby):
-    """The step's process and the read end of its report pipe: the standby when it can serve."""
-    harness = step.get("harness")
-    if standby is not None and harness in HARNESSES:
-        standby.start(harness, step, job, workdir)
+    """The step's process and the read end of its report pipe: the standby when there is one."""
+    if standby is not None:
+        if step.get("harness") not in HARNESSES and not _executable(step["argv"][0], workdir,
+                                                                  _step_env(workdir, 0)["PATH"]):
+            standby.discard()
+            raise FileNotFoundError(f"no such program: {step['argv'][0]!r}")
+        try:
+            standby.start(step, job, workdir)
+        except OSError:
+            standby.discard()
+            raise
         return standby, standby.report_r
+    # Imported here, not at the top: subprocess brings threading, whose at-fork hook would cost every
+    # process the zygote forks a hundred page copies.
+    import subprocess
+
     report_r, report_w = os.pipe()
     try:
         proc = subprocess.Popen(
@@ -259,113 +609,276 @@ def _spawn(step, job, workdir, standby):
     return proc, report_r
 
 
+class _StepIO:
+    """The pipes of one step's process: stdin written and stdout, stderr and the report pipe read as they
+    come, within the step's output limits."""
+
+    def __init__(self, proc, report_r, stdin_data, output_limit, keep_stdin=False):
+        self.proc = proc
+        self.output_limit = output_limit
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.report = bytearray()
+        self.stderr_total = 0
+        self.limited = False
+        self.report_open = True
+        self.pending = memoryview(stdin_data)
+        self.sel = selectors.DefaultSelector()
+        for f in (proc.stdout, proc.stderr):
+            os.set_blocking(f.fileno(), False)
+            self.sel.register(f, selectors.EVENT_READ)
+        os.set_blocking(report_r, False)
+        self.sel.register(report_r, selectors.EVENT_READ, "report")
+        self.exit_fd = getattr(proc, "exit_fd", None)  # a standby's exit is a message on the zygote's socket
+        if self.exit_fd is not None:
+            self.sel.register(self.exit_fd, selectors.EVENT_READ, "exit")
+        self.stdin_open = True
+        if stdin_data:
+            self._want_write()
+        elif not keep_stdin:
+            self.close_stdin()
+
+    def _want_write(self):
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self.sel.register(self.proc.stdin, selectors.EVENT_WRITE)
+
+    def send(self, data):
+        """Queues ``data`` for the step's stdin (written as the pipe takes it, by ``pump``)."""
+        if not self.stdin_open:
+            raise BrokenPipeError("the step's stdin is closed")
+        if not self.pending:
+            self.pending = memoryview(bytes(data))
+            self._want_write()
+        else:
+            self.pending = memoryview(bytes(self.pending) + data)
+
+    def close_stdin(self):
+        if self.stdin_open:
+            self.stdin_open = False
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def pump(self, timeout, keep_stdin=False):
+        """One round: waits up to ``timeout`` for the pipes, writes and reads what they allow."""
+        for key, _ in self.sel.select(timeout=timeout):
+            if key.data == "exit":
+                self.proc.poll()  # the zygote's message: the standby's exit, or the zygote gone
+                if self.proc.zygote.gone:  # every process of the step was killed with it
+                    self.sel.unregister(self.exit_fd)
+                    self.exit_fd = None
+                continue
+            if key.fileobj is self.proc.stdin:
+                try:
+                    done = os.write(self.proc.stdin.fileno(), self.pending[:65536])
+                except OSError:
+                    done = len(self.pending)
+                self.pending = self.pending[done:]
+                if not self.pending:
+                    self.sel.unregister(self.proc.stdin)
+                    if not keep_stdin:
+                        self.close_stdin()
+                continue
+            self._take(key)
+            if self.limited:
+                return
+
+    def _take(self, key):
+        try:
+            chunk = os.read(key.fd, 65536)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.sel.unregister(key.fileobj)
+            if key.data == "report":
+                self.report_open = False
+            return
+        if key.fileobj is self.proc.stdout:
+            self.stdout += chunk
+            if len(self.stdout) > self.output_limit:
+                del self.stdout[self.output_limit:]
+                self.limited = True
+        elif key.fileobj is self.proc.stderr:
+            self.stderr_total += len(chunk)
+            self.stderr += chunk
+            del self.stderr[:-STDERR_TAIL]
+            if self.stderr_total > 4 * self.output_limit:
+                self.limited = True
+        else:
+            self.report += chunk
+            if len(self.report) > REPORT_LIMIT:
+                self.limited = True
+
+    def finish(self):
+        """After every writer of the pipes was killed: what they wrote is read to the end (the ends come at
+        once), then the pipes are closed."""
+        if self.exit_fd is not None:
+            self.sel.unregister(self.exit_fd)
+        if self.stdin_open:
+            if self.pending:
+                self.sel.unregister(self.proc.stdin)
+            self.close_stdin()
+        drain_until = time.monotonic() + 0.25
+        while self.sel.get_map() and not self.limited and time.monotonic() < drain_until:
+            for key, _ in self.sel.select(timeout=max(0.0, drain_until - time.monotonic())):
+                self._take(key)
+        self.sel.close()
+        for f in (self.proc.stdout, self.proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+class _StepTimeout(judge.Interrupted):
+    """The step's time is up (raised out of the runner's own judging)."""
+
+
+class _Limited(judge.Interrupted):
+    """The step's output went past its limits (raised out of the runner's own judging)."""
+
+
+ANSWER_INT_DIGITS = 50_000
+
+
+def _bounded_int(text):
+    """An integer of an answer; past ANSWER_INT_DIGITS digits the answer is refused (turning decimal text into
+    an int takes time quadratic in its length, and the runner, unlike a judge process, cannot be killed at the
+    step's deadline)."""
+    if len(text) > ANSWER_INT_DIGITS:
+        raise ValueError("an integer of more than 50,000 digits")
+    return int(text)
+
+
+class _RunnerCandidate(judge.Candidate):
+    """The candidate process of a step the runner judges itself: a standby become the candidate, asked over its
+    stdin, answering on its report pipe, within the step's deadline and output limits."""
+
+    loads = staticmethod(lambda line: json.loads(line, parse_int=_bounded_int))
+
+    def __init__(self, standby, io, deadline):  # not the base's: the pipes are the step's
+        self.pid = standby.pid
+        self.standby = standby
+        self.io = io
+        self.deadline = deadline
+        self.gone = None
+        self.remotes = {}
+
+    def _exchange(self, data):
+        self.io.send(data)
+        while True:
+            end = self.io.report.find(b"\n")
+            if end >= 0:
+                line = bytes(self.io.report[:end + 1])
+                del self.io.report[:end + 1]
+                return line
+            if self.io.limited:
+                raise _Limited
+            if not self.io.report_open:
+                return b""
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise _StepTimeout
+            self.io.pump(min(remaining, 0.5), keep_stdin=True)
+
+    def _end_detail(self):
+        # It is the zygote's child: its exit code comes from there.
+        give_up = min(self.deadline, time.monotonic() + 1.0)
+        while self.standby.poll() is None and time.monotonic() < give_up:  # (a lost zygote sets the code)
+            select.select([self.standby.zygote.sock], [], [], max(0.0, give_up - time.monotonic()))
+        code = self.standby.returncode
+        return judge.end_detail(code) if code is not None else judge.CandidateGone("the completion's process ended")
+
+
+def _judge_calls(step, job, workdir, standby, started):
+    """A python_assert step whose every test calls one of the completion's functions on literal arguments and
+    compares the answer with a literal (``payload["calls"]``, prepared by the service): the runner judges it
+    itself, against the candidate process, with the judge's own rules (``assert_harness.judge_calls``). No
+    test code runs anywhere, so nothing of one job's tests can reach the next job, and the step needs one
+    process instead of two."""
+    payload = json.loads(step["stdin"])
+    standby.start({**step, "harness": "candidate"}, job, workdir)
+    io = _StepIO(standby, standby.report_r, b"", int(step.get("output_limit", 1 << 20)), keep_stdin=True)
+    deadline = started + float(step["timeout_s"])
+    candidate = _RunnerCandidate(standby, io, deadline)
+    events = []
+
+    def report(**event):
+        event["nonce"] = payload["nonce"]
+        events.append(json.dumps(event))
+
+    timed_out = False
+    try:
+        assert_harness.judge_calls(candidate, payload, report)
+    except _StepTimeout:
+        timed_out = True
+    except _Limited:
+        pass
+    io.close_stdin()
+    standby.kill_tree()
+    io.finish()
+    return io, timed_out, "".join(e + "\n" for e in events)
+
+
 def run_step(step, job, workdir, standby=None):
     output_limit = int(step.get("output_limit", 1 << 20))
     started = time.monotonic()
+    judged_here = standby is not None and step.get("judge") == "calls" and step.get("harness") == "assert_harness"
     try:
-        proc, report_r = _spawn(step, job, workdir, standby)
+        if judged_here:
+            io, timed_out, report = _judge_calls(step, job, workdir, standby, started)
+            proc = io.proc
+            code = 0 if not timed_out and not io.limited else proc.returncode
+        else:
+            proc, report_r = _spawn(step, job, workdir, standby)
     except OSError as exc:
+        if standby is not None and standby.returncode is None and not standby.zygote.gone:
+            standby.discard()
         return {"exit_code": None, "signal": None, "spawn_error": str(exc), "timed_out": False,
                 "output_limited": False, "duration_s": 0.0, "stdout": "", "stderr": "", "report": ""}
 
-    stdin_data = step.get("stdin", "").encode()
-    stdout = bytearray()
-    stderr = bytearray()
-    stderr_total = 0
-    report = bytearray()
-    timed_out = output_limited = False
-    deadline = started + float(step["timeout_s"])
-
-    sel = selectors.DefaultSelector()
-    for f in (proc.stdout, proc.stderr):
-        os.set_blocking(f.fileno(), False)
-        sel.register(f, selectors.EVENT_READ)
-    os.set_blocking(report_r, False)
-    sel.register(report_r, selectors.EVENT_READ)
-    if stdin_data:
-        os.set_blocking(proc.stdin.fileno(), False)
-        sel.register(proc.stdin, selectors.EVENT_WRITE)
-    else:
-        proc.stdin.close()
-    written = 0
-
-    drain_deadline = None  # once the step exited, stray holders of its pipes get a short grace
-    while sel.get_map():
-        now = time.monotonic()
-        if proc.poll() is not None:
-            if drain_deadline is None:
-                drain_deadline = now + 0.25
-            elif now > drain_deadline:
+    if not judged_here:
+        io = _StepIO(proc, report_r, step.get("stdin", "").encode(), output_limit)
+        deadline = started + float(step["timeout_s"])
+        timed_out = False
+        # Until the step's process exits: a subprocess's exit shows as the end of its pipes (or the short
+        # poll), a standby's as the zygote's message.
+        idle_poll = 0.5 if io.exit_fd is not None else 0.05
+        while proc.poll() is None and not io.limited:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
                 break
-        elif now >= deadline:
-            timed_out = True
-            break
-        remaining = (drain_deadline or deadline) - now
-        for key, _ in sel.select(timeout=min(remaining, 0.5)):
-            if key.fileobj is proc.stdin:
-                try:
-                    written += os.write(proc.stdin.fileno(), stdin_data[written:written + 65536])
-                except (BrokenPipeError, OSError):
-                    written = len(stdin_data)
-                if written >= len(stdin_data):
-                    sel.unregister(proc.stdin)
-                    proc.stdin.close()
-                continue
-            fd = key.fd
-            try:
-                chunk = os.read(fd, 65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                sel.unregister(key.fileobj)
-                continue
-            if key.fileobj is proc.stdout:
-                stdout += chunk
-                if len(stdout) > output_limit:
-                    del stdout[output_limit:]
-                    output_limited = True
-            elif key.fileobj is proc.stderr:
-                stderr_total += len(chunk)
-                stderr += chunk
-                del stderr[:-STDERR_TAIL]
-                if stderr_total > 4 * output_limit:
-                    output_limited = True
-            else:
-                report += chunk
-                if len(report) > REPORT_LIMIT:
-                    output_limited = True
-        if output_limited:
-            break
-        if proc.poll() is not None and all(k.fileobj is proc.stdin for k in sel.get_map().values()):
-            break
-
-    if timed_out or output_limited:
-        _kill_everything_else(proc)
+            io.pump(min(remaining, idle_poll))
+        # Everything the step started is killed and reaped now; what it wrote before is read to the end.
+        if isinstance(proc, Standby):
+            proc.kill_tree()
+        else:
+            _kill_everything_else(proc)
+        io.finish()
+        report = io.report[:REPORT_LIMIT].decode("utf-8", "replace")
+        code = proc.returncode
+    if isinstance(proc, Standby):
+        proc.close()
+        if proc.zygote.gone:
+            # The step killed or stopped the zygote (same uid: it can): what it reported is void, as when a step
+            # kills its judge process, and the verdict a runtime error, not a limit.
+            report, code = "", None
+            io.stderr += b"\n[runner] the step stopped or killed the sandbox's zygote: its reports are void\n"
     else:
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        _kill_everything_else(proc)
+        os.close(report_r)
     duration = time.monotonic() - started
-    sel.close()
-    for f in (proc.stdin, proc.stdout, proc.stderr):
-        try:
-            f.close()
-        except OSError:
-            pass
-    os.close(report_r)
 
-    code = proc.returncode
     result = {
         "exit_code": code if code is not None and code >= 0 else None,
         "signal": -code if code is not None and code < 0 else None,
         "timed_out": timed_out,
-        "output_limited": output_limited,
+        "output_limited": io.limited,
         "duration_s": round(duration, 6),
-        "stdout": stdout.decode("utf-8", "replace"),
-        "stderr": stderr.decode("utf-8", "replace"),
-        "report": report[:REPORT_LIMIT].decode("utf-8", "replace"),
+        "stdout": io.stdout.decode("utf-8", "replace"),
+        "stderr": io.stderr.decode("utf-8", "replace"),
+        "report": report,
     }
     collected = {}
     for rel in step.get("collect", ()):
@@ -430,11 +943,12 @@ def _scrub():
     return dirty
 
 
-def run_job(job, out, standby=None):
+def run_job(job, out, zygote=None):
     """Runs one job's steps in a fresh work dir, then scrubs; ends with a "done" event.
-    A standby (zygote child) may serve the first step; an unused one is discarded."""
+    With a zygote, each step's process is one of its standbys."""
     token = job.get("token")  # echoed on every event: the host ignores lines without it
-    workdir = tempfile.mkdtemp(prefix="job-", dir="/tmp")
+    workdir = f"/tmp/job-{os.urandom(8).hex()}"  # not tempfile: it imports random (an at-fork hook)
+    os.mkdir(workdir, 0o700)
     for rel, content in job.get("files", {}).items():
         path = os.path.normpath(os.path.join(workdir, rel))
         if not path.startswith(workdir + os.sep):
@@ -443,17 +957,15 @@ def run_job(job, out, standby=None):
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(content)
     for index, step in enumerate(job["steps"]):
-        use = standby if index == 0 and step.get("harness") in HARNESSES else None
-        if standby is not None and use is None:
-            standby.discard()
-        standby = None
-        result = run_step(step, job, workdir, use)
+        standby = zygote.standby() if zygote is not None and not zygote.gone else None
+        result = run_step(step, job, workdir, standby)
         result.update(event="step", index=index, name=step.get("name", str(index)), token=token)
         out.write(json.dumps(result) + "\n")
         out.flush()
         if step.get("stop_on_failure") and _failed(result):
             break
-    dirty = _scrub()
+    # A zygote a step killed or stopped is an anomaly: the host replaces the sandbox.
+    dirty = _scrub() or (zygote is not None and (zygote.gone or zygote.unclean))
     out.write(json.dumps({"event": "done", "dirty": dirty, "token": token}) + "\n")
     out.flush()
 
@@ -463,19 +975,23 @@ def main():
         signal.signal(sig, signal.SIG_IGN)
     _make_undumpable()
     if "--serve" in sys.argv[1:]:
-        # A warm container: one job per stdin line, run one after another, until stdin closes.
-        # The standby for a job is forked before the job is read, so it never holds job data.
+        # A warm container: one job per stdin line, run one after another, until stdin closes. The zygote
+        # is forked before any job is read and the next standby before the next job is, so neither holds
+        # job data.
         stdin = sys.stdin.buffer
-        gc.freeze()  # forks (standby, candidate) then share these pages instead of each collection copying them
+        gc.freeze()  # the zygote then shares these pages instead of each collection copying them
+        zygote = None
         while True:
-            standby = Standby()
+            if zygote is None or zygote.gone:
+                zygote = Zygote()
+            zygote.ask_standby()
             line = stdin.readline()
             if not line:
-                standby.discard()
+                zygote.close()
                 return
             job = json.loads(line)
             del line
-            run_job(job, sys.stdout, standby)
+            run_job(job, sys.stdout, zygote)
             del job
     job = json.loads(sys.stdin.buffer.read())
     sys.stdin.close()

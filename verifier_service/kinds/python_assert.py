@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import json
 
 from verifier_service.errors import InvalidSpec
@@ -83,6 +84,57 @@ def used_names(tests: str, entry_point: str) -> list[str]:
     return sorted(names)
 
 
+@functools.lru_cache(maxsize=1024)  # a batch holds few distinct specs; the result is only read
+def literal_calls(tests: str, entry_point: str, setup: str) -> list[dict] | None:
+    """The tests as calls on literals, one per test item, when every test is one: ``assert f(2, 3) == 6``,
+    ``assert 6 == f(2, 3)`` (any one comparison operator), ``assert f(x)`` or ``assert not f(x)``, where ``f``
+    is a name the completion defines and every argument and expected value is a Python literal. Then the
+    runner judges them itself, against the completion's process, with the judge's rules (no test code runs,
+    and the step needs one process instead of two). None when a test is anything else (helpers, imports,
+    loops, messages, setup code, an entry point's ``check``): those run in the judge process."""
+    if setup.strip() or entry_point:
+        return None
+    names = set(used_names(tests, entry_point))
+    calls = []
+    for node in ast.parse(tests).body:
+        call = _literal_call(node, names)
+        if call is None:
+            return None
+        calls.append(call)
+    return calls or None
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _literal_call(node: ast.stmt, names: set[str]) -> dict | None:
+    if not isinstance(node, ast.Assert) or node.msg is not None:
+        return None
+    test, op, expected, swap = node.test, None, None, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, op = test.operand, "not"
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPS:
+        op = _OPS[type(test.ops[0])]
+        left, right = test.left, test.comparators[0]
+        if _is_literal(left) and not _is_literal(right):
+            left, right, swap = right, left, True
+        test, expected = left, right
+        if not _is_literal(expected):
+            return None
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in names
+            and all(not isinstance(a, ast.Starred) and _is_literal(a) for a in test.args)
+            and all(k.arg is not None and _is_literal(k.value) for k in test.keywords)):
+        return None
+    return {"fn": test.func.id, "args": "(" + "".join(ast.unparse(a) + ", " for a in test.args) + ")",
+            "kwargs": "{" + ", ".join(f"{k.arg!r}: {ast.unparse(k.value)}" for k in test.keywords) + "}",
+            "op": op, "expected": ast.unparse(expected) if expected is not None else None, "swap": swap}
+
+
 def _explained(node: ast.stmt, exact_types: bool = False) -> str | None:
     """``assert a == b`` rewritten to report both values when it fails (each side evaluated once)."""
     if not (isinstance(node, ast.Assert) and node.msg is None and isinstance(node.test, ast.Compare)
@@ -126,9 +178,13 @@ class PythonAssert(VerifierKind):
         payload = {"setup": spec.setup, "solution": text, "items": items, "fast_fail": spec.fast_fail,
                    "names": used_names(spec.tests, spec.entry_point), "entry_point": spec.entry_point,
                    "nonce": nonce}
+        calls = literal_calls(spec.tests, spec.entry_point, spec.setup)
+        if calls is not None:
+            payload.update(calls=calls, exact_types=spec.exact_types)
         job = Job(steps=[Step("tests", [*PYTHON, f"{HARNESS_DIR}/assert_harness.py"], ctx.timeout_s,
                               stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
-                              output_limit=ctx.config.output_limit_bytes, harness="assert_harness")])
+                              output_limit=ctx.config.output_limit_bytes, harness="assert_harness",
+                              judge="calls" if calls is not None else "")])
         run = await run_job(ctx, job)
         if isinstance(run, Outcome):
             return run

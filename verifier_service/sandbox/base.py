@@ -23,6 +23,7 @@ class Step:
     collect: tuple[str, ...] = ()       # work-dir files returned after the step
     stop_on_failure: bool = False       # skip the remaining steps if this one fails
     harness: str = ""                   # a harness the runner may start from its warm zygote instead of argv
+    judge: str = ""                     # "calls": the runner may judge the step's tests itself (see python_assert)
 
 
 @dataclass(frozen=True)
