@@ -26,6 +26,9 @@ copy pages.
 Standard library only: it runs on whatever Python the sandbox image has.
 """
 
+# The C module, not signal.py: its signal() converts handlers to and from enums, which in a freshly forked
+# process costs some hundred page copies (page faults are slow in virtual machines).
+import _signal as signal
 import ctypes
 import fcntl
 import gc
@@ -36,7 +39,6 @@ import resource
 import select
 import selectors
 import shutil
-import signal
 import socket
 import sys
 import time
@@ -72,22 +74,30 @@ def _make_undumpable():
     _prctl(PR_SET_DUMPABLE, 0)
 
 
-def _limits(step, job):
+def _rlimits(step, job):
     cpu = int(step["timeout_s"]) + 2
     memory = step.get("memory_bytes")
     fsize = job.get("file_size_limit")
     nofile = job.get("open_files", 256)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    if memory:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if fsize:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
+
+def _default_signals():
+    for sig in (*IGNORED_SIGNALS, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _limits(step, job):
+    """A subprocess's preexec_fn: the step's limits, signals as a program started afresh has them."""
     def apply():
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-        if memory:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        if fsize:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        for sig in (*IGNORED_SIGNALS, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_DFL)
+        _rlimits(step, job)
+        _default_signals()
 
     return apply
 
@@ -172,31 +182,31 @@ class Standby:
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
             os.closerange(5, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-            with os.fdopen(4, "rb") as control:
-                order = json.loads(control.read() or b"null")
+            # What a freshly started interpreter would have: SIGPIPE / SIGXFSZ ignored (writes fail with
+            # an error instead), SIGINT raising KeyboardInterrupt, the rest as the kernel has them. All
+            # that does not depend on the step is done here, before the order comes (a standby is forked
+            # ahead of its job: this is off the job's path); the environment and sys.std* the zygote set.
+            _default_signals()
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            order = _read_order(4)
             if not order:
                 os._exit(0)
-            _limits(order["step"], order["job"])()
-            os.chdir(order["workdir"])
-            env = _step_env(order["workdir"], Standby.REPORT_FD)
+            _rlimits(order["step"], order["job"])
+            workdir = order["workdir"]
+            os.chdir(workdir)
             if "argv" in order:
                 argv = order["argv"]
-                signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a program started afresh has it
+                env = _step_env(workdir, Standby.REPORT_FD)
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a program started afresh has them
+                signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
                 try:
                     os.execve(shutil.which(argv[0], path=env["PATH"]) or argv[0], argv, env)
                 except OSError as exc:
                     os.write(2, f"could not start {argv[0]!r}: {exc}\n".encode())
                 os._exit(127)
-            # What a freshly started interpreter would have: SIGPIPE / SIGXFSZ ignored (writes fail
-            # with an error instead), SIGINT raising KeyboardInterrupt.
-            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            os.environ.clear()
-            os.environ.update(env)
-            sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-            sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
-            sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", write_through=True)
+            os.environ["HOME"] = os.environ["TMPDIR"] = workdir
             sys.argv = [os.path.join(HARNESS_DIR, order["harness"] + ".py")]
             entry = HARNESSES[order["harness"]]
         except BaseException:  # noqa: BLE001 - a broken standby must not become a second zygote
@@ -266,6 +276,18 @@ class Standby:
 
 def _noop(*_):
     pass
+
+
+def _read_order(fd):
+    """The standby's order (JSON, up to the end of the control pipe); None when the pipe closes empty."""
+    data = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(fd)
+    return json.loads(data) if data else None
 
 
 class Zygote:
@@ -452,6 +474,13 @@ def _zygote_main(fd):  # pragma: no cover - runs in the zygote
         os.closerange(4, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         sock = socket.socket(fileno=3)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        # What every standby inherits instead of making it: the steps' environment (a standby sets only its
+        # work dir) and sys.stdin / stdout / stderr over fds 0-2, which a standby points at its own pipes.
+        os.environ.clear()
+        os.environ.update(_step_env("/tmp", Standby.REPORT_FD))
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", write_through=True)
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
         os.set_blocking(wake_w, False)
