@@ -74,11 +74,13 @@ def _make_undumpable():
     _prctl(PR_SET_DUMPABLE, 0)
 
 
-def _rlimits(step, job):
-    cpu = int(step["timeout_s"]) + 2
-    memory = step.get("memory_bytes")
-    fsize = job.get("file_size_limit")
-    nofile = job.get("open_files", 256)
+def _limit_numbers(step, job):
+    """CPU seconds, address space, file size (0: none) and open files of a step."""
+    return (int(step["timeout_s"]) + 2, int(step.get("memory_bytes") or 0), int(job.get("file_size_limit") or 0),
+            int(job.get("open_files", 256)))
+
+
+def _rlimits(cpu, memory, fsize, nofile):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
@@ -95,8 +97,10 @@ def _default_signals():
 
 def _limits(step, job):
     """A subprocess's preexec_fn: the step's limits, signals as a program started afresh has them."""
+    numbers = _limit_numbers(step, job)
+
     def apply():
-        _rlimits(step, job)
+        _rlimits(*numbers)
         _default_signals()
 
     return apply
@@ -193,11 +197,14 @@ class Standby:
             order = _read_order(4)
             if not order:
                 os._exit(0)
-            _rlimits(order["step"], order["job"])
-            workdir = order["workdir"]
+            # "<cpu s> <address space> <file size> <open files> <work dir> <harness or ->\n[argv as JSON]"
+            head, _, rest = order.partition(b"\n")
+            cpu, memory, fsize, nofile, workdir, harness = head.split()
+            _rlimits(int(cpu), int(memory), int(fsize), int(nofile))
+            workdir = workdir.decode()
             os.chdir(workdir)
-            if "argv" in order:
-                argv = order["argv"]
+            if harness == b"-":
+                argv = json.loads(rest)
                 env = _step_env(workdir, Standby.REPORT_FD)
                 signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a program started afresh has them
                 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
@@ -207,8 +214,9 @@ class Standby:
                     os.write(2, f"could not start {argv[0]!r}: {exc}\n".encode())
                 os._exit(127)
             os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-            sys.argv = [os.path.join(HARNESS_DIR, order["harness"] + ".py")]
-            entry = HARNESSES[order["harness"]]
+            harness = harness.decode()
+            sys.argv = [os.path.join(HARNESS_DIR, harness + ".py")]
+            entry = HARNESSES[harness]
         except BaseException:  # noqa: BLE001 - a broken standby must not become a second zygote
             os._exit(70)
         code = 0
@@ -232,14 +240,14 @@ class Standby:
     def start(self, step, job, workdir):
         # Only what the limits need and what to run: the step's stdin (the tests, the nonce) never enters
         # the standby's memory by this way, so a process it forks before reading stdin cannot hold them.
-        order = {"step": {k: step[k] for k in ("timeout_s", "memory_bytes") if k in step},
-                 "job": {k: job[k] for k in ("file_size_limit", "open_files") if k in job}, "workdir": workdir}
-        if step.get("harness") in HARNESSES:
-            order["harness"] = step["harness"]
+        harness = step.get("harness")
+        order = "%d %d %d %d " % _limit_numbers(step, job) + workdir
+        if harness in HARNESSES:
+            order += f" {harness}\n"
         else:
-            order["argv"] = step["argv"]
+            order += " -\n" + json.dumps(step["argv"])
         try:
-            os.write(self._control, json.dumps(order).encode())
+            os.write(self._control, order.encode())
         finally:
             os.close(self._control)
             self._control = None
@@ -279,7 +287,7 @@ def _noop(*_):
 
 
 def _read_order(fd):
-    """The standby's order (JSON, up to the end of the control pipe); None when the pipe closes empty."""
+    """The standby's order (up to the end of the control pipe: see ``Standby.start``); empty when there is none."""
     data = b""
     while True:
         chunk = os.read(fd, 65536)
@@ -287,7 +295,7 @@ def _read_order(fd):
             break
         data += chunk
     os.close(fd)
-    return json.loads(data) if data else None
+    return data
 
 
 class Zygote:
@@ -322,7 +330,7 @@ class Zygote:
 
     def ask_standby(self):
         """Has the next standby forked now (while the runner waits for the job); ``standby()`` takes it."""
-        if not self._asked and self._send({"op": "standby"}):
+        if not self._asked and self._send(b"S"):
             self._asked = True
 
     def standby(self):
@@ -350,9 +358,10 @@ class Zygote:
 
     def clean(self):
         """After a step: every process but the runner and the zygote killed and reaped (False: not all, and the
-        sandbox is reported dirty)."""
-        if self.gone or not self._send({"op": "clean"}):
+        sandbox is reported dirty); the zygote then forks the next standby at once (``standby()`` takes it)."""
+        if self.gone or not self._send(b"CS"):
             return self._lost()
+        self._asked = True
         while not self.gone:
             message, _ = self._receive(self.ANSWER_TIMEOUT_S)
             if message is None:
@@ -395,7 +404,7 @@ class Zygote:
 
     def _send(self, message):
         try:
-            self.sock.send(json.dumps(message).encode())
+            self.sock.send(message)
             return True
         except OSError:
             self._lost()
@@ -414,7 +423,7 @@ class Zygote:
         if not data:
             self._lost()
             return None, []
-        message = json.loads(data)
+        message = _zygote_message(data)
         if "exit" in message and self.current is not None and message["exit"] == self.current.pid:
             self.current.returncode = message["code"]
         return message, fds
@@ -430,6 +439,21 @@ class Zygote:
         if self.current is not None and self.current.returncode is None:
             self.current.returncode = codes.get(self.current.pid, -signal.SIGKILL)
         return False
+
+
+def _zygote_message(data):
+    """The zygote's few words as a dict: ``S <pid>`` (a standby, its pipes attached), ``X <pid> <code>`` (the
+    standby exited), ``C <all reaped: 0|1> [<pid> <code>]`` (cleaned, with the standby's exit if it came then)."""
+    kind, *numbers = data.split()
+    numbers = [int(n) for n in numbers]
+    if kind == b"S":
+        return {"standby": numbers[0]}
+    if kind == b"X":
+        return {"exit": numbers[0], "code": numbers[1]}
+    message = {"clean": bool(numbers[0])}
+    if len(numbers) == 3:
+        message.update(exit=numbers[1], code=numbers[2])
+    return message
 
 
 def _kill_all_and_reap(*pids):
@@ -500,8 +524,7 @@ def _zygote_main(fd):  # pragma: no cover - runs in the zygote
 def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
     standby = None
 
-    def say(message, fds=()):
-        data = json.dumps(message).encode()
+    def say(data, fds=()):
         try:
             if fds:
                 socket.send_fds(sock, [data], fds)
@@ -526,7 +549,7 @@ def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
                 if pid == 0:
                     break
                 if pid == standby:
-                    say({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+                    say(b"X %d %d" % (pid, os.waitstatus_to_exitcode(status)))
                     standby = None
         if sock not in ready:
             continue
@@ -537,8 +560,18 @@ def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
         if not data:  # the runner is done with it
             _kill_all_and_reap(*([standby] if standby else []))
             os._exit(0)
-        op = json.loads(data).get("op")
-        if op == "standby":
+        if data.startswith(b"C"):
+            codes = _kill_tree_as_zygote(standby)
+            answer = b"C %d" % (codes is not None)
+            if codes and standby in codes:
+                answer += b" %d %d" % (standby, codes[standby])
+            standby = None
+            try:
+                os.read(wake_r, 512)  # the SIGCHLDs of what was just reaped
+            except BlockingIOError:
+                pass
+            say(answer)
+        if data.endswith(b"S"):
             pipes = [os.pipe() for _ in range(5)]  # stdin, stdout, stderr, report, control
             gc.freeze()
             pid = os.fork()
@@ -552,16 +585,9 @@ def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
                 os.close(end)
             theirs = [in_w, out_r, err_r, rep_r, ctl_w]
             standby = pid
-            say({"standby": pid}, theirs)
+            say(b"S %d" % pid, theirs)
             for end in theirs:
                 os.close(end)
-        elif op == "clean":
-            codes = _kill_tree_as_zygote(standby)
-            answer = {"clean": codes is not None}
-            if codes and standby in codes:
-                answer.update(exit=standby, code=codes[standby])
-            standby = None
-            say(answer)
 
 
 def _kill_tree_as_zygote(standby):  # pragma: no cover - runs in the zygote
