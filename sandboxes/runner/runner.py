@@ -386,11 +386,20 @@ class Zygote:
                     pass
             except ChildProcessError:
                 pass
-            if not [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, self.pid)]:
+            if not any(self._stray(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, self.pid)):
                 return True
             if time.monotonic() > give_up:
                 return False
             time.sleep(0.0005)
+
+    def _stray(self, pid):
+        """Whether a process is left from the step: any but the zygote's children (it answered only when it had
+        none left, so a child of its now is the next standby, forked after the answer)."""
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                return int(fh.read().rsplit(b")", 1)[1].split()[1]) != self.pid
+        except (OSError, IndexError, ValueError):
+            return False  # gone already
 
     def close(self):
         """Ends the zygote (it kills what it forked, then exits) and reaps it."""
