@@ -323,6 +323,7 @@ class Zygote:
         self.current = None
         self.gone = False
         self.unclean = False  # a step left processes behind that would not go
+        self.usage = [0, 0, 0, 0]  # its CPU microseconds and faults, then those of the processes it reaped
         self._asked = False
 
     def fileno(self):
@@ -368,6 +369,7 @@ class Zygote:
                 break
             if "clean" in message:
                 self.current = None
+                self.usage = message["usage"]
                 if not (message["clean"] and self._no_strays()):
                     self.unclean = True
                 return not self.unclean
@@ -452,17 +454,25 @@ class Zygote:
 
 def _zygote_message(data):
     """The zygote's few words as a dict: ``S <pid>`` (a standby, its pipes attached), ``X <pid> <code>`` (the
-    standby exited), ``C <all reaped: 0|1> [<pid> <code>]`` (cleaned, with the standby's exit if it came then)."""
+    standby exited), ``C <all reaped: 0|1> <usage: 4 numbers> [<pid> <code>]`` (cleaned, with its CPU
+    microseconds and page faults so far, then those of the steps' processes it reaped, and the standby's exit
+    if it came then)."""
     kind, *numbers = data.split()
     numbers = [int(n) for n in numbers]
     if kind == b"S":
         return {"standby": numbers[0]}
     if kind == b"X":
         return {"exit": numbers[0], "code": numbers[1]}
-    message = {"clean": bool(numbers[0])}
-    if len(numbers) == 3:
-        message.update(exit=numbers[1], code=numbers[2])
+    message = {"clean": bool(numbers[0]), "usage": numbers[1:5]}
+    if len(numbers) == 7:
+        message.update(exit=numbers[5], code=numbers[6])
     return message
+
+
+def _usage(who):
+    """(CPU microseconds, minor page faults) of this process (RUSAGE_SELF) or its reaped children."""
+    ru = resource.getrusage(who)
+    return int((ru.ru_utime + ru.ru_stime) * 1e6), ru.ru_minflt
 
 
 def _kill_all_and_reap(*pids):
@@ -571,7 +581,8 @@ def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
             os._exit(0)
         if data.startswith(b"C"):
             codes = _kill_tree_as_zygote(standby)
-            answer = b"C %d" % (codes is not None)
+            answer = b"C %d %d %d %d %d" % (codes is not None, *_usage(resource.RUSAGE_SELF),
+                                               *_usage(resource.RUSAGE_CHILDREN))
             if codes and standby in codes:
                 answer += b" %d %d" % (standby, codes[standby])
             standby = None
@@ -1011,6 +1022,7 @@ def run_job(job, out, zygote=None):
     """Runs one job's steps in a fresh work dir, then scrubs; ends with a "done" event.
     With a zygote, each step's process is one of its standbys."""
     token = job.get("token")  # echoed on every event: the host ignores lines without it
+    before = (_usage(resource.RUSAGE_SELF), list(zygote.usage) if zygote is not None else None)
     workdir = f"/tmp/job-{os.urandom(8).hex()}"  # not tempfile: it imports random (an at-fork hook)
     os.mkdir(workdir, 0o700)
     for rel, content in job.get("files", {}).items():
@@ -1030,8 +1042,21 @@ def run_job(job, out, zygote=None):
             break
     # A zygote a step killed or stopped is an anomaly: the host replaces the sandbox.
     dirty = _scrub() or (zygote is not None and (zygote.gone or zygote.unclean))
-    out.write(json.dumps({"event": "done", "dirty": dirty, "token": token}) + "\n")
+    done = {"event": "done", "dirty": dirty, "token": token, "usage": _job_usage(before, zygote)}
+    out.write(json.dumps(done) + "\n")
     out.flush()
+
+
+def _job_usage(before, zygote):
+    """CPU seconds and page faults of the job, by process: the runner, the zygote, the steps' processes (those
+    the zygote reaped; a one-job runner's steps are its own children)."""
+    (cpu, faults), zygote_before = before
+    now_cpu, now_faults = _usage(resource.RUSAGE_SELF)
+    usage = {"runner": [round((now_cpu - cpu) / 1e6, 6), now_faults - faults]}
+    if zygote is not None and zygote_before is not None and not zygote.gone:
+        z = [a - b for a, b in zip(zygote.usage, zygote_before, strict=True)]
+        usage.update(zygote=[round(z[0] / 1e6, 6), z[1]], steps=[round(z[2] / 1e6, 6), z[3]])
+    return usage
 
 
 def main():
