@@ -20,7 +20,7 @@ from verifier_service.kinds.base import Context
 from verifier_service.kinds.python_assert import split_tests, used_names
 from verifier_service.sandbox import seccomp
 from verifier_service.sandbox.base import Job, SandboxRun
-from verifier_service.sandbox.protocol import RunnerStream, exchange
+from verifier_service.sandbox.protocol import RunnerStream, SocketStream, exchange, exchange_async
 from verifier_service.verdict import Verdict
 
 RUNNER = Path(__file__).resolve().parents[1] / "sandboxes" / "runner"
@@ -160,11 +160,18 @@ class FakeStream(RunnerStream):
         self.output = b""
         return True
 
+    async def send_async(self, data, deadline):
+        pass
+
+    async def receive_async(self, deadline):
+        return self._receive(0)
+
     def close(self):
         pass
 
 
 def test_only_lines_with_the_jobs_token_are_the_runners():
+    import asyncio
     import threading
     import time
 
@@ -172,6 +179,49 @@ def test_only_lines_with_the_jobs_token_are_the_runners():
               b'{"event": "step", "name": "real", "exit_code": 3, "token": "t"}\n{"event": "done", "token": "t"}\n')
     run = exchange(FakeStream(forged), b"job\n", "t", None, time.monotonic() + 5, threading.Event())
     assert run.completed and [s.name for s in run.steps] == ["real"] and run.steps[0].exit_code == 3
+    run = asyncio.run(exchange_async(FakeStream(forged), b"job\n", "t", None, time.monotonic() + 5))
+    assert run.completed and [s.name for s in run.steps] == ["real"] and run.steps[0].exit_code == 3
+
+
+def test_a_flooding_runner_stream_neither_holds_the_event_loop_nor_outlives_the_deadline():
+    """A candidate that writes to the runner's stdout without end: the job times out on the host and the
+    event loop keeps serving everything else meanwhile."""
+    import asyncio
+    import socket
+    import subprocess
+    import time
+
+    ours, theirs = socket.socketpair()
+    flood = ("import os, struct, sys\njunk = b\"not the runner's\\n\" * 256\n"
+             "frame = struct.pack('>BxxxI', 1, len(junk)) + junk\nfd = int(sys.argv[1])\n"
+             "try:\n    while True:\n        os.write(fd, frame)\nexcept OSError:\n    pass\n")
+    writer = subprocess.Popen([sys.executable, "-c", flood, str(theirs.fileno())], pass_fds=[theirs.fileno()])
+    theirs.close()
+
+    async def main():
+        ticks = 0
+
+        async def tick():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.get_running_loop().create_task(tick())
+        await asyncio.sleep(0.2)  # the socket's buffer fills
+        started = time.monotonic()
+        ticks = 0
+        run = await exchange_async(SocketStream(ours), b"job\n", "t", None, started + 0.5)
+        ticker.cancel()
+        return run, time.monotonic() - started, ticks
+
+    try:
+        run, elapsed, ticks = asyncio.run(main())
+    finally:
+        ours.close()
+        writer.kill()
+        writer.wait()
+    assert run.host_timeout and not run.completed and elapsed < 2.0 and ticks >= 3
 
 
 def test_a_job_that_takes_two_sandboxes_down_is_the_completions_fault():

@@ -19,6 +19,7 @@ Each ``Metrics`` has its own registry, so several services in one process (tests
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Callable
 
@@ -87,10 +88,17 @@ class Metrics:
         """One answered batch: its results' kinds, verdicts and latencies, and the tenant's usage."""
         from verifier_service._generated import verifier_pb2 as pb
 
+        verdicts: collections.Counter[tuple[str, int]] = collections.Counter()
+        latency = {}  # kind -> its histogram child: one label lookup per kind and batch, not per result
         for result in results:
             kind = result.kind or "unknown"
-            self.verdicts.labels(kind, pb.Verdict.Name(result.verdict)).inc()
-            self.latency.labels(kind).observe(result.timings.total_s)
+            verdicts[kind, result.verdict] += 1
+            histogram = latency.get(kind)
+            if histogram is None:
+                histogram = latency[kind] = self.latency.labels(kind)
+            histogram.observe(result.timings.total_s)
+        for (kind, verdict), n in verdicts.items():
+            self.verdicts.labels(kind, pb.Verdict.Name(verdict)).inc(n)
         self.tenant_verifications.labels(tenant).inc(len(results))
 
     def refused(self, tenant: str, code: str) -> None:

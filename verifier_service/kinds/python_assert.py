@@ -16,6 +16,7 @@ import ast
 import builtins
 import functools
 import json
+import re
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
@@ -34,29 +35,61 @@ from verifier_service.sandbox.base import Job, SandboxRun, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
+ANALYSIS_CACHE = 1024  # distinct (tests, entry_point, exact_types) kept: a batch repeats each prompt's spec
+# Lines as the parser splits them (only \r, \n, \r\n end one), the way ast.get_source_segment splits them.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
 
 def split_tests(tests: str, entry_point: str, exact_types: bool = False) -> list[dict[str, str]]:
     """Ordered items: {"kind": "stmt"|"test", "name", "code"}."""
+    items, _ = _analysed(tests, entry_point, exact_types)
+    return [{"kind": kind, "name": name, "code": code} for kind, name, code in items]
+
+
+@functools.lru_cache(maxsize=ANALYSIS_CACHE)
+def _analysed(tests: str, entry_point: str, exact_types: bool
+              ) -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...]]:
+    """The tests' (kind, name, code) items and the names they read, from one parse; cached, since validate and
+    verify both ask for every item of a batch and a GRPO group shares one spec (immutable: callers share it)."""
     try:
         tree = ast.parse(tests)
     except SyntaxError as exc:
         raise InvalidSpec(f"spec.tests is not valid Python: {exc.msg} (line {exc.lineno})") from exc
+    lines = [line.encode() for line in _LINE.findall(tests)]
     items = []
+    loaded: set[str] = set()
     for node in tree.body:
-        code = ast.get_source_segment(tests, node) or ast.unparse(node)
-        is_test = any(isinstance(n, ast.Assert) for n in ast.walk(node)) and not isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        code = _source_segment(lines, node) or ast.unparse(node)
+        has_assert = False
+        for n in ast.walk(node):  # one walk for both: whether it asserts, and the names it reads
+            if isinstance(n, ast.Name):
+                if isinstance(n.ctx, ast.Load):
+                    loaded.add(n.id)
+            elif isinstance(n, ast.Assert):
+                has_assert = True
+        is_test = has_assert and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         name = " ".join(code.split())
         if is_test:
             code = _explained(node, exact_types) or code
             if exact_types:
                 code = ast.unparse(ast.fix_missing_locations(_ExactTypes().visit(ast.parse(code))))
-        items.append({"kind": "test" if is_test else "stmt", "name": truncate(name, 120), "code": code})
+        items.append(("test" if is_test else "stmt", truncate(name, 120), code))
     if entry_point:
-        items.append({"kind": "test", "name": f"check({entry_point})", "code": f"check({entry_point})"})
-    if not any(item["kind"] == "test" for item in items):
+        items.append(("test", f"check({entry_point})", f"check({entry_point})"))
+    if not any(kind == "test" for kind, _, _ in items):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
-    return items
+    return tuple(items), tuple(_names(loaded, entry_point))
+
+
+def _source_segment(lines: list[bytes], node: ast.stmt) -> str | None:
+    """``ast.get_source_segment`` over lines split once (it splits the whole source again for every node)."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        return None
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first][node.col_offset:node.end_col_offset].decode()
+    return (lines[first][node.col_offset:] + b"".join(lines[first + 1:last])
+            + lines[last][:node.end_col_offset]).decode()
 
 
 _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is",
@@ -77,8 +110,12 @@ class _ExactTypes(ast.NodeTransformer):
 def used_names(tests: str, entry_point: str) -> list[str]:
     """Names the tests read that the completion may define: the judge binds these to the completion's
     objects (never a builtin's name, except the entry point)."""
-    names = {n.id for n in ast.walk(ast.parse(tests)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    names = {n for n in names if not hasattr(builtins, n) and not n.startswith("__rlvr")}
+    return _names({n.id for n in ast.walk(ast.parse(tests)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)},
+                  entry_point)
+
+
+def _names(loaded: set[str], entry_point: str) -> list[str]:
+    names = {n for n in loaded if not hasattr(builtins, n) and not n.startswith("__rlvr")}
     if entry_point:
         names.add(entry_point)
     return sorted(names)
@@ -168,16 +205,16 @@ class PythonAssert(VerifierKind):
         self.require(spec, "tests")
         if spec.entry_point and not spec.entry_point.isidentifier():
             raise InvalidSpec(f"spec.entry_point {spec.entry_point!r} is not a Python identifier")
-        split_tests(spec.tests, spec.entry_point)
+        _analysed(spec.tests, spec.entry_point, spec.exact_types)  # verify asks the same (cached)
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
-        items = split_tests(spec.tests, spec.entry_point, spec.exact_types)
-        names = [item["name"] for item in items if item["kind"] == "test"]
+        items, used = _analysed(spec.tests, spec.entry_point, spec.exact_types)
+        names = [name for kind, name, _ in items if kind == "test"]
         nonce = new_nonce()
-        payload = {"setup": spec.setup, "solution": text, "items": items, "fast_fail": spec.fast_fail,
-                   "names": used_names(spec.tests, spec.entry_point), "entry_point": spec.entry_point,
-                   "nonce": nonce}
+        payload = {"setup": spec.setup, "solution": text,
+                   "items": [{"kind": kind, "name": name, "code": code} for kind, name, code in items],
+                   "fast_fail": spec.fast_fail, "names": used, "entry_point": spec.entry_point, "nonce": nonce}
         calls = literal_calls(spec.tests, spec.entry_point, spec.setup)
         if calls is not None:
             payload.update(calls=calls, exact_types=spec.exact_types)

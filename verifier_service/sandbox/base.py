@@ -8,7 +8,7 @@ verifier kinds read ``StepResult``s and decide.
 from __future__ import annotations
 
 import contextvars
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -34,7 +34,7 @@ class Job:
     def to_runner_json(self, file_size_limit: int, open_files: int) -> dict[str, Any]:
         return {
             "files": self.files,
-            "steps": [asdict(s) for s in self.steps],
+            "steps": [dict(vars(s)) for s in self.steps],  # not asdict: it deep-copies every value, stdin too
             "file_size_limit": file_size_limit,
             "open_files": open_files,
         }

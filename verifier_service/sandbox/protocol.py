@@ -4,12 +4,15 @@ The runner (``sandboxes/runner/runner.py``) reads one job per line of JSON on
 stdin and answers with one JSON line per finished step, then ``{"event":
 "done"}``. A backend supplies a ``RunnerStream`` that moves the bytes (a
 Docker attach socket, the pipes of a bubblewrap process); the line framing
-and the job exchange live here, once.
+and the job exchange live here, once. A warm sandbox's jobs are exchanged on
+the event loop (``exchange_async``: no thread, nor its hops, per job); a
+one-job sandbox's in the thread that starts and removes it (``exchange``).
 """
 
 from __future__ import annotations
 
 import abc
+import asyncio
 import contextlib
 import json
 import os
@@ -45,22 +48,34 @@ class RunnerStream(abc.ABC):
         """Waits up to ``timeout`` for output, adding it to ``line`` / ``stderr``; False at EOF."""
 
     @abc.abstractmethod
+    async def send_async(self, data: bytes, deadline: float) -> None:
+        """``send`` on the event loop."""
+
+    @abc.abstractmethod
+    async def receive_async(self, deadline: float) -> bool:
+        """``_receive`` on the event loop, waiting until ``deadline`` at most."""
+
+    @abc.abstractmethod
     def close(self) -> None: ...
 
     def _keep_stderr(self, data: bytes) -> None:
         self.stderr += data
         del self.stderr[:-STDERR_KEPT]
 
+    def buffered_events(self) -> Iterator[dict]:
+        """Yields the events of the complete lines received so far."""
+        while b"\n" in self.line:
+            line, self.line = self.line.split(b"\n", 1)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # not the runner's (it writes only JSON lines): a candidate's, where it can write here
+            yield event
+
     def events(self, deadline: float, cancel: threading.Event) -> Iterator[dict]:
         """Yields runner events; returns on EOF; raises TimeoutError at the deadline, InterruptedError on cancel."""
         while True:
-            while b"\n" in self.line:
-                line, self.line = self.line.split(b"\n", 1)
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue  # not the runner's (it writes only JSON lines): a candidate's, where it can write here
-                yield event
+            yield from self.buffered_events()
             if cancel.is_set():
                 raise InterruptedError
             remaining = deadline - time.monotonic()
@@ -82,6 +97,10 @@ class SocketStream(RunnerStream):
         self.raw.settimeout(max(0.1, deadline - time.monotonic()))
         self.raw.sendall(data)
 
+    async def send_async(self, data: bytes, deadline: float) -> None:
+        self.raw.setblocking(False)  # for the event loop; ``send`` and ``_receive`` set their own timeouts
+        await _write(self.raw.fileno(), data, deadline)
+
     def close_input(self) -> None:
         self.raw.shutdown(socket.SHUT_WR)
 
@@ -91,6 +110,19 @@ class SocketStream(RunnerStream):
             chunk = self.raw.recv(65536)
         except TimeoutError:
             return True
+        return self._unframe(chunk)
+
+    async def receive_async(self, deadline: float) -> bool:
+        if not await _ready([self.raw.fileno()], deadline):
+            return True
+        try:
+            chunk = self.raw.recv(65536)
+        except BlockingIOError:
+            return True
+        return self._unframe(chunk)
+
+    def _unframe(self, chunk: bytes) -> bool:
+        """Splits received bytes into stdout (``line``) and stderr by their frame headers; False at EOF."""
         if not chunk:
             return False
         self.buffer += chunk
@@ -140,6 +172,12 @@ class PipeStream(RunnerStream):
                 except BlockingIOError:
                     continue
 
+    async def send_async(self, data: bytes, deadline: float) -> None:
+        if self.stdin < 0:
+            raise BrokenPipeError("the runner's stdin is closed")
+        os.set_blocking(self.stdin, False)
+        await _write(self.stdin, data, deadline)
+
     def close_input(self) -> None:
         if self.stdin >= 0:
             os.close(self.stdin)
@@ -148,7 +186,24 @@ class PipeStream(RunnerStream):
     def _receive(self, timeout: float) -> bool:
         if not self._selector.get_map():
             return False
-        for key, _ in self._selector.select(timeout):
+        if not self._read(self._selector.select(timeout)):
+            self.drain_stderr(0.2)  # the runner's last words, for the error message
+            return False
+        return True
+
+    async def receive_async(self, deadline: float) -> bool:
+        if not self._selector.get_map():
+            return False
+        if not await _ready(list(self._selector.get_map()), deadline):
+            return True
+        if not self._read(self._selector.select(0)):
+            await asyncio.to_thread(self.drain_stderr, 0.2)  # the runner's last words, off the event loop
+            return False
+        return True
+
+    def _read(self, ready: list) -> bool:
+        """Reads the descriptors ``select`` found ready; False once the runner closed its stdout."""
+        for key, _ in ready:
             try:
                 chunk = os.read(key.fd, 65536)
             except BlockingIOError:
@@ -156,7 +211,6 @@ class PipeStream(RunnerStream):
             if not chunk:
                 self._selector.unregister(key.fd)
                 if key.fd == self.stdout:
-                    self.drain_stderr(0.2)  # the runner's last words, for the error message
                     return False
                 continue
             if key.fd == self.stdout:
@@ -199,6 +253,43 @@ class PipeStream(RunnerStream):
                 os.close(fd)
 
 
+async def _ready(fds: list[int], deadline: float, write: bool = False) -> bool:
+    """Waits on the event loop until one of ``fds`` can be read (or written); False if ``deadline`` came first.
+    It always waits there, even for data already in: output that never stops coming (a candidate writing to the
+    runner's stdout) must not keep the event loop to itself."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return False
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    add, remove = (loop.add_writer, loop.remove_writer) if write else (loop.add_reader, loop.remove_reader)
+
+    def wake(value: bool) -> None:
+        if not ready.done():
+            ready.set_result(value)
+
+    for fd in fds:
+        add(fd, wake, True)
+    timer = loop.call_later(remaining, wake, False)
+    try:
+        return await ready
+    finally:
+        timer.cancel()
+        for fd in fds:
+            remove(fd)
+
+
+async def _write(fd: int, data: bytes, deadline: float) -> None:
+    """Writes all of ``data`` to a non-blocking descriptor, waiting on the event loop while it is full."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            if not await _ready([fd], deadline, write=True):
+                raise TimeoutError("the runner did not take the job in time") from None
+
+
 def exchange(stream: RunnerStream, payload: bytes, token: str, on_step, deadline: float, cancel: threading.Event,
              close_stdin: bool = False) -> SandboxRun:
     """Sends one job and reads its events up to the runner's "done"; only events stamped with ``token`` count."""
@@ -212,16 +303,7 @@ def exchange(stream: RunnerStream, payload: bytes, token: str, on_step, deadline
         return run
     try:
         for event in stream.events(deadline, cancel):
-            if not isinstance(event, dict) or event.get("token") != token:
-                continue
-            if event.get("event") == "done":
-                run.completed = True
-                run.dirty = bool(event.get("dirty"))
-                return run
-            step = StepResult.from_runner(event)
-            run.steps.append(step)
-            if on_step is not None and on_step(step) is False:
-                run.stopped_early = True
+            if _take(run, event, token, on_step):
                 return run
     except TimeoutError:
         run.host_timeout = True
@@ -232,6 +314,53 @@ def exchange(stream: RunnerStream, payload: bytes, token: str, on_step, deadline
     except (OSError, ValueError) as exc:
         run.runner_error = f"lost the sandbox stream: {exc}"
         return run
-    detail = bytes(stream.stderr).decode("utf-8", "replace")[-1000:]
-    run.runner_error = "the sandbox runner ended without finishing the job" + (f": {detail}" if detail else "")
+    run.runner_error = _unfinished(stream)
     return run
+
+
+async def exchange_async(stream: RunnerStream, payload: bytes, token: str, on_step, deadline: float) -> SandboxRun:
+    """``exchange`` on the event loop, for a warm sandbox's job; cancelling the caller stops it where it waits."""
+    run = SandboxRun(steps=[], completed=False)
+    try:
+        await stream.send_async(payload, deadline)
+    except (OSError, TimeoutError) as exc:
+        run.runner_error = f"could not send the job to the sandbox: {exc}"
+        return run
+    try:
+        while True:
+            for event in stream.buffered_events():
+                if _take(run, event, token, on_step):
+                    return run
+            if time.monotonic() >= deadline:
+                raise TimeoutError
+            if not await stream.receive_async(deadline):
+                break
+    except TimeoutError:
+        run.host_timeout = True
+        return run
+    except (OSError, ValueError) as exc:
+        run.runner_error = f"lost the sandbox stream: {exc}"
+        return run
+    run.runner_error = _unfinished(stream)
+    return run
+
+
+def _take(run: SandboxRun, event, token: str, on_step) -> bool:
+    """Adds one runner event to ``run``; True when the job is over (its "done", or ``on_step`` stopped it)."""
+    if not isinstance(event, dict) or event.get("token") != token:
+        return False
+    if event.get("event") == "done":
+        run.completed = True
+        run.dirty = bool(event.get("dirty"))
+        return True
+    step = StepResult.from_runner(event)
+    run.steps.append(step)
+    if on_step is not None and on_step(step) is False:
+        run.stopped_early = True
+        return True
+    return False
+
+
+def _unfinished(stream: RunnerStream) -> str:
+    detail = bytes(stream.stderr).decode("utf-8", "replace")[-1000:]
+    return "the sandbox runner ended without finishing the job" + (f": {detail}" if detail else "")

@@ -31,7 +31,7 @@ from typing import Any
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox.base import Job, SandboxRun, StepResult, queue_clock
-from verifier_service.sandbox.protocol import RunnerStream, exchange
+from verifier_service.sandbox.protocol import RunnerStream, exchange, exchange_async
 
 log = logging.getLogger(__name__)
 
@@ -229,15 +229,12 @@ class PooledSandbox(abc.ABC):
         return json.dumps({**self._runner_job(job), "token": token}).encode() + b"\n", token
 
     async def _run_pooled(self, instance: Instance, job: Job, on_step, deadline_s) -> SandboxRun:
-        cancel = threading.Event()
         self.running += 1
         started = time.monotonic()
         try:
-            run = await asyncio.shield(asyncio.ensure_future(asyncio.to_thread(
-                exchange, instance.stream, *self._payload(job), on_step,
-                started + self._budget(job, deadline_s), cancel)))
+            run = await exchange_async(instance.stream, *self._payload(job), on_step,
+                                       started + self._budget(job, deadline_s))
         except asyncio.CancelledError:
-            cancel.set()
             self.recycled += 1
             await asyncio.to_thread(self._discard, instance)
             self._replace()
