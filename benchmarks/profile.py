@@ -12,9 +12,12 @@ process sends the batches and times them end to end. Phases:
   batch, measured here (grpc does them outside the handler);
 - prepare: validating the requests (spec cache, Prepared items);
 - engine: ``Engine.verify_all``; within it ``to_proto`` (outcome -> result);
-- python_assert: ``PooledSandbox.run`` (pool dispatch: queue wait + round
-  trip), ``exchange`` (the runner round trip on the wire, in a thread) and the
-  runner's own step time in the container (fork of the job + harness);
+- python_assert (calls on literals: the runner judges) and python_check
+  (HumanEval's ``check(candidate)``: a judge process): ``PooledSandbox.run``
+  (pool dispatch: queue wait + round trip), ``exchange_async`` (the runner round
+  trip on the wire, on the event loop), the runner's own step time in the
+  container and its account of each job's CPU time and page faults by process
+  (runner, zygote, the steps' processes);
 - json_schema: ``PurePool.run_many`` (chunking + dispatch), ``_call`` (pipe
   round trip to a worker, in a thread) and, measured here, the checks
   themselves and the pickling of a chunk.
@@ -47,6 +50,7 @@ HERE = Path(__file__).resolve().parent
 # ---- the server side: timers around the phases ------------------------------------------------
 
 TIMES: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])  # phase -> [seconds, calls]
+USAGE: dict[str, list[float]] = defaultdict(lambda: [0.0, 0, 0])  # process -> [CPU seconds, page faults, jobs]
 
 
 def _add(phase: str, seconds: float) -> None:
@@ -54,15 +58,18 @@ def _add(phase: str, seconds: float) -> None:
     TIMES[phase][1] += 1
 
 
-def _wrap_async(owner, name: str, phase: str) -> None:
+def _wrap_async(owner, name: str, phase: str, after=None) -> None:
     original = getattr(owner, name)
 
     async def timed(*args, **kwargs):
         t0 = time.perf_counter()
         try:
-            return await original(*args, **kwargs)
+            result = await original(*args, **kwargs)
         finally:
             _add(phase, time.perf_counter() - t0)
+        if after is not None:
+            after(result)
+        return result
 
     setattr(owner, name, timed)
 
@@ -96,9 +103,13 @@ def instrument() -> None:
     _wrap_async(warm.PooledSandbox, "_acquire", "pool: wait for an idle sandbox")
 
     def runner_steps(run) -> None:
-        _add("runner steps in the container (fork + harness)", sum(s.duration_s for s in run.steps))
+        _add("runner steps in the container (the step's processes, judging)", sum(s.duration_s for s in run.steps))
+        for part, (cpu, faults) in run.usage.items():
+            USAGE[part][0] += cpu
+            USAGE[part][1] += faults
+            USAGE[part][2] += 1
 
-    _wrap_sync(warm, "exchange", "exchange (runner round trip, thread)", runner_steps)
+    _wrap_async(warm, "exchange_async", "exchange (runner round trip, event loop)", runner_steps)
     _wrap_sync(warm.PooledSandbox, "_payload", "job payload (JSON encode)")
     _wrap_async(pool.PurePool, "run_many", "pure pool run_many (dispatch)")
     pool.PurePool._call = staticmethod(_timed_call(pool.PurePool._call))
@@ -132,13 +143,15 @@ async def serve(parallel: int, stats_path: Path) -> None:
         line = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
         if line == "start":
             TIMES.clear()
+            USAGE.clear()
             profiler = cProfile.Profile()
             profiler.enable()
         elif line == "stop":
             profiler.disable()
             text = io.StringIO()
             pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(14)
-            stats_path.write_text(json.dumps({"phases": dict(TIMES), "cprofile": text.getvalue()}))
+            stats_path.write_text(json.dumps({"phases": dict(TIMES), "usage": dict(USAGE),
+                                              "cprofile": text.getvalue()}))
         else:  # "quit" or EOF
             break
         print(json.dumps({"ok": line}), flush=True)
@@ -213,7 +226,7 @@ async def measure(server: Server, stats_path: Path, kind: str, n: int, chunk: in
     if kind == "json_schema":
         phases.update(_pure_offline(items, rounds))
     return {"kind": kind, "items": n * rounds, "batch": chunk, "wall_s": wall, "phases": phases,
-            "cprofile": stats["cprofile"]}
+            "usage": stats.get("usage", {}), "cprofile": stats["cprofile"]}
 
 
 def _pure_offline(items: list[dict], rounds: int) -> dict:
@@ -255,15 +268,27 @@ def summary(run: dict) -> list[str]:
     out = [f"- outside the handler (gRPC transport, protobuf, the client): {100 * (wall - handler) / wall:.0f}% of "
            "the wall time",
            f"- on the event loop per item: prepare {per_item('prepare (validate requests)'):.3f} ms"]
-    if run["kind"] == "python_assert":
-        trip = per_call("exchange (runner round trip, thread)")
-        steps = per_call("runner steps in the container (fork + harness)")
+    if run["kind"] in ("python_assert", "python_check"):
+        trip = per_call("exchange (runner round trip, event loop)")
+        steps = per_call("runner steps in the container (the step's processes, judging)")
         out[-1] += f", result building {per_call('to_proto (outcome -> result)'):.3f} ms"
         if trip:
             out.append(f"- one job's runner round trip: {trip:.1f} ms, of which {steps:.1f} ms "
-                       f"({100 * steps / trip:.0f}%) are its steps inside the container (fork of the job + harness "
-                       f"run) and {trip - steps:.1f} ms the rest (job JSON over the attach socket, work dir, scrub, "
-                       "the done event, the thread hop)")
+                       f"({100 * steps / trip:.0f}%) are its step inside the container and {trip - steps:.1f} ms "
+                       "the rest (job JSON over the attach socket, work dir, cleaning up after the step, scrub, the "
+                       "done event)")
+        usage = run.get("usage", {})
+        if usage:
+            parts = {"runner": "the runner", "zygote": "the zygote (its forks)",
+                     "steps": "the steps' processes (" + ("the completion's; the runner judges" if run["kind"] ==
+                                                          "python_assert" else "the judge and the completion's")
+                              + ")"}
+            jobs = max(u[2] for u in usage.values())
+            cpu = sum(u[0] for u in usage.values())
+            out.append(f"- inside the sandbox, by the runner's own account of {jobs} jobs: {1000 * cpu / jobs:.2f} ms "
+                       "of CPU per job: " + "; ".join(
+                           f"{parts[part]} {1000 * u[0] / jobs:.2f} ms ({u[1] / jobs:.0f} page faults)"
+                           for part, u in usage.items() if part in parts))
     else:
         trip = per_item("pure worker round trip (pipe + checks, thread)")
         checks = per_item("checks themselves (in one process, measured here)")
@@ -317,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     server = Server(args.parallel, stats_path)
     try:
         runs = [asyncio.run(measure(server, stats_path, "python_assert", args.assert_n, args.assert_n, args.rounds)),
+                asyncio.run(measure(server, stats_path, "python_check", args.assert_n, args.assert_n, args.rounds)),
                 asyncio.run(measure(server, stats_path, "json_schema", args.json_n, 1000, args.rounds))]
     finally:
         server.close()

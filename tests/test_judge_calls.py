@@ -187,3 +187,18 @@ class TestInTheSandbox:
             ok = service.verify("def f(x):\n    return 2 * x\n",
                                 {"kind": "python_assert", "extract": "raw", "tests": "assert f(2) == 4"})
             assert ok["verdict"] == "PASSED", ok
+
+    def test_the_runner_accounts_for_each_job(self, service):
+        # Each done event carries the job's CPU time and page faults by process; the service adds them up
+        # (Prometheus: rlvr_sandbox_{runner,zygote,steps}_{cpu_seconds,page_faults}_total, rlvr_sandbox_jobs_total).
+        sandbox = service.app.sandbox
+        jobs, steps = sandbox.jobs, sandbox.usage["steps"][0]
+        for i in range(3):
+            r = service.verify(f"def f(x):\n    return 2 * x  # {i}\n",
+                               {"kind": "python_assert", "extract": "raw", "tests": "assert f(2) == 4"})
+            assert r["verdict"] == "PASSED"
+        assert sandbox.jobs == jobs + 3
+        assert sandbox.usage["steps"][0] > steps and sandbox.usage["zygote"][1] > 0 and sandbox.usage["runner"][0] > 0
+        live = service.app._live_metrics()
+        assert live["rlvr_sandbox_jobs_total"] == sandbox.jobs
+        assert live["rlvr_sandbox_steps_cpu_seconds_total"] == sandbox.usage["steps"][0]

@@ -57,6 +57,12 @@ LIVE_HELP = {
     "rlvr_sandbox_pool_utilisation": "sandbox jobs running / pool size",
     "rlvr_sandbox_recycled_total": "warm sandboxes replaced (job count, age, anomaly, cancellation)",
     "rlvr_sandbox_backend_up": "1 while the sandbox backend is healthy (health SERVING), else 0",
+    "rlvr_sandbox_jobs_total": "sandbox jobs the runner finished",
+    **{f"rlvr_sandbox_{part}_cpu_seconds_total": f"CPU seconds of finished sandbox jobs spent in {what}"
+       for part, what in (("runner", "the runner"), ("zygote", "the zygote (the forks)"),
+                          ("steps", "the steps' processes (the harness, the judge, the completion)"))},
+    **{f"rlvr_sandbox_{part}_page_faults_total": f"minor page faults of finished sandbox jobs in {what}"
+       for part, what in (("runner", "the runner"), ("zygote", "the zygote"), ("steps", "the steps' processes"))},
 }
 
 

@@ -139,6 +139,11 @@ class VerifierApp:
             "rlvr_sandbox_pool_utilisation": running / size if size else 0.0,
             "rlvr_sandbox_recycled_total": getattr(sandbox, "recycled", 0),
             "rlvr_sandbox_backend_up": 0.0 if self.sandbox_problem else 1.0,
+            "rlvr_sandbox_jobs_total": getattr(sandbox, "jobs", 0),
+            **{f"rlvr_sandbox_{part}_cpu_seconds_total": cpu
+               for part, (cpu, _) in getattr(sandbox, "usage", {}).items()},
+            **{f"rlvr_sandbox_{part}_page_faults_total": faults
+               for part, (_, faults) in getattr(sandbox, "usage", {}).items()},
         }
 
     async def _check_sandbox(self) -> None:

@@ -97,6 +97,8 @@ class SandboxRun:
     runner_error: str = ""
     queue_s: float = 0.0
     run_s: float = 0.0
+    # What the job cost inside the sandbox, by process ("runner", "zygote", "steps"): (CPU seconds, page faults).
+    usage: dict[str, tuple[float, int]] = field(default_factory=dict)
 
 
 # Seconds the current verification spent waiting for a sandbox slot; the

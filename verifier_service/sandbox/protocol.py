@@ -345,6 +345,21 @@ async def exchange_async(stream: RunnerStream, payload: bytes, token: str, on_st
     return run
 
 
+USAGE_PARTS = ("runner", "zygote", "steps")
+
+
+def _usage(value) -> dict[str, tuple[float, int]]:
+    """The runner's account of a job's CPU seconds and page faults by process (absent from older images)."""
+    if not isinstance(value, dict):
+        return {}
+    out = {}
+    for part in USAGE_PARTS:
+        pair = value.get(part)
+        if isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, (int, float)) for x in pair):
+            out[part] = (float(pair[0]), int(pair[1]))
+    return out
+
+
 def _take(run: SandboxRun, event, token: str, on_step) -> bool:
     """Adds one runner event to ``run``; True when the job is over (its "done", or ``on_step`` stopped it)."""
     if not isinstance(event, dict) or event.get("token") != token:
@@ -352,6 +367,7 @@ def _take(run: SandboxRun, event, token: str, on_step) -> bool:
     if event.get("event") == "done":
         run.completed = True
         run.dirty = bool(event.get("dirty"))
+        run.usage = _usage(event.get("usage"))
         return True
     step = StepResult.from_runner(event)
     run.steps.append(step)

@@ -31,7 +31,7 @@ from typing import Any
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox.base import Job, SandboxRun, StepResult, queue_clock
-from verifier_service.sandbox.protocol import RunnerStream, exchange, exchange_async
+from verifier_service.sandbox.protocol import USAGE_PARTS, RunnerStream, exchange, exchange_async
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,8 @@ class PooledSandbox(abc.ABC):
         self.image_id: str | None = None  # digest of what runs the code, once checked (the result cache's key)
         self.running = 0
         self.recycled = 0
+        self.jobs = 0  # jobs a runner answered "done" to, and what they cost inside the sandboxes (the runner's
+        self.usage = {part: [0.0, 0] for part in USAGE_PARTS}  # account: CPU seconds, page faults by process)
 
     # ---- what a backend provides -------------------------------------------
 
@@ -216,6 +218,12 @@ class PooledSandbox(abc.ABC):
         clock = queue_clock.get()
         if clock is not None:
             clock[0] += run.queue_s
+        if run.completed:
+            self.jobs += 1
+            for part, (cpu, faults) in run.usage.items():
+                total = self.usage[part]
+                total[0] += cpu
+                total[1] += faults
         return run
 
     def _budget(self, job: Job, deadline_s: float | None) -> float:
