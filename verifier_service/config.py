@@ -51,7 +51,9 @@ class ServiceConfig:
                                      "default profile, none under bwrap")
     max_concurrency: int = _f(4, "sandbox containers running at once (the warm pool's size)")
     sandbox_pool: bool = _f(True, "keep warm sandbox containers (false: a fresh container per check)")
-    pool_max_jobs: int = _f(200, "jobs a warm container runs before it is replaced")
+    # Each job is cleaned up after itself (every process killed and reaped, scratch dirs scrubbed, SysV IPC
+    # checked): replacing a container is defence in depth, and a start costs about as much CPU as 30 jobs.
+    pool_max_jobs: int = _f(1000, "jobs a warm container runs before it is replaced")
     pool_max_age_s: float = _f(600.0, "seconds a warm container lives before it is replaced")
     max_pending: int = _f(4096, "completions admitted (running + queued) before RESOURCE_EXHAUSTED")
     max_batch_size: int = _f(2048, "completions in one VerifyBatch request")
