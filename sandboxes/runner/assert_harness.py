@@ -15,6 +15,7 @@ without it did not finish, and the host fails the missing tests.
 
 import ast
 import builtins
+import functools
 import json
 import operator
 import os
@@ -132,6 +133,14 @@ _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.l
         ">=": operator.ge, "is": operator.is_, "is not": operator.is_not, "in": lambda a, b: a in b,
         "not in": lambda a, b: a not in b}
 _MISSING = object()
+# The literals of a spec's calls, parsed once per text (a GRPO group's jobs share their spec); the short ones only,
+# so the runner's memory stays bounded. Never mutated: the arguments cross to the candidate as wire data, the
+# expected values are only compared and shown.
+_cached_literal = functools.lru_cache(maxsize=2048)(ast.literal_eval)
+
+
+def _literal(text):
+    return _cached_literal(text) if len(text) <= 2048 else ast.literal_eval(text)
 
 
 def judge_calls(candidate, job, report):
@@ -160,13 +169,13 @@ def judge_calls(candidate, job, report):
             function = names.get(call["fn"], _MISSING)
             if function is _MISSING:
                 raise NameError(f"name {call['fn']!r} is not defined")
-            value = function(*ast.literal_eval(call["args"]), **ast.literal_eval(call["kwargs"]))
+            value = function(*_literal(call["args"]), **_literal(call["kwargs"]))
             op = call["op"]
             if op is None or op == "not":
                 if (not value) if op is None else value:
                     raise AssertionError
             else:
-                expected = ast.literal_eval(call["expected"])
+                expected = _literal(call["expected"])
                 left, right = (expected, value) if call["swap"] else (value, expected)
                 if exact and op in ("==", "!="):
                     holds = judge.same(left, right) == (op == "==")
