@@ -50,6 +50,7 @@ WORK = {  # name: (workload, items per round, completions per VerifyBatch)
     "format": ("format", 4000, 1000),
     "python_assert": ("python_assert", 96, 96),
     "python_assert, one batch of 1024": ("python_assert", 1024, 1024),
+    "python_check (HumanEval's check(candidate))": ("python_check", 96, 96),
     "group of 8 (python_assert)": ("python_assert", 8, 8),
 }
 
