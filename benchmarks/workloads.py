@@ -85,8 +85,9 @@ def tasks(kind: str, n: int, start: int = 0) -> list[dict]:
 
 
 def mix(n: int) -> list[dict]:
-    """A batch like a mixed RLVR step: code tasks (C++ one in ten), schemas and formats interleaved."""
-    order = ("python_assert", "json_schema", "stdio_python", "format", "python_assert", "json_schema",
+    """A batch like a mixed RLVR step: code tasks (C++ one in ten, HumanEval's check form one in ten), schemas and
+    formats interleaved."""
+    order = ("python_assert", "json_schema", "stdio_python", "format", "python_check", "json_schema",
              "stdio_python", "python_assert", "json_schema", "stdio_cpp")
     return [MAKERS[order[i % len(order)]](10_000 + i) for i in range(n)]
 

@@ -21,7 +21,8 @@ def test_quick_benchmark_runs_every_harness_and_checks_every_verdict(tmp_path, d
                            "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=280)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads((tmp_path / "results.json").read_text())
-    assert set(result["workloads"]) == {"python_assert", "stdio_python", "stdio_cpp", "json_schema", "format", "mix"}
+    assert set(result["workloads"]) == {"python_assert", "python_check", "stdio_python", "stdio_cpp", "json_schema",
+                                        "format", "mix"}
     rows = result["workloads"]["python_assert"]["rows"]
     assert set(rows) == {REFERENCE, FLOOR, NAIVE, SERVICE}
     for block in result["workloads"].values():
@@ -36,7 +37,7 @@ def test_quick_benchmark_runs_every_harness_and_checks_every_verdict(tmp_path, d
     assert "| python_assert | this service" in report and "load average" in report
 
 
-@pytest.mark.parametrize("kind", ["python_assert", "stdio_python", "json_schema", "format"])
+@pytest.mark.parametrize("kind", ["python_assert", "python_check", "stdio_python", "json_schema", "format"])
 def test_host_harnesses_reach_the_expected_verdicts_and_a_wrong_answer_fails(kind):
     """The reference and floor harnesses are not pass-everything stubs: each task, and each task's
     expected verdict flipped for a right one, is judged as the workload says."""

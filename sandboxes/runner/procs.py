@@ -1,0 +1,82 @@
+"""What every process the runner starts gets: its limits, signals and environment; and the harnesses a
+standby (a step's process forked ahead of its job, see ``zygote.py``) can become without an interpreter start.
+
+Standard library only.
+"""
+
+# The C module, not signal.py: its signal() converts handlers to and from enums, which in a freshly forked
+# process costs some hundred page copies (page faults are slow in virtual machines).
+import _signal as signal
+import ctypes
+import os
+import resource
+
+import assert_harness
+import io_harness
+import judge
+
+HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+# What a standby can become without an interpreter start: the harnesses, and the candidate process of a step
+# the runner judges itself (see ``stepio.judge_calls``).
+HARNESSES = {"assert_harness": assert_harness.main, "io_harness": io_harness.main, "candidate": judge.serve_candidate}
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+# Signals a candidate could send to PID 1 that Python would otherwise handle
+# (SIGINT raises KeyboardInterrupt); ignored by the runner, reset for children.
+IGNORED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                   signal.SIGUSR2, signal.SIGALRM, signal.SIGPIPE)
+
+
+def prctl(option, value):
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def make_undumpable():
+    prctl(PR_SET_DUMPABLE, 0)
+
+
+def limit_numbers(step, job):
+    """CPU seconds, address space, file size (0: none) and open files of a step."""
+    return (int(step["timeout_s"]) + 2, int(step.get("memory_bytes") or 0), int(job.get("file_size_limit") or 0),
+            int(job.get("open_files", 256)))
+
+
+def rlimits(cpu, memory, fsize, nofile):
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    if memory:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if fsize:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+
+def default_signals():
+    for sig in (*IGNORED_SIGNALS, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def limits(step, job):
+    """A subprocess's preexec_fn: the step's limits, signals as a program started afresh has them."""
+    numbers = limit_numbers(step, job)
+
+    def apply():
+        rlimits(*numbers)
+        default_signals()
+
+    return apply
+
+
+def step_env(workdir, report_fd):
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "RLVR_REPORT_FD": str(report_fd),
+    }
