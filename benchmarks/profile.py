@@ -12,8 +12,8 @@ process sends the batches and times them end to end. Phases:
   batch, measured here (grpc does them outside the handler);
 - prepare: validating the requests (spec cache, Prepared items);
 - engine: ``Engine.verify_all``; within it ``to_proto`` (outcome -> result);
-- python_assert (calls on literals: the runner judges) and python_check
-  (HumanEval's ``check(candidate)``: a judge process): ``PooledSandbox.run``
+- python_assert (calls on literals) and python_check (HumanEval's
+  ``check(candidate)`` of them), both judged by the runner: ``PooledSandbox.run``
   (pool dispatch: queue wait + round trip), ``exchange_async`` (the runner round
   trip on the wire, on the event loop), the runner's own step time in the
   container and its account of each job's CPU time and page faults by process
@@ -280,9 +280,8 @@ def summary(run: dict) -> list[str]:
         usage = run.get("usage", {})
         if usage:
             parts = {"runner": "the runner", "zygote": "the zygote (its forks)",
-                     "steps": "the steps' processes (" + ("the completion's; the runner judges" if run["kind"] ==
-                                                          "python_assert" else "the judge and the completion's")
-                              + ")"}
+                     "steps": "the steps' processes (the completion's: the runner judges calls on literals, "
+                              "HumanEval's checks of them too)"}
             jobs = max(u[2] for u in usage.values())
             cpu = sum(u[0] for u in usage.values())
             out.append(f"- inside the sandbox, by the runner's own account of {jobs} jobs: {1000 * cpu / jobs:.2f} ms "

@@ -25,8 +25,8 @@ def python_assert(i: int) -> dict:
 
 
 def python_check(i: int) -> dict:
-    """HumanEval's form: the asserts inside ``def check(candidate)``, run as ``check(f)`` (one test). Unlike
-    python_assert's calls on literals, which the runner judges itself, these run in a judge process."""
+    """HumanEval's form: the asserts inside ``def check(candidate)``, run as ``check(f)`` (one test); against the
+    published ``check_correctness`` on the problem as HumanEval writes it."""
     wrong = i % 3 == 2
     completion = f"def f(a, b):\n    return a * b + {i}" + (" + 1" if wrong else "") + "\n"
     tests = (f"def check(candidate):\n    assert candidate(2, 3) == {6 + i}\n    assert candidate(0, 5) == {i}\n"

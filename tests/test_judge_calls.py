@@ -37,10 +37,11 @@ DRIVER = textwrap.dedent("""\
 """)
 
 
-def judged_by_calls(solution: str, tests: str, exact_types: bool = False, fast_fail: bool = False) -> list[dict]:
-    calls = literal_calls(tests, "", "")
+def judged_by_calls(solution: str, tests: str, exact_types: bool = False, fast_fail: bool = False,
+                    entry_point: str = "") -> list[dict]:
+    calls = literal_calls(tests, entry_point, "")
     assert calls is not None, f"not calls on literals: {tests!r}"
-    job = {"solution": solution, "items": split_tests(tests, "", exact_types), "calls": calls,
+    job = {"solution": solution, "items": split_tests(tests, entry_point, exact_types), "calls": calls,
            "exact_types": exact_types, "fast_fail": fast_fail}
     out = subprocess.run([sys.executable, "-I", "-c", DRIVER, str(RUNNER)], input=json.dumps(job).encode(),
                          capture_output=True, timeout=60, check=True, env={"PYTHONHASHSEED": "0", "PATH": os.defpath})
@@ -89,6 +90,36 @@ def test_same_events_as_the_judge_process(solution, tests):
     assert comparable(judged_by_calls(solution, tests)) == comparable(harness(solution, tests))
 
 
+CHECK = '''METADATA = {"author": "jt", "dataset": "test"}
+
+
+def check(candidate):
+    """Checks it."""
+    assert candidate(2) == 4
+    assert candidate(5) == 10, "five"
+    assert True, "This prints if this assert fails (good for debugging!)"
+    assert candidate(0) in (0, -0)
+    assert not candidate(0)
+'''
+
+CHECK_CASES = [
+    ("honest", "def f(x):\n    return 2 * x\n"),
+    ("first assert fails", "def f(x):\n    return x + 2\n"),
+    ("the messaged assert fails", "def f(x):\n    return 4 if x == 2 else 0\n"),
+    ("raises", "def f(x):\n    raise ValueError(x)\n"),
+    ("no entry point", "def g(x):\n    return 2 * x\n"),
+    ("always-equal object", "class A:\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return A()\n"),
+    ("exits", "import os\ndef f(x):\n    os._exit(1)\n"),
+]
+
+
+@pytest.mark.parametrize("solution", [c[1] for c in CHECK_CASES], ids=[c[0] for c in CHECK_CASES])
+def test_humaneval_check_same_events_as_the_judge_process(solution):
+    for exact in (False, True):
+        assert comparable(judged_by_calls(solution, CHECK, exact, entry_point="f")) == comparable(
+            harness(solution, CHECK, entry_point="f", exact_types=exact))
+
+
 @pytest.mark.parametrize("returned", ["4.0", "True", "4", "type('I', (int,), {})(4)"])
 def test_exact_types_agree(returned):
     solution = f"def f(x):\n    return {returned}\n"
@@ -116,9 +147,17 @@ def test_calls_on_literals_are_recognised(tests):
     assert literal_calls(tests, "", "") is not None
 
 
+def test_humaneval_checks_are_recognised():
+    calls = literal_calls(CHECK, "f", "")
+    assert [(c["fn"], c["test"], c["explain"]) for c in calls] == [("f", 0, False)] * 4
+
+
 @pytest.mark.parametrize(("tests", "entry_point", "setup"), [
     ("import math\nassert f(1) == 2", "", ""),          # a statement that is not a test
-    ("assert f(1) == 2", "f", ""),                       # an entry point's check()
+    ("assert f(1) == 2", "f", ""),                       # an entry point without a check()
+    ("def check(candidate):\n    assert abs(candidate(1) - 2) < 1e-6", "f", ""),  # arithmetic in a check
+    ("def helper(x):\n    return x\ndef check(candidate):\n    assert candidate(1) == 2", "f", ""),  # a helper
+    ("def check(candidate):\n    for i in range(3):\n        assert candidate(i) == i", "f", ""),  # a loop
     ("assert f(1) == 2", "", "import math"),             # setup code
     ("assert f(1) == 2, 'message'", "", ""),             # a message
     ("assert f(1) == g(2)", "", ""),                     # two calls

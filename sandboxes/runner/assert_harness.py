@@ -144,12 +144,13 @@ def _literal(text):
 
 
 def judge_calls(candidate, job, report):
-    """Judges tests that each call one of the completion's functions on literal arguments: ``assert f(2, 3) ==
+    """Judges tests made of calls of the completion's functions on literal arguments: ``assert f(2, 3) ==
     6``, ``assert 6 == f(2, 3)``, ``assert f(1) in [1, 2]``, ``assert f(x)``, ``assert not f(x)``, every
-    argument and expected value a Python literal (``job["calls"]``, one per test item, prepared by the
-    service). The verdicts are those ``run`` reaches on the same tests (the same values from the candidate,
-    the same comparisons on them, the same messages); no test code is run, so the runner can judge these
-    itself. ``judge.Interrupted`` (time or output up) is let through."""
+    argument and expected value a Python literal (``job["calls"]``, prepared by the service; each names its
+    test: a top-level assert is a test of its own, HumanEval's ``check(candidate)`` one test of all its
+    asserts). The verdicts are those ``run`` reaches on the same tests (the same values from the candidate, the
+    same comparisons on them, the same messages); no test code is run, so the runner can judge these itself.
+    ``judge.Interrupted`` (time or output up) is let through."""
     exact = bool(job.get("exact_types"))
     calls = job["calls"]
     try:
@@ -163,26 +164,15 @@ def judge_calls(candidate, job, report):
     if compile_error is not None:
         report(event="compile_error", detail=compile_error)
         return
-    for index, (item, call) in enumerate(zip(job["items"], calls, strict=True)):
+    by_test = {}
+    for position, call in enumerate(calls):
+        by_test.setdefault(call.get("test", position), []).append(call)
+    tests = [item for item in job["items"] if item["kind"] == "test"]
+    for index, item in enumerate(tests):
         started = _monotonic()
         try:
-            function = names.get(call["fn"], _MISSING)
-            if function is _MISSING:
-                raise NameError(f"name {call['fn']!r} is not defined")
-            value = function(*_literal(call["args"]), **_literal(call["kwargs"]))
-            op = call["op"]
-            if op is None or op == "not":
-                if (not value) if op is None else value:
-                    raise AssertionError
-            else:
-                expected = _literal(call["expected"])
-                left, right = (expected, value) if call["swap"] else (value, expected)
-                if exact and op in ("==", "!="):
-                    holds = judge.same(left, right) == (op == "==")
-                else:
-                    holds = _OPS[op](left, right)
-                if not holds:
-                    raise AssertionError(_explain(left, op, right))
+            for call in by_test.get(index, ()):
+                _judge_call(names, call, exact)
             error = None
         except judge.Interrupted:
             raise
@@ -196,6 +186,33 @@ def judge_calls(candidate, job, report):
         if error is not None and job.get("fast_fail"):
             break
     report(event="end")
+
+
+def _judge_call(names, call, exact):
+    """One assert of ``judge_calls``; AssertionError when it does not hold (with the judge's message: the values
+    explained for a top-level comparison, the assert's own message in a ``check``)."""
+    function = names.get(call["fn"], _MISSING)
+    if function is _MISSING:
+        raise NameError(f"name {call['fn']!r} is not defined")
+    value = function(*_literal(call["args"]), **_literal(call["kwargs"]))
+    op = call["op"]
+    message = call.get("message")
+    if op is None or op == "not":
+        if (not value) if op is None else value:
+            raise AssertionError(*([_literal(message)] if message is not None else []))
+        return
+    expected = _literal(call["expected"])
+    left, right = (expected, value) if call["swap"] else (value, expected)
+    if exact and op in ("==", "!="):
+        holds = judge.same(left, right) == (op == "==")
+    else:
+        holds = _OPS[op](left, right)
+    if not holds:
+        if message is not None:
+            raise AssertionError(_literal(message))
+        if call.get("explain", True):
+            raise AssertionError(_explain(left, op, right))
+        raise AssertionError
 
 
 if __name__ == "__main__":

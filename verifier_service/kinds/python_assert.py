@@ -123,22 +123,58 @@ def _names(loaded: set[str], entry_point: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1024)  # a batch holds few distinct specs; the result is only read
 def literal_calls(tests: str, entry_point: str, setup: str) -> list[dict] | None:
-    """The tests as calls on literals, one per test item, when every test is one: ``assert f(2, 3) == 6``,
-    ``assert 6 == f(2, 3)`` (any one comparison operator), ``assert f(x)`` or ``assert not f(x)``, where ``f``
-    is a name the completion defines and every argument and expected value is a Python literal. Then the
+    """The tests as calls on literals, when every test is made of them: ``assert f(2, 3) == 6``, ``assert 6 ==
+    f(2, 3)`` (any one comparison operator), ``assert f(x)`` or ``assert not f(x)``, where ``f`` is a name the
+    completion defines and every argument and expected value is a Python literal; or, with an entry point,
+    HumanEval's form: a ``def check(candidate)`` whose body is only such asserts on ``candidate`` (with literal
+    messages; ``assert True`` lines skipped), beside literal assignments (``METADATA = {...}``). Each call
+    names the test it belongs to (``test``: top-level asserts are a test each, ``check(f)`` is one). Then the
     runner judges them itself, against the completion's process, with the judge's rules (no test code runs,
     and the step needs one process instead of two). None when a test is anything else (helpers, imports,
-    loops, messages, setup code, an entry point's ``check``): those run in the judge process."""
-    if setup.strip() or entry_point:
+    loops, setup code): those run in the judge process."""
+    if setup.strip():
         return None
+    tree = ast.parse(tests)
+    if entry_point:
+        return _check_calls(tree, entry_point)
     names = set(used_names(tests, entry_point))
     calls = []
-    for node in ast.parse(tests).body:
+    for index, node in enumerate(tree.body):
         call = _literal_call(node, names)
         if call is None:
             return None
-        calls.append(call)
+        calls.append({**call, "test": index, "explain": True})
     return calls or None
+
+
+def _check_calls(tree: ast.Module, entry_point: str) -> list[dict] | None:
+    """HumanEval's ``check(candidate)`` as calls of the entry point (one test), or None."""
+    check = None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "check" and check is None:
+            check = node
+        elif not (_is_docstring(node) or (isinstance(node, ast.Assign) and _is_literal(node.value) and all(
+                isinstance(t, ast.Name) and t.id not in ("check", entry_point) for t in node.targets))):
+            return None
+    if check is None or check.decorator_list or check.returns is not None:
+        return None
+    a = check.args
+    if a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or a.defaults or len(a.args) != 1:
+        return None
+    calls = []
+    for node in check.body:
+        if _is_docstring(node) or (isinstance(node, ast.Assert) and _is_literal(node.test)
+                                   and ast.literal_eval(node.test) and (node.msg is None or _is_literal(node.msg))):
+            continue  # a docstring, ``assert True, "..."``
+        call = _literal_call(node, {a.args[0].arg}, messages=True)
+        if call is None:
+            return None
+        calls.append({**call, "fn": entry_point, "test": 0, "explain": False})
+    return calls or None
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -149,8 +185,8 @@ def _is_literal(node: ast.expr) -> bool:
     return True
 
 
-def _literal_call(node: ast.stmt, names: set[str]) -> dict | None:
-    if not isinstance(node, ast.Assert) or node.msg is not None:
+def _literal_call(node: ast.stmt, names: set[str], messages: bool = False) -> dict | None:
+    if not isinstance(node, ast.Assert) or (node.msg is not None and not (messages and _is_literal(node.msg))):
         return None
     test, op, expected, swap = node.test, None, None, False
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -169,7 +205,8 @@ def _literal_call(node: ast.stmt, names: set[str]) -> dict | None:
         return None
     return {"fn": test.func.id, "args": "(" + "".join(ast.unparse(a) + ", " for a in test.args) + ")",
             "kwargs": "{" + ", ".join(f"{k.arg!r}: {ast.unparse(k.value)}" for k in test.keywords) + "}",
-            "op": op, "expected": ast.unparse(expected) if expected is not None else None, "swap": swap}
+            "op": op, "expected": ast.unparse(expected) if expected is not None else None, "swap": swap,
+            "message": ast.unparse(node.msg) if node.msg is not None else None}
 
 
 def _explained(node: ast.stmt, exact_types: bool = False) -> str | None:
