@@ -63,6 +63,34 @@ def _explain(left, op, right):
     return f"{show(left)} {op} {show(right)} is false"
 
 
+def _load(candidate, report, setup, solution, names):
+    """The completion's names from the candidate process; None when it did not compile or raised (reported)."""
+    try:
+        names, compile_error = candidate.load(setup, solution, names)
+    except judge.Interrupted:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data
+        report(event="solution_error", error=type(exc).__name__, detail=_error_detail(exc))
+        report(event="end")
+        return None
+    if compile_error is not None:
+        report(event="compile_error", detail=compile_error)
+        return None
+    return names
+
+
+def _failure(exc):
+    """(error type, detail) of a test that raised: a failed assert's message, or the exception."""
+    if isinstance(exc, AssertionError):
+        return "AssertionError", str(exc)[:600] if str(exc) else "assertion failed"
+    return type(exc).__name__, _error_detail(exc)
+
+
+def _report_test(report, index, name, error, started):
+    report(event="test", index=index, name=name, passed=error is None, error=error[0] if error else None,
+           detail=error[1] if error else "", duration_s=round(_monotonic() - started, 6))
+
+
 def main():
     judge.make_undumpable()
     candidate = judge.start_candidate()  # before the job is read: the candidate never holds it
@@ -84,14 +112,8 @@ def run(candidate):
     except (SyntaxError, ValueError) as exc:
         report(event="compile_error", detail=_error_detail(exc))
         return
-    try:
-        names, compile_error = candidate.load(job.get("setup", ""), job["solution"], job.get("names", ()))
-    except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data
-        report(event="solution_error", error=type(exc).__name__, detail=_error_detail(exc))
-        report(event="end")
-        return
-    if compile_error is not None:
-        report(event="compile_error", detail=compile_error)
+    names = _load(candidate, report, job.get("setup", ""), job["solution"], job.get("names", ()))
+    if names is None:
         return
     try:
         exec(setup, namespace)
@@ -109,18 +131,14 @@ def run(candidate):
         try:
             exec(code, namespace)
             error = None
-        except AssertionError as exc:
-            error = ("AssertionError", str(exc)[:600] if str(exc) else "assertion failed")
         except BaseException as exc:  # noqa: BLE001
-            error = (type(exc).__name__, _error_detail(exc))
+            error = _failure(exc)
         if item["kind"] == "stmt":
             if error is not None:
                 report(event="setup_error", error=error[0], detail=f"{item['name']}: {error[1]}")
                 break
             continue
-        report(event="test", index=index, name=item["name"], passed=error is None,
-               error=error[0] if error else None, detail=error[1] if error else "",
-               duration_s=round(_monotonic() - started, 6))
+        _report_test(report, index, item["name"], error, started)
         index += 1
         if error is not None and job.get("fast_fail"):
             break
@@ -153,16 +171,8 @@ def judge_calls(candidate, job, report):
     ``judge.Interrupted`` (time or output up) is let through."""
     exact = bool(job.get("exact_types"))
     calls = job["calls"]
-    try:
-        names, compile_error = candidate.load("", job["solution"], sorted({c["fn"] for c in calls}))
-    except judge.Interrupted:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data
-        report(event="solution_error", error=type(exc).__name__, detail=_error_detail(exc))
-        report(event="end")
-        return
-    if compile_error is not None:
-        report(event="compile_error", detail=compile_error)
+    names = _load(candidate, report, "", job["solution"], sorted({c["fn"] for c in calls}))
+    if names is None:
         return
     by_test = {}
     for position, call in enumerate(calls):
@@ -176,13 +186,9 @@ def judge_calls(candidate, job, report):
             error = None
         except judge.Interrupted:
             raise
-        except AssertionError as exc:
-            error = ("AssertionError", str(exc)[:600] if str(exc) else "assertion failed")
         except BaseException as exc:  # noqa: BLE001
-            error = (type(exc).__name__, _error_detail(exc))
-        report(event="test", index=index, name=item["name"], passed=error is None,
-               error=error[0] if error else None, detail=error[1] if error else "",
-               duration_s=round(_monotonic() - started, 6))
+            error = _failure(exc)
+        _report_test(report, index, item["name"], error, started)
         if error is not None and job.get("fast_fail"):
             break
     report(event="end")

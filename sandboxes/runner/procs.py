@@ -10,6 +10,7 @@ import _signal as signal
 import ctypes
 import os
 import resource
+import time
 
 import assert_harness
 import io_harness
@@ -80,3 +81,21 @@ def step_env(workdir, report_fd):
         "PYTHONHASHSEED": "0",
         "RLVR_REPORT_FD": str(report_fd),
     }
+
+
+def reap_children(give_up_s=2.0):
+    """Reaps this process's children until it has none (they were all SIGKILLed: dying takes a moment);
+    ({pid: exit code} of those reaped, whether none was left before ``give_up_s``)."""
+    codes = {}
+    give_up = time.monotonic() + give_up_s
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return codes, True
+        if pid == 0:
+            if time.monotonic() > give_up:
+                return codes, False
+            time.sleep(0.0002)
+            continue
+        codes[pid] = os.waitstatus_to_exitcode(status)

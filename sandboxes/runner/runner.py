@@ -64,18 +64,7 @@ def _kill_everything_else(proc):
     except subprocess.TimeoutExpired:
         pass
     if os.getpid() == 1:
-        # Reap every one of them (they were all SIGKILLed: dying takes a moment), so no zombie of this job
-        # is there for the next one to see.
-        give_up = time.monotonic() + 2.0
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                if time.monotonic() > give_up:
-                    break
-                time.sleep(0.0005)
+        procs.reap_children()  # every one of them, so no zombie of this job is there for the next one to see
 
 
 def _executable(argv0, workdir, path):

@@ -368,20 +368,7 @@ def kill_all_and_reap(*pids):
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-    codes = {}
-    give_up = time.monotonic() + 2.0
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            if time.monotonic() > give_up:
-                break
-            time.sleep(0.0005)
-            continue
-        codes[pid] = os.waitstatus_to_exitcode(status)
-    return codes
+    return procs.reap_children()[0]
 
 
 def _zygote_main(fd):  # pragma: no cover - runs in the zygote
@@ -502,16 +489,5 @@ def _kill_tree_as_zygote(standby):  # pragma: no cover - runs in the zygote
             os.killpg(standby, signal.SIGKILL)
         except OSError:
             pass
-    codes = {}
-    give_up = time.monotonic() + 2.0
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return codes
-        if pid == 0:
-            if time.monotonic() > give_up:
-                return None
-            time.sleep(0.0002)
-            continue
-        codes[pid] = os.waitstatus_to_exitcode(status)
+    codes, all_reaped = procs.reap_children()
+    return codes if all_reaped else None
