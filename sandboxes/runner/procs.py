@@ -10,6 +10,7 @@ import _signal as signal
 import ctypes
 import os
 import resource
+import select
 import time
 
 import assert_harness
@@ -83,9 +84,11 @@ def step_env(workdir, report_fd):
     }
 
 
-def reap_children(give_up_s=2.0):
+def reap_children(give_up_s=2.0, wake_fd=None):
     """Reaps this process's children until it has none (they were all SIGKILLed: dying takes a moment);
-    ({pid: exit code} of those reaped, whether none was left before ``give_up_s``)."""
+    ({pid: exit code} of those reaped, whether none was left before ``give_up_s``). ``wake_fd``: the read end
+    (non-blocking) of a pipe a SIGCHLD writes to (``signal.set_wakeup_fd``): waited on between tries instead of
+    polling."""
     codes = {}
     give_up = time.monotonic() + give_up_s
     while True:
@@ -94,8 +97,15 @@ def reap_children(give_up_s=2.0):
         except ChildProcessError:
             return codes, True
         if pid == 0:
-            if time.monotonic() > give_up:
+            left = give_up - time.monotonic()
+            if left <= 0:
                 return codes, False
-            time.sleep(0.0002)
+            if wake_fd is None:
+                time.sleep(0.0002)
+            elif select.select([wake_fd], [], [], left)[0]:
+                try:
+                    os.read(wake_fd, 512)
+                except BlockingIOError:
+                    pass
             continue
         codes[pid] = os.waitstatus_to_exitcode(status)

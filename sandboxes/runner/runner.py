@@ -249,14 +249,16 @@ def run_job(job, out, zygote=None):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(content)
-    for index, step in enumerate(job["steps"]):
+    steps = job["steps"]
+    for index, step in enumerate(steps):
         standby = zygote.standby() if zygote is not None and not zygote.gone else None
         result = run_step(step, job, workdir, standby)
         result.update(event="step", index=index, name=step.get("name", str(index)), token=token)
         out.write(json.dumps(result) + "\n")
-        out.flush()
         if step.get("stop_on_failure") and _failed(result):
             break
+        if index + 1 < len(steps):
+            out.flush()  # the host sees each step as it ends (fast-fail); the last one goes out with "done"
     # A zygote a step killed or stopped is an anomaly: the host replaces the sandbox.
     dirty = _scrub() or (zygote is not None and (zygote.gone or zygote.unclean))
     done = {"event": "done", "dirty": dirty, "token": token, "usage": _job_usage(before, zygote)}

@@ -66,12 +66,10 @@ class Standby:
                 os.dup2(fd, target)
             os.closerange(5, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
             # What a freshly started interpreter would have: SIGPIPE / SIGXFSZ ignored (writes fail with
-            # an error instead), SIGINT raising KeyboardInterrupt, the rest as the kernel has them. All
-            # that does not depend on the step is done here, before the order comes (a standby is forked
-            # ahead of its job: this is off the job's path); the environment and sys.std* the zygote set.
-            procs.default_signals()
-            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            # an error instead), SIGINT raising KeyboardInterrupt, the rest as the kernel has them: the
+            # zygote has them so (``_zygote_main``) but for SIGINT, which it ignores. All that does not
+            # depend on the step is done here, before the order comes (a standby is forked ahead of its
+            # job: this is off the job's path); the environment and sys.std* the zygote set.
             signal.signal(signal.SIGINT, signal.default_int_handler)
             order = _read_order(4)
             if not order:
@@ -390,6 +388,13 @@ def _zygote_main(fd):  # pragma: no cover - runs in the zygote
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", write_through=True)
+        # The signals every standby has (set once here, where its forks inherit them): the runner's ignored
+        # ones back to the kernel's defaults, SIGPIPE and SIGXFSZ ignored; SIGINT stays ignored here (a standby
+        # has it raise KeyboardInterrupt), SIGCHLD wakes this process.
+        procs.default_signals()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_r, False)
         os.set_blocking(wake_w, False)
@@ -403,7 +408,10 @@ def _zygote_main(fd):  # pragma: no cover - runs in the zygote
         gc.freeze()
     except BaseException:  # noqa: BLE001
         os._exit(70)
-    _zygote_loop(sock, wake_r)
+    try:
+        _zygote_loop(sock, wake_r)
+    finally:  # whatever ends the loop (a signal a step sent it): never back into the runner's code
+        os._exit(70)
 
 
 def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
@@ -446,7 +454,7 @@ def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
             kill_all_and_reap(*([standby] if standby else []))
             os._exit(0)
         if data.startswith(b"C"):
-            codes = _kill_tree_as_zygote(standby)
+            codes = _kill_tree_as_zygote(standby, wake_r)
             answer = b"C %d %d %d %d %d" % (codes is not None, *usage_of(resource.RUSAGE_SELF),
                                                *usage_of(resource.RUSAGE_CHILDREN))
             if codes and standby in codes:
@@ -476,7 +484,7 @@ def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
                 os.close(end)
 
 
-def _kill_tree_as_zygote(standby):  # pragma: no cover - runs in the zygote
+def _kill_tree_as_zygote(standby, wake_fd):  # pragma: no cover - runs in the zygote
     """kill(-1) from the zygote spares itself and the container's init (the runner); as the subreaper it then
     reaps every process of the step, orphans included. {pid: code}, or None when some would not die."""
     if os.getppid() == 1:
@@ -489,5 +497,5 @@ def _kill_tree_as_zygote(standby):  # pragma: no cover - runs in the zygote
             os.killpg(standby, signal.SIGKILL)
         except OSError:
             pass
-    codes, all_reaped = procs.reap_children()
+    codes, all_reaped = procs.reap_children(wake_fd=wake_fd)
     return codes if all_reaped else None

@@ -42,19 +42,24 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 def split_tests(tests: str, entry_point: str, exact_types: bool = False) -> list[dict[str, str]]:
     """Ordered items: {"kind": "stmt"|"test", "name", "code"}."""
-    items, _ = _analysed(tests, entry_point, exact_types)
+    items, _, _ = _analysed(tests, entry_point, exact_types)
     return [{"kind": kind, "name": name, "code": code} for kind, name, code in items]
+
+
+def _tree(tests: str) -> ast.Module:
+    try:
+        return ast.parse(tests)
+    except SyntaxError as exc:
+        raise InvalidSpec(f"spec.tests is not valid Python: {exc.msg} (line {exc.lineno})") from exc
 
 
 @functools.lru_cache(maxsize=ANALYSIS_CACHE)
 def _analysed(tests: str, entry_point: str, exact_types: bool
-              ) -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...]]:
-    """The tests' (kind, name, code) items and the names they read, from one parse; cached, since validate and
-    verify both ask for every item of a batch and a GRPO group shares one spec (immutable: callers share it)."""
-    try:
-        tree = ast.parse(tests)
-    except SyntaxError as exc:
-        raise InvalidSpec(f"spec.tests is not valid Python: {exc.msg} (line {exc.lineno})") from exc
+              ) -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], list[dict] | None]:
+    """The tests' (kind, name, code) items, the names they read and their calls on literals (``literal_calls``,
+    setup aside), from one parse; cached, since validate and verify both ask for every item of a batch and a
+    GRPO group shares one spec (immutable: callers share it)."""
+    tree = _tree(tests)
     lines = [line.encode() for line in _LINE.findall(tests)]
     items = []
     loaded: set[str] = set()
@@ -78,7 +83,8 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
         items.append(("test", f"check({entry_point})", f"check({entry_point})"))
     if not any(kind == "test" for kind, _, _ in items):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
-    return tuple(items), tuple(_names(loaded, entry_point))
+    names = _names(loaded, entry_point)
+    return tuple(items), tuple(names), _calls(tree, entry_point, set(names))
 
 
 def _source_segment(lines: list[bytes], node: ast.stmt) -> str | None:
@@ -110,7 +116,7 @@ class _ExactTypes(ast.NodeTransformer):
 def used_names(tests: str, entry_point: str) -> list[str]:
     """Names the tests read that the completion may define: the judge binds these to the completion's
     objects (never a builtin's name, except the entry point)."""
-    return _names({n.id for n in ast.walk(ast.parse(tests)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)},
+    return _names({n.id for n in ast.walk(_tree(tests)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)},
                   entry_point)
 
 
@@ -121,7 +127,6 @@ def _names(loaded: set[str], entry_point: str) -> list[str]:
     return sorted(names)
 
 
-@functools.lru_cache(maxsize=1024)  # a batch holds few distinct specs; the result is only read
 def literal_calls(tests: str, entry_point: str, setup: str) -> list[dict] | None:
     """The tests as calls on literals, when every test is made of them: ``assert f(2, 3) == 6``, ``assert 6 ==
     f(2, 3)`` (any one comparison operator), ``assert f(x)`` or ``assert not f(x)``, where ``f`` is a name the
@@ -131,13 +136,19 @@ def literal_calls(tests: str, entry_point: str, setup: str) -> list[dict] | None
     names the test it belongs to (``test``: top-level asserts are a test each, ``check(f)`` is one). Then the
     runner judges them itself, against the completion's process, with the judge's rules (no test code runs,
     and the step needs one process instead of two). None when a test is anything else (helpers, imports,
-    loops, setup code): those run in the judge process."""
+    loops, setup code): those run in the judge process. Read only (cached with the spec's analysis)."""
     if setup.strip():
         return None
-    tree = ast.parse(tests)
+    try:
+        return _analysed(tests, entry_point, False)[2]
+    except InvalidSpec:
+        return None
+
+
+def _calls(tree: ast.Module, entry_point: str, names: set[str]) -> list[dict] | None:
+    """``literal_calls`` of parsed tests that read ``names``."""
     if entry_point:
         return _check_calls(tree, entry_point)
-    names = set(used_names(tests, entry_point))
     calls = []
     for index, node in enumerate(tree.body):
         call = _literal_call(node, names)
@@ -246,13 +257,14 @@ class PythonAssert(VerifierKind):
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
-        items, used = _analysed(spec.tests, spec.entry_point, spec.exact_types)
+        items, used, calls = _analysed(spec.tests, spec.entry_point, spec.exact_types)
         names = [name for kind, name, _ in items if kind == "test"]
         nonce = new_nonce()
         payload = {"setup": spec.setup, "solution": text,
                    "items": [{"kind": kind, "name": name, "code": code} for kind, name, code in items],
                    "fast_fail": spec.fast_fail, "names": used, "entry_point": spec.entry_point, "nonce": nonce}
-        calls = literal_calls(spec.tests, spec.entry_point, spec.setup)
+        if spec.setup.strip():
+            calls = None  # setup code runs in the judge process (see literal_calls)
         if calls is not None:
             payload.update(calls=calls, exact_types=spec.exact_types)
         job = Job(steps=[Step("tests", [*PYTHON, f"{HARNESS_DIR}/assert_harness.py"], ctx.timeout_s,
