@@ -33,6 +33,10 @@ class ServiceConfig:
     sandbox_image: str = _f("rlvr-sandbox-python:latest", "Docker image that runs untrusted code")
     sandbox_runtime: str = _f("", "Docker runtime for sandboxes ('' = engine default, 'runsc' = gVisor)")
     docker_url: str = _f("", "Docker engine address ('' = DOCKER_HOST or the local socket)")
+    sandbox_transport: str = _f("auto", "how jobs reach a warm container's runner: 'socket' (a Unix socket of the "
+                                        "service's, bound in read-only: past the engine's stream copies), 'attach' "
+                                        "(the container's stdin/stdout through the engine), or 'auto' (socket with "
+                                        "a local engine and runc, attach otherwise: gVisor cannot reach host sockets)")
     sandbox_labels: str = _f("", "extra labels on every sandbox container: 'key=value,key2=value2'")
     bwrap_path: str = _f("bwrap", "bwrap backend: the bubblewrap binary (a name on PATH or a path)")
     bwrap_python: str = _f("", "bwrap backend: the interpreter that runs code in the sandbox ('' = this service's "
@@ -108,6 +112,8 @@ class ServiceConfig:
             problems.append("result_cache_size must not be negative")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):
             problems.append("sandbox_labels must be key=value pairs separated by commas")
+        if self.sandbox_transport not in ("auto", "socket", "attach"):
+            problems.append(f"sandbox_transport must be auto, socket or attach (got {self.sandbox_transport!r})")
         if self.sandbox_backend not in SANDBOX_BACKENDS:
             problems.append(f"sandbox_backend must be one of {', '.join(SANDBOX_BACKENDS)} "
                             f"(got {self.sandbox_backend!r})")

@@ -33,6 +33,7 @@ import json
 import os
 import resource
 import shutil
+import socket
 import sys
 import time
 
@@ -278,15 +279,34 @@ def _job_usage(before, zygote):
     return usage
 
 
+def _job_stream(args):
+    """Where a warm runner reads its jobs and writes its events: stdin and stdout, or with ``--connect PATH``
+    the Unix socket the host listens on there (bound in read-only; the host removes it once this process is
+    connected, before the first job): the jobs then go past the container engine's stream copies. When the
+    socket cannot be reached (an engine on another machine), stdin and stdout, and a line that says so."""
+    if "--connect" in args and args.index("--connect") + 1 < len(args):
+        path = args[args.index("--connect") + 1]
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # not inheritable: no step's process holds it
+        try:
+            conn.connect(path)
+        except OSError as exc:
+            conn.close()
+            sys.stdout.write(json.dumps({"event": "transport", "socket": False, "error": str(exc)}) + "\n")
+            sys.stdout.flush()
+        else:
+            return conn.makefile("rb"), conn.makefile("w", encoding="utf-8", newline="\n")
+    return sys.stdin.buffer, sys.stdout
+
+
 def main():
     for sig in IGNORED_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     procs.make_undumpable()
     if "--serve" in sys.argv[1:]:
-        # A warm container: one job per stdin line, run one after another, until stdin closes. The zygote
-        # is forked before any job is read and the next standby before the next job is, so neither holds
-        # job data.
-        stdin = sys.stdin.buffer
+        # A warm container: one job per line, run one after another, until the stream ends. The zygote is
+        # forked before any job is read and the next standby before the next job is, so neither holds job
+        # data.
+        stdin, stdout = _job_stream(sys.argv[1:])
         gc.freeze()  # the zygote then shares these pages instead of each collection copying them
         zygote = None
         while True:
@@ -299,7 +319,7 @@ def main():
                 return
             job = json.loads(line)
             del line
-            run_job(job, sys.stdout, zygote)
+            run_job(job, stdout, zygote)
             del job
     job = json.loads(sys.stdin.buffer.read())
     sys.stdin.close()

@@ -3,9 +3,15 @@
 Every container: no network, read-only root, a tmpfs /tmp, uid 10001, every
 capability dropped, no-new-privileges, memory / pids / CPU limits, and the
 runner's per-step limits (time, file size, output, process-tree kill) inside.
-Jobs travel over the container's stdin, so test inputs never touch the image
-or the host's disk; step results stream back over stdout, one JSON line each.
-The pool (warm containers or one per job) is ``warm.PooledSandbox``'s.
+Jobs travel over a stream, so test inputs never touch the image or the host's
+disk; step results stream back, one JSON line each. The stream of a warm
+container (``sandbox_transport``) is a Unix socket of this service's, bound in
+read-only: the runner connects to it before its first job, the service checks
+that the peer is the container's init process and removes the socket, so no
+other process can reach it (jobs then go past the engine's copies of the attach
+stream); or the container's stdin/stdout through the engine (attach: gVisor,
+remote engines, one-job containers). The pool (warm containers or one per job)
+is ``warm.PooledSandbox``'s.
 """
 
 from __future__ import annotations
@@ -13,13 +19,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
+import selectors
+import shutil
+import socket
+import struct
+import tempfile
 import time
 import uuid
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox import seccomp
-from verifier_service.sandbox.protocol import SocketStream
+from verifier_service.sandbox.protocol import DirectStream, SocketStream
 from verifier_service.sandbox.warm import Instance, PooledSandbox
 
 log = logging.getLogger(__name__)
@@ -66,6 +78,8 @@ def owner_is_gone(owner: str) -> bool:
 
 
 RUNSC_PIDS_FLOOR = 1024
+SOCKET_DIR_INSIDE = "/run/rlvr"  # where a warm container sees the directory of the socket its runner connects to
+CONNECT_TIMEOUT_S = 20.0
 PROTOCOL_LABEL = "rlvr.sandbox.protocol"  # set by sandboxes/python/Dockerfile
 RUNNER_PROTOCOL = "2"
 
@@ -80,6 +94,7 @@ class DockerSandbox(PooledSandbox):
         self._extra_labels = dict(item.strip().split("=", 1) for item in config.sandbox_labels.split(",")
                                   if item.strip())
         self._owner = process_identity(os.getpid())
+        self._socket_failed = False  # a runner could not reach its socket (an engine on another machine)
 
     # ---- engine access ---------------------------------------------------
 
@@ -137,8 +152,14 @@ class DockerSandbox(PooledSandbox):
             ("namespaces", "pid, net, ipc (private), uts, mount (the engine's); no user namespace remapping"),
             ("network", "none (--network none: loopback only; no route)"),
             ("user", f"uid {SANDBOX_USER}, every capability dropped, no-new-privileges"),
-            ("filesystem", f"read-only image root; tmpfs /tmp {c.tmpfs_mb} MB (nosuid, nodev); no bind mounts, "
-                           "so no Docker socket and no host file inside"),
+            ("filesystem", f"read-only image root; tmpfs /tmp {c.tmpfs_mb} MB (nosuid, nodev); "
+                           + (f"one read-only bind: {SOCKET_DIR_INSIDE}, the directory of the job socket, empty once "
+                              "the runner is connected; no Docker socket and no other host file inside"
+                              if self.socket_transport() else "no bind mounts, so no Docker socket and no host file "
+                              "inside")),
+            ("job stream", "a Unix socket of the service's (the runner connects before its first job; peer checked "
+                           "with SO_PEERCRED, then the socket is removed)" if self.socket_transport() else
+                           "the container's stdin/stdout, attached through the engine"),
             ("cgroup limits", f"memory {c.memory_mb} MB (no swap), pids {self._pids_limit()}"
                               f"{' (host threads of gVisor included)' if gvisor else ''}, cpus {c.cpus:g} (engine)"),
             ("rlimits", f"per step: address space, CPU time, file size ({c.file_size_mb} MB), open files "
@@ -182,7 +203,7 @@ class DockerSandbox(PooledSandbox):
             if "No such container" not in str(exc) and "already in progress" not in str(exc):
                 log.warning("could not remove sandbox container %s: %s", cid[:12], exc)
 
-    def _host_config(self, api):
+    def _host_config(self, api, binds=None):
         c = self.config
         kwargs = dict(
             network_mode="none",
@@ -200,6 +221,8 @@ class DockerSandbox(PooledSandbox):
         )
         if c.sandbox_runtime:
             kwargs["runtime"] = c.sandbox_runtime
+        if binds:
+            kwargs["binds"] = binds
         return api.create_host_config(**kwargs)
 
     def _security_opt(self) -> list[str]:
@@ -217,15 +240,78 @@ class DockerSandbox(PooledSandbox):
             return max(RUNSC_PIDS_FLOOR, 16 * self.config.pids_limit)
         return self.config.pids_limit
 
+    def socket_transport(self) -> bool:
+        """Whether warm containers get jobs over a socket of this service's (see the module's docstring)."""
+        transport = self.config.sandbox_transport
+        if transport == "attach" or self._socket_failed:
+            return False
+        if transport == "socket":
+            return True
+        base_url = self.config.docker_url or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        # auto: the engine must see this process's files (a local engine; where it does not, as for a service in a
+        # container of its own, the runner says it cannot connect and the attach stream takes over) and the
+        # container must reach a host socket (runc: gVisor's kernel does not connect to them).
+        return base_url.startswith("unix://") and (self._runtime or self.config.sandbox_runtime or "runc") != "runsc"
+
+    def _listen(self) -> tuple[socket.socket, str, str]:
+        """A listening socket in a fresh private directory: (socket, directory, file name)."""
+        directory = tempfile.mkdtemp(prefix="rlvr-sbx-")
+        try:
+            os.chmod(directory, 0o711)  # the runner's uid may pass through to the socket, not list the directory
+            name = f"{secrets.token_hex(16)}.sock"
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(os.path.join(directory, name))
+            os.chmod(os.path.join(directory, name), 0o666)  # connecting takes write permission
+            listener.listen(4)
+            return listener, directory, name
+        except OSError:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+
+    def _accept(self, listener: socket.socket, init_pid: int, attach: socket.socket) -> socket.socket | None:
+        """The runner's connection: the first whose peer is the container's init process (SO_PEERCRED; others
+        are closed). None when the runner said on its stdout that it could not connect; SandboxUnavailable when
+        it did not come in time."""
+        listener.setblocking(False)
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        with selectors.DefaultSelector() as sel:
+            sel.register(listener, selectors.EVENT_READ, "listener")
+            sel.register(attach, selectors.EVENT_READ, "attach")
+            while (left := deadline - time.monotonic()) > 0:
+                for key, _ in sel.select(left):
+                    if key.data == "attach":
+                        return None
+                    try:
+                        conn, _ = listener.accept()
+                    except BlockingIOError:
+                        continue
+                    peer = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                               struct.calcsize("3i")))
+                    if peer[0] == init_pid:
+                        conn.setblocking(True)
+                        return conn
+                    log.warning("a process (pid %d, uid %d) that is not the sandbox's runner connected to its job "
+                                "socket; closed", peer[0], peer[1])
+                    conn.close()
+        raise SandboxUnavailable(f"the sandbox runner did not connect to its job socket in {CONNECT_TIMEOUT_S:.0f} s")
+
     def _start_instance(self, lifetime_s: float, serve: bool) -> Instance:
-        """Creates, attaches and starts one container (blocking)."""
+        """Creates, attaches and starts one container (blocking); a warm one gets its jobs over a socket where
+        ``socket_transport()`` says so."""
         docker = _docker()
         api = self._client()
         cid = None
+        listener = directory = None
         try:
+            command = ["--serve"] if serve else None
+            binds = None
+            if serve and self.socket_transport():
+                listener, directory, name = self._listen()
+                command = ["--serve", "--connect", f"{SOCKET_DIR_INSIDE}/{name}"]
+                binds = {directory: {"bind": SOCKET_DIR_INSIDE, "mode": "ro"}}
             cid = api.create_container(
                 self.config.sandbox_image,
-                command=["--serve"] if serve else None,
+                command=command,
                 name=f"rlvr-sbx-{uuid.uuid4().hex[:16]}",
                 stdin_open=True,
                 network_disabled=True,
@@ -233,19 +319,41 @@ class DockerSandbox(PooledSandbox):
                 working_dir="/tmp",
                 labels={**self._extra_labels, LABEL: "1", EXPIRES_LABEL: f"{time.time() + lifetime_s:.0f}",
                         OWNER_LABEL: self._owner},
-                host_config=self._host_config(api),
+                volumes=[SOCKET_DIR_INSIDE] if binds else None,
+                host_config=self._host_config(api, binds),
             )["Id"]
             self._live.add(cid)
             sock = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            attach = getattr(sock, "_sock", sock)
             api.start(cid)
-            return Instance(cid, SocketStream(getattr(sock, "_sock", sock)))
+            if listener is not None:
+                try:
+                    conn = self._accept(listener, api.inspect_container(cid)["State"]["Pid"], attach)
+                except SandboxUnavailable:
+                    attach.close()
+                    raise
+                if conn is not None:
+                    return Instance(cid, DirectStream(conn, SocketStream(attach)))
+                log.warning("the sandbox runner could not reach its job socket (is the Docker engine on another "
+                            "machine?); jobs go over the container's attach stream from now on")
+                self._socket_failed = True
+            return Instance(cid, SocketStream(attach))
         except docker.errors.ImageNotFound as exc:
             self._remove(cid)
             raise SandboxUnavailable(f"sandbox image {self.config.sandbox_image!r} is not built; {FIX_IMAGE}") from exc
+        except SandboxUnavailable:
+            self._remove(cid)
+            raise
         except (docker.errors.DockerException, OSError) as exc:
             self._remove(cid)
             raise SandboxUnavailable(f"could not start a sandbox container: {exc}") from exc
         finally:
+            if listener is not None:
+                listener.close()
+            if directory is not None:
+                # The runner is connected (or will never be): nothing may connect there any more. The container
+                # keeps seeing an empty directory.
+                shutil.rmtree(directory, ignore_errors=True)
             api.close()
 
     def _discard(self, instance: Instance) -> None:

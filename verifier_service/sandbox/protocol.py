@@ -142,6 +142,63 @@ class SocketStream(RunnerStream):
             self.raw.close()
 
 
+class DirectStream(RunnerStream):
+    """A warm runner's own Unix socket (``runner.py --connect``): jobs in, events out, past the container
+    engine's copies of the attach stream; that stream (``attach``) is kept for the runner's stderr only, read
+    when the runner is gone (its last words for the error message)."""
+
+    def __init__(self, conn: socket.socket, attach: SocketStream):
+        super().__init__()
+        self.conn = conn
+        self.attach = attach
+
+    def send(self, data: bytes, deadline: float) -> None:
+        self.conn.settimeout(max(0.1, deadline - time.monotonic()))
+        self.conn.sendall(data)
+
+    async def send_async(self, data: bytes, deadline: float) -> None:
+        self.conn.setblocking(False)  # for the event loop; ``send`` and ``_receive`` set their own timeouts
+        await _write(self.conn.fileno(), data, deadline)
+
+    def close_input(self) -> None:
+        self.conn.shutdown(socket.SHUT_WR)
+
+    def _receive(self, timeout: float) -> bool:
+        self.conn.settimeout(timeout)
+        try:
+            chunk = self.conn.recv(65536)
+        except TimeoutError:
+            return True
+        return self._take_chunk(chunk)
+
+    async def receive_async(self, deadline: float) -> bool:
+        if not await _ready([self.conn.fileno()], deadline):
+            return True
+        try:
+            chunk = self.conn.recv(65536)
+        except BlockingIOError:
+            return True
+        return self._take_chunk(chunk)
+
+    def _take_chunk(self, chunk: bytes) -> bool:
+        if chunk:
+            self.line += chunk
+            return True
+        # The runner is gone: what it wrote to stderr comes through the attach stream (briefly, so a stream that
+        # never ends cannot hold the caller).
+        deadline = time.monotonic() + 0.2
+        with contextlib.suppress(OSError):
+            while time.monotonic() < deadline and self.attach._receive(max(0.0, deadline - time.monotonic())):
+                pass
+        self._keep_stderr(bytes(self.attach.stderr))
+        return False
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.close()
+        self.attach.close()
+
+
 class PipeStream(RunnerStream):
     """A runner's stdin, stdout and stderr as three pipes (a local sandbox process)."""
 
