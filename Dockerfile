@@ -5,7 +5,7 @@
 #     local base that sandboxes/build.sh makes without a registry.
 #   target "trainer": the GRPO trainer (TRL + vLLM) on a CUDA base image; also
 #     runs `trl vllm-serve` for the multi-GPU layout.
-ARG BASE_IMAGE=rlvr-base:bookworm
+ARG BASE_IMAGE=rlvr-base:trixie
 ARG TRAINER_BASE_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
 
 FROM ${BASE_IMAGE} AS verifier

@@ -2,16 +2,17 @@
 # Builds the sandbox image(s) without a container registry.
 #
 #   sandboxes/build.sh                      # local Debian base (debootstrap) + rlvr-sandbox-python
-#   BASE_IMAGE=python:3.12-slim sandboxes/build.sh   # with a registry: no debootstrap
+#   BASE_IMAGE=python:3.13-slim sandboxes/build.sh   # with a registry: no debootstrap
 #
 # Environment: IMAGE (default rlvr-sandbox-python:latest), BASE_IMAGE
-# (default rlvr-base:bookworm, made here when absent), SUITE (bookworm),
+# (default rlvr-base:$SUITE, made here when absent), SUITE (trixie: its Python 3.13
+# has immortal objects, so a forked interpreter copies fewer pages than 3.11's),
 # MIRROR (the Debian mirror debootstrap uses).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 IMAGE="${IMAGE:-rlvr-sandbox-python:latest}"
-BASE_IMAGE="${BASE_IMAGE:-rlvr-base:bookworm}"
-SUITE="${SUITE:-bookworm}"
+SUITE="${SUITE:-trixie}"
+BASE_IMAGE="${BASE_IMAGE:-rlvr-base:$SUITE}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 
 if ! docker info >/dev/null 2>&1; then

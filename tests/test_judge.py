@@ -270,8 +270,9 @@ def test_an_image_of_another_runner_protocol_is_refused_with_the_fix():
     from verifier_service.errors import SandboxUnavailable
     from verifier_service.sandbox.docker import DockerSandbox
 
-    base = subprocess.run(["docker", "image", "inspect", "rlvr-base:bookworm"], capture_output=True, check=False)
-    if base.returncode:
-        pytest.skip("no unlabelled image (rlvr-base:bookworm) to try")
+    bases = subprocess.run(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", "rlvr-base"],
+                           capture_output=True, text=True, check=False).stdout.split()
+    if not bases:
+        pytest.skip("no unlabelled image (rlvr-base, made by sandboxes/build.sh) to try")
     with pytest.raises(SandboxUnavailable, match=r"runner protocol unknown.*rebuild"):
-        DockerSandbox(replace(TEST_CONFIG, sandbox_image="rlvr-base:bookworm")).check_blocking()
+        DockerSandbox(replace(TEST_CONFIG, sandbox_image=bases[0])).check_blocking()
