@@ -6,6 +6,8 @@ resource limits, and prints one JSON line per finished step, then a final
 ``{"event": "done"}`` line. It never runs untrusted code in its own process.
 With ``--serve`` it stays up (a warm container) and runs one job per stdin
 line; after each job it scrubs the scratch dirs, so the next job starts clean.
+With ``--serve --connect PATH`` the jobs and events go over the host's Unix
+socket at PATH instead of stdin and stdout (``_job_stream``).
 
 Run as PID 1 of the container (no ``--init``): signals sent from inside the
 container cannot kill it (the kernel drops those PID 1 has no handler for, and
