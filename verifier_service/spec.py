@@ -83,7 +83,7 @@ class Spec:
         return value is not MISSING and value != default
 
     def set_fields(self) -> list[str]:
-        return [f.name for f in fields(self) if f.name != "kind" and self.is_set(f.name)]
+        return [name for name in _NAMES if name != "kind" and self.is_set(name)]
 
     def with_defaults(self, **defaults: Any) -> Spec:
         """A copy with each given field filled in where it is unset."""
@@ -91,6 +91,7 @@ class Spec:
 
 
 _DEFAULTS = {f.name: (f.default_factory() if callable(f.default_factory) else f.default) for f in fields(Spec)}  # type: ignore[misc]
+_NAMES = tuple(f.name for f in fields(Spec))
 _JSON_FIELDS = ("schema", "tools", "expected_arguments")
 _FLOAT_FIELDS = ("timeout_s", "float_tolerance", "case_timeout_s")
 _OPTIONAL_FLOAT_FIELDS = ("format_weight", "correctness_weight")
@@ -110,8 +111,7 @@ def _loads(text: str, where: str) -> Any:
 
 def spec_from_proto(msg: pb.VerificationSpec) -> Spec:
     values: dict[str, Any] = {}
-    for f in fields(Spec):
-        name = f.name
+    for name in _NAMES:
         if name in _JSON_FIELDS:
             text = getattr(msg, f"{name}_json")
             if text:

@@ -53,6 +53,21 @@ def _tree(tests: str) -> ast.Module:
         raise InvalidSpec(f"spec.tests is not valid Python: {exc.msg} (line {exc.lineno})") from exc
 
 
+def _is_test(node: ast.stmt) -> bool:
+    """A top-level statement that holds an assert (a definition is not a test; it runs as a statement)."""
+    return not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+        isinstance(n, ast.Assert) for n in ast.walk(node))
+
+
+@functools.lru_cache(maxsize=ANALYSIS_CACHE)
+def _checked(tests: str, entry_point: str) -> None:
+    """What makes the tests valid (they parse, and something is tested): the cheap part of ``_analysed``, for
+    validation, so that a batch's items are checked quickly and the first jobs start while later items are
+    being analysed (``verify`` analyses each spec once)."""
+    if not entry_point and not any(_is_test(node) for node in _tree(tests).body):
+        raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
+
+
 @functools.lru_cache(maxsize=ANALYSIS_CACHE)
 def _analysed(tests: str, entry_point: str, exact_types: bool
               ) -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], list[dict] | None]:
@@ -84,7 +99,7 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
     if not any(kind == "test" for kind, _, _ in items):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
     names = _names(loaded, entry_point)
-    return tuple(items), tuple(names), _calls(tree, entry_point, set(names))
+    return tuple(items), tuple(names), _calls(tree, entry_point, set(names), lines)
 
 
 def _source_segment(lines: list[bytes], node: ast.stmt) -> str | None:
@@ -145,20 +160,20 @@ def literal_calls(tests: str, entry_point: str, setup: str) -> list[dict] | None
         return None
 
 
-def _calls(tree: ast.Module, entry_point: str, names: set[str]) -> list[dict] | None:
+def _calls(tree: ast.Module, entry_point: str, names: set[str], lines: list[bytes]) -> list[dict] | None:
     """``literal_calls`` of parsed tests that read ``names``."""
     if entry_point:
-        return _check_calls(tree, entry_point)
+        return _check_calls(tree, entry_point, lines)
     calls = []
     for index, node in enumerate(tree.body):
-        call = _literal_call(node, names)
+        call = _literal_call(node, names, lines)
         if call is None:
             return None
         calls.append({**call, "test": index, "explain": True})
     return calls or None
 
 
-def _check_calls(tree: ast.Module, entry_point: str) -> list[dict] | None:
+def _check_calls(tree: ast.Module, entry_point: str, lines: list[bytes]) -> list[dict] | None:
     """HumanEval's ``check(candidate)`` as calls of the entry point (one test), or None."""
     check = None
     for node in tree.body:
@@ -177,7 +192,7 @@ def _check_calls(tree: ast.Module, entry_point: str) -> list[dict] | None:
         if _is_docstring(node) or (isinstance(node, ast.Assert) and _is_literal(node.test)
                                    and ast.literal_eval(node.test) and (node.msg is None or _is_literal(node.msg))):
             continue  # a docstring, ``assert True, "..."``
-        call = _literal_call(node, {a.args[0].arg}, messages=True)
+        call = _literal_call(node, {a.args[0].arg}, lines, messages=True)
         if call is None:
             return None
         calls.append({**call, "fn": entry_point, "test": 0, "explain": False})
@@ -196,7 +211,14 @@ def _is_literal(node: ast.expr) -> bool:
     return True
 
 
-def _literal_call(node: ast.stmt, names: set[str], messages: bool = False) -> dict | None:
+def _literal_text(lines: list[bytes], node: ast.expr) -> str:
+    """A literal's own source text, in parentheses (it may span lines), for ``ast.literal_eval`` in the runner:
+    the same value as ``ast.unparse`` gives, without rebuilding the text."""
+    text = _source_segment(lines, node)
+    return f"({text})" if text is not None else ast.unparse(node)
+
+
+def _literal_call(node: ast.stmt, names: set[str], lines: list[bytes], messages: bool = False) -> dict | None:
     if not isinstance(node, ast.Assert) or (node.msg is not None and not (messages and _is_literal(node.msg))):
         return None
     test, op, expected, swap = node.test, None, None, False
@@ -214,10 +236,10 @@ def _literal_call(node: ast.stmt, names: set[str], messages: bool = False) -> di
             and all(not isinstance(a, ast.Starred) and _is_literal(a) for a in test.args)
             and all(k.arg is not None and _is_literal(k.value) for k in test.keywords)):
         return None
-    return {"fn": test.func.id, "args": "(" + "".join(ast.unparse(a) + ", " for a in test.args) + ")",
-            "kwargs": "{" + ", ".join(f"{k.arg!r}: {ast.unparse(k.value)}" for k in test.keywords) + "}",
-            "op": op, "expected": ast.unparse(expected) if expected is not None else None, "swap": swap,
-            "message": ast.unparse(node.msg) if node.msg is not None else None}
+    return {"fn": test.func.id, "args": "(" + "".join(_literal_text(lines, a) + ", " for a in test.args) + ")",
+            "kwargs": "{" + ", ".join(f"{k.arg!r}: {_literal_text(lines, k.value)}" for k in test.keywords) + "}",
+            "op": op, "expected": _literal_text(lines, expected) if expected is not None else None, "swap": swap,
+            "message": _literal_text(lines, node.msg) if node.msg is not None else None}
 
 
 def _explained(node: ast.stmt, exact_types: bool = False) -> str | None:
@@ -253,7 +275,7 @@ class PythonAssert(VerifierKind):
         self.require(spec, "tests")
         if spec.entry_point and not spec.entry_point.isidentifier():
             raise InvalidSpec(f"spec.entry_point {spec.entry_point!r} is not a Python identifier")
-        _analysed(spec.tests, spec.entry_point, spec.exact_types)  # verify asks the same (cached)
+        _checked(spec.tests, spec.entry_point)  # the rest of the analysis comes with verify (once per spec)
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:

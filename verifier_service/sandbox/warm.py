@@ -63,6 +63,7 @@ class PooledSandbox(abc.ABC):
         self.pooled = config.sandbox_pool
         self._slots = asyncio.Semaphore(config.max_concurrency)
         self._idle: asyncio.Queue[Instance] | None = None
+        self._waiting = 0  # callers waiting for an idle sandbox
         self._live: set[str] = set()  # ids of the sandboxes this object started and has not removed
         self._replacing: set[asyncio.Task] = set()
         self._closed = False
@@ -152,12 +153,21 @@ class PooledSandbox(abc.ABC):
     async def _acquire(self) -> Instance:
         assert self._idle is not None
         while True:
-            try:
-                instance = await asyncio.wait_for(self._idle.get(), timeout=2.0)
-            except asyncio.TimeoutError:
-                if self.pool_error:
-                    raise SandboxUnavailable(self.pool_error) from None
-                continue
+            if not self._idle.empty() and not self._waiting:
+                # No wait, so no turn of the event loop: the job goes out now, before the next item of the batch
+                # is analysed (wait_for would hand the loop to every other item first). Only when nobody waits:
+                # a sandbox put back goes to the longest waiter.
+                instance = self._idle.get_nowait()
+            else:
+                self._waiting += 1
+                try:
+                    instance = await asyncio.wait_for(self._idle.get(), timeout=2.0)
+                except asyncio.TimeoutError:
+                    if self.pool_error:
+                        raise SandboxUnavailable(self.pool_error) from None
+                    continue
+                finally:
+                    self._waiting -= 1
             if time.monotonic() - instance.started > self.config.pool_max_age_s:
                 self._retire(instance)
                 continue
