@@ -204,6 +204,10 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def _is_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Call, ast.Name, ast.Attribute, ast.Subscript)):  # never literals (no need to try)
+        return False
     try:
         ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
