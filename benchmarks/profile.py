@@ -275,8 +275,8 @@ def summary(run: dict) -> list[str]:
         if trip:
             out.append(f"- one job's runner round trip: {trip:.1f} ms, of which {steps:.1f} ms "
                        f"({100 * steps / trip:.0f}%) are its step inside the container and {trip - steps:.1f} ms "
-                       "the rest (job JSON over the attach socket, work dir, cleaning up after the step, scrub, the "
-                       "done event)")
+                       "the rest (job JSON over the job socket or attach stream, work dir, cleaning up after the "
+                       "step, scrub, the done event)")
         usage = run.get("usage", {})
         if usage:
             parts = {"runner": "the runner", "zygote": "the zygote (its forks)",
