@@ -173,8 +173,16 @@ def test_a_runner_that_says_it_cannot_connect_or_never_comes(monkeypatch):
     listener, directory, name = sandbox._listen()
     attach, attach_peer = socket.socketpair()
     try:
-        attach_peer.sendall(b"the runner's line on its stdout\n")
+        # (the attach stream frames each write with an 8-byte header)
+        line = b'{"event": "transport", "socket": false, "error": "No such file"}\n'
+        attach_peer.sendall(b"\x01\0\0\0" + len(line).to_bytes(4, "big") + line)
         assert sandbox._accept(listener, 1, attach) is None
+        gone, gone_peer = socket.socketpair()
+        gone_peer.sendall(b"\x02\0\0\0\0\0\0\x10Traceback ...\n")
+        gone_peer.close()
+        with pytest.raises(SandboxUnavailable, match=r"ended before it connected.*Traceback"):
+            sandbox._accept(listener, 1, gone)
+        gone.close()
         quiet, quiet_peer = socket.socketpair()
         monkeypatch.setattr(docker_backend, "CONNECT_TIMEOUT_S", 0.3)
         with pytest.raises(SandboxUnavailable, match="did not connect"):

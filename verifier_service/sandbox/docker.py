@@ -270,8 +270,8 @@ class DockerSandbox(PooledSandbox):
 
     def _accept(self, listener: socket.socket, init_pid: int, attach: socket.socket) -> socket.socket | None:
         """The runner's connection: the first whose peer is the container's init process (SO_PEERCRED; others
-        are closed). None when the runner said on its stdout that it could not connect; SandboxUnavailable when
-        it did not come in time."""
+        are closed). None when the runner said on its stdout that it could not connect (then the attach stream
+        carries its jobs); SandboxUnavailable when it ended first or did not come in time."""
         listener.setblocking(False)
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
         with selectors.DefaultSelector() as sel:
@@ -280,7 +280,15 @@ class DockerSandbox(PooledSandbox):
             while (left := deadline - time.monotonic()) > 0:
                 for key, _ in sel.select(left):
                     if key.data == "attach":
-                        return None
+                        said = attach.recv(65536, socket.MSG_PEEK)  # left in place for the attach stream
+                        if b'"event": "transport"' in said:
+                            return None
+                        if not said or b"\n" in said:
+                            detail = said[8:].decode("utf-8", "replace").strip()[-300:]
+                            raise SandboxUnavailable("the sandbox runner ended before it connected to its job "
+                                                     "socket" + (f": {detail}" if detail else ""))
+                        time.sleep(0.01)  # the rest of its line is on the way
+                        continue
                     try:
                         conn, _ = listener.accept()
                     except BlockingIOError:
