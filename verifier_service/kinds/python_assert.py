@@ -72,8 +72,8 @@ def _checked(tests: str, entry_point: str) -> None:
 def _analysed(tests: str, entry_point: str, exact_types: bool
               ) -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...], list[dict] | None]:
     """The tests' (kind, name, code) items, the names they read and their calls on literals (``literal_calls``,
-    setup aside), from one parse; cached, since validate and verify both ask for every item of a batch and a
-    GRPO group shares one spec (immutable: callers share it)."""
+    setup aside), from one parse; cached, since verify asks for every item of a batch and a GRPO group shares
+    one spec (immutable: callers share it). Validation asks only ``_checked``."""
     tree = _tree(tests)
     lines = [line.encode() for line in _LINE.findall(tests)]
     items = []
@@ -90,7 +90,7 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
         is_test = has_assert and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         name = " ".join(code.split())
         if is_test:
-            code = _explained(node, exact_types, lines) or code
+            code = _explained(node, exact_types) or code
             if exact_types:
                 code = ast.unparse(ast.fix_missing_locations(_ExactTypes().visit(ast.parse(code))))
         items.append(("test" if is_test else "stmt", truncate(name, 120), code))
@@ -246,20 +246,13 @@ def _literal_call(node: ast.stmt, names: set[str], lines: list[bytes], messages:
             "message": _literal_text(lines, node.msg) if node.msg is not None else None}
 
 
-def _operand(lines: list[bytes] | None, node: ast.expr) -> str:
-    """An operand's source: its own text in parentheses when it is on one line (so the rewritten test keeps one
-    line per part, and its line numbers), else ``ast.unparse``."""
-    text = _source_segment(lines, node) if lines is not None else None
-    return f"({text})" if text is not None and "\n" not in text and "\r" not in text else ast.unparse(node)
-
-
-def _explained(node: ast.stmt, exact_types: bool = False, lines: list[bytes] | None = None) -> str | None:
+def _explained(node: ast.stmt, exact_types: bool = False) -> str | None:
     """``assert a == b`` rewritten to report both values when it fails (each side evaluated once)."""
     if not (isinstance(node, ast.Assert) and node.msg is None and isinstance(node.test, ast.Compare)
             and len(node.test.ops) == 1 and type(node.test.ops[0]) in _OPS):
         return None
     op = _OPS[type(node.test.ops[0])]
-    left, right = _operand(lines, node.test.left), _operand(lines, node.test.comparators[0])
+    left, right = ast.unparse(node.test.left), ast.unparse(node.test.comparators[0])
     if exact_types and op in ("==", "!="):
         same = "__rlvr_same(__rlvr_l, __rlvr_r)"
         return (f"__rlvr_l = {left}\n__rlvr_r = {right}\n"
