@@ -48,8 +48,10 @@ if os.path.exists(path):
         text = f.read()
     config = json.loads(text) if text.strip() else {}
 runtimes = config.setdefault("runtimes", {})
-if "runsc" not in runtimes:
-    runtimes["runsc"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}
+# --oci-seccomp: gVisor applies the container's seccomp profile (the service's deny-list) inside its kernel too.
+wanted = {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none", "--oci-seccomp"]}
+if runtimes.get("runsc") != wanted:
+    runtimes["runsc"] = wanted
     os.makedirs("/etc/docker", exist_ok=True)
     with open(path, "w") as f:
         json.dump(config, f, indent=2)

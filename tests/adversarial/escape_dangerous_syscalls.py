@@ -1,7 +1,6 @@
 # class: escape/privilege
 # task: double
 # expect: PASSED
-# expect-gvisor: FAILED  (runsc does not apply the OCI seccomp profile: io_uring reaches gVisor's own kernel, not the host's)
 """Kernel attack surface (keyrings, bpf, perf, userfaultfd, io_uring, modules) is closed by seccomp."""
 import ctypes, platform
 libc = ctypes.CDLL(None, use_errno=True)
