@@ -215,19 +215,16 @@ class Zygote:
         """The standby for the next step, or None when the zygote is gone (the step then starts as a subprocess)."""
         self.ask_standby()
         self._asked = False
-        while not self.gone:
-            message, fds = self._receive(self.ANSWER_TIMEOUT_S)
-            if message is None:
-                break
-            if "standby" in message:
-                if len(fds) != 5:
-                    for fd in fds:
-                        os.close(fd)
-                    self._lost()
-                    break
-                self.current = Standby(self, message["standby"], fds)
-                return self.current
-        return None
+        message, fds = self._answer("standby")
+        if message is None:
+            return None
+        if len(fds) != 5:
+            for fd in fds:
+                os.close(fd)
+            self._lost()
+            return None
+        self.current = Standby(self, message["standby"], fds)
+        return self.current
 
     def read_events(self):
         """Takes the zygote's messages that are there (the standby's exit) without waiting."""
@@ -240,17 +237,25 @@ class Zygote:
         if self.gone or not self._send(b"CS"):
             return self._lost()
         self._asked = True
+        message, _ = self._answer("clean")
+        if message is None:
+            return self._lost()
+        self.current = None
+        self.usage = message["usage"]
+        if not (message["clean"] and self._no_strays()):
+            self.unclean = True
+        return not self.unclean
+
+    def _answer(self, kind):
+        """The zygote's next message of ``kind`` ("standby", "clean") and its descriptors, taking the standby's
+        exit report on the way; (None, []) when the zygote is gone or silent (it is then treated as lost)."""
         while not self.gone:
-            message, _ = self._receive(self.ANSWER_TIMEOUT_S)
+            message, fds = self._receive(self.ANSWER_TIMEOUT_S)
             if message is None:
                 break
-            if "clean" in message:
-                self.current = None
-                self.usage = message["usage"]
-                if not (message["clean"] and self._no_strays()):
-                    self.unclean = True
-                return not self.unclean
-        return self._lost()
+            if kind in message:
+                return message, fds
+        return None, []
 
     def _no_strays(self):
         """Waits until no process is left but the runner and the zygote, reaping the runner's zombies: processes

@@ -53,10 +53,12 @@ def _tree(tests: str) -> ast.Module:
         raise InvalidSpec(f"spec.tests is not valid Python: {exc.msg} (line {exc.lineno})") from exc
 
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # run as statements, never tests
+
+
 def _is_test(node: ast.stmt) -> bool:
     """A top-level statement that holds an assert (a definition is not a test; it runs as a statement)."""
-    return not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-        isinstance(n, ast.Assert) for n in ast.walk(node))
+    return not isinstance(node, _DEFINITIONS) and any(isinstance(n, ast.Assert) for n in ast.walk(node))
 
 
 @functools.lru_cache(maxsize=ANALYSIS_CACHE)
@@ -87,7 +89,7 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
                     loaded.add(n.id)
             elif isinstance(n, ast.Assert):
                 has_assert = True
-        is_test = has_assert and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        is_test = has_assert and not isinstance(node, _DEFINITIONS)  # as _is_test, from the walk made for names
         name = " ".join(code.split())
         if is_test:
             code = _explained(node, exact_types) or code

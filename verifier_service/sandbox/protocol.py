@@ -110,7 +110,7 @@ class SocketStream(RunnerStream):
             chunk = self.raw.recv(65536)
         except TimeoutError:
             return True
-        return self._unframe(chunk)
+        return self._take(chunk)
 
     async def receive_async(self, deadline: float) -> bool:
         if not await _ready([self.raw.fileno()], deadline):
@@ -119,10 +119,11 @@ class SocketStream(RunnerStream):
             chunk = self.raw.recv(65536)
         except BlockingIOError:
             return True
-        return self._unframe(chunk)
+        return self._take(chunk)
 
-    def _unframe(self, chunk: bytes) -> bool:
-        """Splits received bytes into stdout (``line``) and stderr by their frame headers; False at EOF."""
+    def _take(self, chunk: bytes) -> bool:
+        """Splits received bytes into stdout (``line``) and stderr by their frame headers; False at EOF (an empty
+        ``chunk``)."""
         if not chunk:
             return False
         self.buffer += chunk
@@ -142,45 +143,16 @@ class SocketStream(RunnerStream):
             self.raw.close()
 
 
-class DirectStream(RunnerStream):
-    """A warm runner's own Unix socket (``runner.py --connect``): jobs in, events out, past the container
-    engine's copies of the attach stream; that stream (``attach``) is kept for the runner's stderr only, read
-    when the runner is gone (its last words for the error message)."""
+class DirectStream(SocketStream):
+    """A warm runner's own Unix socket (``runner.py --connect``): jobs in, events out, unframed, past the
+    container engine's copies of the attach stream; that stream (``attach``) is kept for the runner's stderr
+    only, read when the runner is gone (its last words for the error message)."""
 
     def __init__(self, conn: socket.socket, attach: SocketStream):
-        super().__init__()
-        self.conn = conn
+        super().__init__(conn)
         self.attach = attach
 
-    def send(self, data: bytes, deadline: float) -> None:
-        self.conn.settimeout(max(0.1, deadline - time.monotonic()))
-        self.conn.sendall(data)
-
-    async def send_async(self, data: bytes, deadline: float) -> None:
-        self.conn.setblocking(False)  # for the event loop; ``send`` and ``_receive`` set their own timeouts
-        await _write(self.conn.fileno(), data, deadline)
-
-    def close_input(self) -> None:
-        self.conn.shutdown(socket.SHUT_WR)
-
-    def _receive(self, timeout: float) -> bool:
-        self.conn.settimeout(timeout)
-        try:
-            chunk = self.conn.recv(65536)
-        except TimeoutError:
-            return True
-        return self._take_chunk(chunk)
-
-    async def receive_async(self, deadline: float) -> bool:
-        if not await _ready([self.conn.fileno()], deadline):
-            return True
-        try:
-            chunk = self.conn.recv(65536)
-        except BlockingIOError:
-            return True
-        return self._take_chunk(chunk)
-
-    def _take_chunk(self, chunk: bytes) -> bool:
+    def _take(self, chunk: bytes) -> bool:
         if chunk:
             self.line += chunk
             return True
@@ -194,8 +166,7 @@ class DirectStream(RunnerStream):
         return False
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.conn.close()
+        super().close()
         self.attach.close()
 
 
