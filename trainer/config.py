@@ -83,6 +83,8 @@ class RunConfig:
     vllm_server_host: str = _f("127.0.0.1", "vLLM server host (vllm_mode=server)")
     vllm_server_port: int = _f(8000, "vLLM server port (vllm_mode=server)")
     vllm_gpu_memory_utilization: float = _f(0.3, "GPU memory share of colocated vLLM")
+    vllm_enable_sleep_mode: bool = _f(False, "colocated vLLM frees its weights and KV cache during the optimizer "
+                                             "step (less peak memory, slower steps: 0.46 vs 0.28 s on the H200)")
     num_gpus: int = _f(1, "GPUs used for training")
     use_cpu: bool = _f(False, "train on the CPU (tests and smoke runs)")
     lora: bool = _f(False, "train LoRA adapters instead of every weight")
@@ -251,6 +253,7 @@ class RunConfig:
             kwargs["vllm_mode"] = self.vllm_mode
             if self.vllm_mode == "colocate":
                 kwargs["vllm_gpu_memory_utilization"] = self.vllm_gpu_memory_utilization
+                kwargs["vllm_enable_sleep_mode"] = self.vllm_enable_sleep_mode
             else:
                 kwargs["vllm_server_host"] = self.vllm_server_host
                 kwargs["vllm_server_port"] = self.vllm_server_port

@@ -93,6 +93,11 @@ class BatchStats:
     pass_rate: float | None = None
     shadow_s: float = 0.0
     shadow_disagreements: int | None = None
+    # the service's own timings of the batch's slowest sample (VerifyResult.timings): waiting for a sandbox slot,
+    # verifying, both; what a reward wait above its budget is made of
+    service_max_queue_s: float = 0.0
+    service_max_run_s: float = 0.0
+    service_max_total_s: float = 0.0
 
 
 @dataclass
@@ -258,6 +263,9 @@ class VerifierRewards:
             if r is None:
                 continue
             stats.verdicts[pb.Verdict.Name(r.verdict)] += 1
+            stats.service_max_queue_s = max(stats.service_max_queue_s, r.timings.queue_s)
+            stats.service_max_run_s = max(stats.service_max_run_s, r.timings.run_s)
+            stats.service_max_total_s = max(stats.service_max_total_s, r.timings.total_s)
             passed += r.tests_passed
             total += r.tests_total
         stats.infra_errors = stats.verdicts.get("INFRA_ERROR", 0) + (len(requests) if stats.lost else 0)

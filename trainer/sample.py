@@ -108,16 +108,61 @@ def _generate_transformers(model_path: str, prompts: list[Any], n: int, temperat
     return out
 
 
+VLLM_GPU_MEMORY_UTILIZATION = 0.3
+"""The sampling engine's share of the GPU (vLLM's own default, 0.9, leaves too little for anything else in the
+process: a second engine, or the colocated trainer that the e2e pipeline starts after its gates)."""
+_ENGINES: dict[tuple, Any] = {}
+
+
+def vllm_engine(model_path: str, seed: int, gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION):
+    """One vLLM engine per (model, seed, share), kept for the process's later calls (the gates and an evaluation
+    sample the same model: starting vLLM costs 25-45 s); an engine of another model is released first."""
+    key = (model_path, seed, gpu_memory_utilization)
+    if key not in _ENGINES:
+        release_vllm()
+        from trainer.vllm_env import sampler_environment
+
+        sampler_environment()  # VLLM_USE_FLASHINFER_SAMPLER=0 where FlashInfer is not installed
+        from vllm import LLM
+
+        try:
+            _ENGINES[key] = LLM(model=model_path, seed=seed, gpu_memory_utilization=gpu_memory_utilization)
+        except Exception as exc:
+            raise ConfigError(f"vLLM cannot load the model {model_path!r}: {exc}") from exc
+    return _ENGINES[key]
+
+
+def release_vllm() -> None:
+    """Drops the kept sampling engine(s) and returns their GPU memory (before training starts its own)."""
+    if not _ENGINES:
+        return
+    import gc
+
+    _ENGINES.clear()
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:
+        pass
+
+
 def _generate_vllm(model_path: str, prompts: list[Any], n: int, temperature: float, max_new_tokens: int,
                    seed: int) -> list[list[str]]:
     from transformers import AutoTokenizer
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
 
+    llm = vllm_engine(model_path, seed)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
-    llm = LLM(model=model_path, seed=seed)
-    params = SamplingParams(n=n, temperature=temperature, max_tokens=max_new_tokens, seed=seed)
-    outputs = llm.generate([_render(tokenizer, p) for p in prompts], params)
-    return [[c.text for c in o.outputs] for o in outputs]
+    per_prompt = n if temperature > 0 else 1  # greedy decoding gives n identical completions: generate one
+    params = SamplingParams(n=per_prompt, temperature=temperature, max_tokens=max_new_tokens)  # no top-k/top-p
+    # token ids as the transformers path makes them (the chat template already holds the special tokens)
+    inputs = [{"prompt_token_ids": tokenizer(_render(tokenizer, p), add_special_tokens=False)["input_ids"]}
+              for p in prompts]
+    outputs = llm.generate(inputs, params, use_tqdm=True)
+    return [[c.text for c in o.outputs] * (n // per_prompt) for o in outputs]
 
 
 def sample_completions(model: str, dataset, *, n: int, temperature: float, max_new_tokens: int,

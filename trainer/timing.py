@@ -12,6 +12,7 @@ without the measurement).
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from pathlib import Path
@@ -19,6 +20,12 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from trainer.rewards import VerifierRewards
+
+
+def _percentile(values: list[float], q: float) -> float:
+    """The q-quantile by the nearest-rank method (a value that occurred)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
 class RewardWaitCallback(TrainerCallback):
@@ -34,6 +41,7 @@ class RewardWaitCallback(TrainerCallback):
         self._w0 = self.rewards.total_wait_s
         self._s0 = getattr(self.rewards, "total_shadow_s", 0.0)
         self._n0 = getattr(self.rewards, "shadow_runs", 0)
+        self._h0 = len(getattr(self.rewards, "history", []))
 
     def on_step_end(self, args, state, control, **kwargs):
         shadow_s = getattr(self.rewards, "total_shadow_s", 0.0) - self._s0
@@ -41,6 +49,10 @@ class RewardWaitCallback(TrainerCallback):
         wait_s = self.rewards.total_wait_s - self._w0
         entry = {"step": state.global_step, "step_s": step_s, "reward_wait_s": wait_s,
                  "share": wait_s / step_s if step_s > 0 else 0.0}
+        batches = getattr(self.rewards, "history", [])[self._h0:]
+        if batches:  # the service's timing of this step's slowest sample (queueing for a sandbox, running)
+            for name in ("service_max_queue_s", "service_max_run_s", "service_max_total_s"):
+                entry[name] = max(getattr(b, name, 0.0) for b in batches)
         if getattr(self.rewards, "shadow_runs", 0) > self._n0:  # the shadow ran on this step's batches
             entry.update(shadow_reward_s=shadow_s, shadow_share=shadow_s / step_s if step_s > 0 else 0.0)
         self.steps.append(entry)
@@ -57,6 +69,10 @@ class RewardWaitCallback(TrainerCallback):
             "mean_share": statistics.fmean(shares),
             "max_share": max(shares),
             "median_share": statistics.median(shares),
+            "p95_share": _percentile(shares, 0.95),
+            "p95_reward_wait_s": _percentile([s["reward_wait_s"] for s in self.steps], 0.95),
+            "max_reward_wait_s": max(s["reward_wait_s"] for s in self.steps),
+            "median_step_s": statistics.median(s["step_s"] for s in self.steps),
             **({"shadow_steps": len(shadowed),
                 "mean_shadow_reward_s": statistics.fmean(s["shadow_reward_s"] for s in shadowed),
                 "mean_shadow_share": statistics.fmean(s["shadow_share"] for s in shadowed),

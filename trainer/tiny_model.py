@@ -10,7 +10,10 @@ CHAT_TEMPLATE = (
 )
 
 
-def build_tiny_model(path: Path) -> Path:
+def build_tiny_model(path: Path, hidden_size: int = 64, num_attention_heads: int = 4,
+                     max_position_embeddings: int = 512) -> Path:
+    """A random 2-layer Qwen2 chat model with a 400-token BPE; vLLM's attention kernels want a head size of at least
+    32 and room for the tiny tokenizer's long prompts (``hidden_size=256, max_position_embeddings=4096``)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
@@ -25,8 +28,9 @@ def build_tiny_model(path: Path) -> Path:
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                         bos_token=None)
     tokenizer.chat_template = CHAT_TEMPLATE
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                         num_hidden_layers=2, num_attention_heads=num_attention_heads, num_key_value_heads=2,
+                         max_position_embeddings=max_position_embeddings,
                          tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
                          pad_token_id=tokenizer.pad_token_id, bos_token_id=None)
     model = Qwen2ForCausalLM(config)

@@ -81,6 +81,13 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
     affects training), on every ``shadow_every``-th batch; ``callbacks``: extra TrainerCallbacks (e.g. a time budget).
     """
     check_generation_backend(config)
+    vllm_env = {}
+    if config.generation == "vllm" and config.vllm_mode == "colocate":
+        from trainer.vllm_env import colocate_environment
+
+        vllm_env = colocate_environment()  # before TRL starts vLLM in this process
+        if vllm_env:
+            log.info("colocated vLLM: set %s", ", ".join(f"{k}={v}" for k, v in sorted(vllm_env.items())))
     dataset = load_prompts(config)
     gates = check_gates(config, dataset)  # refuses missing, failed or stale gates before anything expensive
     rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s,
@@ -111,6 +118,7 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
         "shadow_disagreements": (sum(s.shadow_disagreements or 0 for s in rewards.history)
                                  if shadow_reward is not None else None),
         "gates": gates,
+        "vllm_environment": vllm_env,
     }
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)

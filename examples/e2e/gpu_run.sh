@@ -23,6 +23,13 @@ export TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
 
 # 1. the environment
 "$PY" examples/e2e/offline_setup.py wheels --site "$ENV/site" .whl .whl-pandas:pandas .whl-arrow:pyarrow
+# the vLLM 0.23 + TRL 1.16 bundle (../shared/gpu/README.md): its pieces, carried in two calls (.gpu/p1, then .gpu/p2
+# with .gpu/unpack.sh), are reassembled into /tmp/site once the last one is there
+if [ -x .gpu/unpack.sh ]; then bash .gpu/unpack.sh || echo "WARNING: the vLLM bundle did not unpack" >&2; fi
+if [ -f /tmp/site/.complete ]; then
+  export PYTHONPATH="$PYTHONPATH:/tmp/site"   # after the carried wheels: their pins (grpcio, datasets) come first
+  export VLLM_NO_USAGE_STATS=1 VLLM_USE_FLASHINFER_SAMPLER=0   # FlashInfer is not carried (trainer/vllm_env.py)
+fi
 BWRAP=$(command -v bwrap || true)
 [ -z "${E2E_CARRIED_BWRAP:-}" ] || BWRAP=   # use the carried .deb even where the machine has bwrap (a test)
 if [ -z "$BWRAP" ]; then
@@ -44,11 +51,13 @@ echo "python: $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])')); bwr
 import importlib.util
 mods = ["torch", "transformers", "accelerate", "peft", "grpc", "google.protobuf", "trl", "datasets", "pandas",
         "pyarrow", "gguf", "jsonschema", "math_verify", "rich", "docker", "defusedxml", "yaml", "dill",
-        "multiprocess", "xxhash"]
+        "multiprocess", "xxhash", "vllm"]
 missing = [m for m in mods if importlib.util.find_spec(m) is None]
 print("missing modules:", ", ".join(missing) if missing else "none")
 if missing and any(m in missing for m in ("pandas", "pyarrow")):
     print("  -> carry .whl-pandas / .whl-arrow before the gates / train stages (examples/e2e/README.md)")
+if "vllm" in missing:
+    print("  -> no vLLM: carry .gpu/p1, then .gpu/p2 with .gpu/unpack.sh, or run with --generation transformers")
 EOF
 
 # 2. the GGUF halves

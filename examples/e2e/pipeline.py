@@ -82,9 +82,16 @@ class PipelineConfig:
     batch_size: int = 64                 # completions per optimizer step (8 prompts x 8)
     learning_rate: float = 1e-5
     beta: float = 0.01
+    generation: str = ""                 # vllm (the recipe) or transformers; '' = vllm, transformers with --cpu
+    vllm_gpu_memory_utilization: float = 0.3
+    vllm_enable_sleep_mode: bool = False   # the GPU has room for both: sleep mode only slows the steps down
     cpu: bool = False
     skip_gates: bool = False
     inspection_record: Path = COMMITTED_INSPECTION
+
+    @property
+    def generation_backend(self) -> str:
+        return self.generation or ("transformers" if self.cpu else "vllm")
 
     @property
     def model_dir(self) -> Path:
@@ -110,7 +117,8 @@ class PipelineConfig:
 DEVIATION_REASONS = {
     "learning_rate": "a 135M-parameter model trained for a few minutes: the recipe's 5e-7 (set for 7B-class models) "
                      "moves a model this small too little in ~60 steps",
-    "generation": "vLLM cannot be installed on the GPU machine (no network); transformers generation",
+    "generation": "transformers generation chosen explicitly (--generation transformers, or a CPU run): vLLM "
+                  "needs a GPU",
     "per_device_train_batch_size": "8 prompts x 8 completions in one generate call: generation of a 135M model is "
                                    "latency-bound, a wide batch costs little more than a narrow one",
     "gradient_accumulation_steps": "the whole step's batch fits one micro-batch (135M parameters, 1.5 GiB)",
@@ -125,12 +133,15 @@ def run_config(cfg: PipelineConfig, verifier: str):
 
     values: dict[str, Any] = dict(
         model=str(cfg.model_dir), dataset=str(cfg.data("train")), output_dir=str(cfg.run_dir), verifier=verifier,
-        gates_dir=str(cfg.gates_dir), generation="transformers", num_generations=cfg.num_generations,
+        gates_dir=str(cfg.gates_dir), generation=cfg.generation_backend, num_generations=cfg.num_generations,
         per_device_train_batch_size=cfg.batch_size, gradient_accumulation_steps=1, learning_rate=cfg.learning_rate,
         beta=cfg.beta, max_completion_length=cfg.max_new_tokens, temperature=1.0, max_steps=cfg.max_steps,
         logging_steps=1, save_steps=100000, gradient_checkpointing=False, seed=cfg.seed,
         grpo_overrides={"save_strategy": "no"}, skip_gates=cfg.skip_gates, deviation_reasons=dict(DEVIATION_REASONS),
     )
+    if cfg.generation_backend == "vllm":
+        values.update(vllm_mode="colocate", vllm_gpu_memory_utilization=cfg.vllm_gpu_memory_utilization,
+                      vllm_enable_sleep_mode=cfg.vllm_enable_sleep_mode)
     if cfg.cpu:
         values.update(use_cpu=True, bf16=False)
     return RunConfig.from_dict(values, where="e2e pipeline")
@@ -203,7 +214,10 @@ class Pipeline:
         if self.cfg.tiny_model:
             from trainer.tiny_model import build_tiny_model
 
-            build_tiny_model(out)
+            if self.cfg.generation_backend == "vllm":  # a head size and a context that vLLM's kernels take
+                build_tiny_model(out, hidden_size=256, max_position_embeddings=4096)
+            else:
+                build_tiny_model(out)
             return {"model": str(out), "tiny": True}
         from examples.e2e.prepare_model import GGUF_NAME, convert
 
@@ -243,7 +257,7 @@ class Pipeline:
         rows = read_rows(self.cfg.data("train"))
         samples = sample_completions(str(self.cfg.model_dir), rows, n=self.cfg.inspect_n, temperature=1.0,
                                      max_new_tokens=self.cfg.max_new_tokens, prompts=self.cfg.inspect_prompts,
-                                     seed=self.cfg.seed, backend="transformers")
+                                     seed=self.cfg.seed, backend=self.cfg.generation_backend)
         path = self.state / "inspect" / "samples.jsonl"
         write_samples(path, samples)
         report = self.state / "inspect" / "report"
@@ -266,7 +280,8 @@ class Pipeline:
         try:
             record, path = run_base_rate_gate(config, rows, k=self.cfg.base_rate_k,
                                               temperature=self.cfg.base_rate_temperature,
-                                              prompts=self.cfg.base_rate_prompts, backend="transformers")
+                                              prompts=self.cfg.base_rate_prompts,
+                                              backend=self.cfg.generation_backend)
         except GateError as exc:
             raise PipelineError(f"base-rate gate: {exc}", EXIT_GATE) from exc
         summary = {k: record.get(k) for k in ("passed", "pass@1", "pass@1_ci", "samples", "prompts", "k",
@@ -311,7 +326,7 @@ class Pipeline:
         started = time.monotonic()
         samples = sample_completions(str(model), rows, n=self.cfg.eval_n, temperature=self.cfg.eval_temperature,
                                      max_new_tokens=self.cfg.max_new_tokens, seed=self.cfg.seed,
-                                     backend="transformers")
+                                     backend=self.cfg.generation_backend)
         generate_s = time.monotonic() - started
         attach_tasks(samples, rows)
         write_samples(self.state / "eval" / f"{which}_samples.jsonl", samples)
@@ -323,7 +338,8 @@ class Pipeline:
         scored = score_both(samples, results)
         reference_s = time.monotonic() - started
         write_jsonl(self.state / "eval" / f"{which}_scored.jsonl", scored)
-        summary = {"model": str(model), "n_per_prompt": self.cfg.eval_n, "temperature": self.cfg.eval_temperature,
+        summary = {"model": str(model), "generation": self.cfg.generation_backend,
+                   "n_per_prompt": self.cfg.eval_n, "temperature": self.cfg.eval_temperature,
                    "max_new_tokens": self.cfg.max_new_tokens, "generate_s": generate_s, "service_s": service_s,
                    "reference_s": reference_s, **summarise(scored)}
         self.write(f"eval/{which}.json", summary)
@@ -336,6 +352,7 @@ class Pipeline:
         from examples.e2e import reference
         from examples.e2e.callbacks import StepLog, TrainBudget
         from trainer.errors import TrainerError
+        from trainer.sample import release_vllm
         from trainer.train import run_training
 
         self.need_model(self.cfg.model_dir)
@@ -346,6 +363,7 @@ class Pipeline:
         except TrainerError as exc:
             raise PipelineError(f"run config refused: {exc}") from exc
         deviations.append("gradient_checkpointing=false; reason: 135M parameters fit without recomputation")
+        release_vllm()  # a sampling engine of the gates' stage in this process: training colocates its own
         budget = TrainBudget(self.cfg.train_budget_s)
         steps = StepLog(self.cfg.run_dir / "steps.jsonl")
         try:
@@ -413,12 +431,18 @@ def build_parser() -> argparse.ArgumentParser:
                  "inspect_prompts", "inspect_n", "eval_n", "max_steps", "num_generations", "batch_size",
                  "shadow_every"):
         p.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(d, name))
-    for name in ("base_rate_temperature", "eval_temperature", "train_budget_s", "learning_rate", "beta"):
+    for name in ("base_rate_temperature", "eval_temperature", "train_budget_s", "learning_rate", "beta",
+                 "vllm_gpu_memory_utilization"):
         p.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(d, name))
     p.add_argument("--levels", default=d.levels, help="task difficulty levels, e.g. 1,2")
     p.add_argument("--gguf", default="", help="the SmolLM2 GGUF (default: STATE/gguf/<name>.gguf)")
     p.add_argument("--tiny-model", action="store_true", help="a tiny random model instead (CPU tests)")
-    p.add_argument("--cpu", action="store_true", help="train on the CPU (fp32)")
+    p.add_argument("--cpu", action="store_true", help="train on the CPU (fp32; transformers generation)")
+    p.add_argument("--generation", default="", choices=("", "vllm", "transformers"),
+                   help="sampling and training generation: vllm (default on a GPU; colocated with training), or "
+                        "transformers (the default with --cpu)")
+    p.add_argument("--vllm-enable-sleep-mode", action="store_true",
+                   help="colocated vLLM sleeps during the optimizer step (less memory, slower steps)")
     p.add_argument("--skip-gates", action="store_true", help="train without the gates (recorded as a deviation)")
     p.add_argument("--inspection-record", type=Path, default=d.inspection_record)
     p.add_argument("--sandbox-backend", default=d.service.backend, choices=("bwrap", "docker"))

@@ -50,7 +50,7 @@ def environment() -> dict[str, str]:
     from importlib import metadata
 
     env = {}
-    for name in ("torch", "transformers", "trl", "datasets", "grpcio", "protobuf"):
+    for name in ("torch", "transformers", "trl", "vllm", "datasets", "grpcio", "protobuf"):
         try:
             env[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -81,7 +81,8 @@ def collect(state: Path, pipeline_config: dict, targets: dict[str, float]) -> di
         "eval_before": before,
         "eval_after": after,
         "run": {k: run.get(k) for k in ("config", "deviations", "train_metrics", "verifier_batches",
-                                        "verifier_infra_errors", "shadow_disagreements", "gates")},
+                                        "verifier_infra_errors", "shadow_disagreements", "gates",
+                                        "vllm_environment")},
         "budget": _load(state / "run" / "budget.json"),
         "reward_timing": timing,
         "steps": _jsonl(state / "run" / "steps.jsonl"),
