@@ -160,8 +160,9 @@ def render(results: dict, plots: list[tuple[str, Path]], md_path: Path, notes: s
         ["optimizer steps timed", _num(timing.get("steps"), "{}")],
         ["mean step time (without the shadow's time)", _num(timing.get("mean_step_s"), "{:.2f} s")],
         ["remote service: mean wait per step", _num(timing.get("mean_reward_wait_s"), "{:.3f} s")],
-        ["remote service: share of step time (mean / median / max)",
-         f"{_pct(timing.get('mean_share'))} / {_pct(timing.get('median_share'))} / {_pct(timing.get('max_share'))}"],
+        ["remote service: share of step time (mean / median / p95 / max)",
+         f"{_pct(timing.get('mean_share'))} / {_pct(timing.get('median_share'))} / {_pct(timing.get('p95_share'))} "
+         f"/ {_pct(timing.get('max_share'))}"],
         ["steps with the in-process shadow reward", _num(timing.get("shadow_steps", timing.get("steps")), "{}")],
         ["remote service: mean wait on those steps", _num(timing.get("mean_reward_wait_s_shadowed"), "{:.3f} s")],
         ["in-process reference reward, same batches: mean per step", _num(timing.get("mean_shadow_reward_s"),
@@ -194,7 +195,8 @@ def render(results: dict, plots: list[tuple[str, Path]], md_path: Path, notes: s
     config = run.get("config") or {}
     keep = ("model", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
             "learning_rate", "beta", "loss_type", "temperature", "max_completion_length", "max_steps", "bf16",
-            "generation", "rewards", "reward_weights", "grpo_overrides", "seed")
+            "generation", "vllm_mode", "vllm_gpu_memory_utilization", "vllm_enable_sleep_mode", "rewards",
+            "reward_weights", "grpo_overrides", "seed")
     if config:
         out.append("\n" + _table([[k, f"`{json.dumps(config.get(k))}`"] for k in keep], ["setting", "value"]))
     import re
