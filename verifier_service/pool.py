@@ -58,7 +58,7 @@ def _worker_main(conn: _Channel) -> None:
 
     def check(kind_name, text, spec):
         try:
-            return "ok", get_kind(kind_name).check(text, spec)  # type: ignore[attr-defined]
+            return "ok", get_kind(kind_name).verdict(text, spec)  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 - reported to the caller as INFRA_ERROR
             return "error", f"{type(exc).__name__}: {exc}"
 

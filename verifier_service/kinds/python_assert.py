@@ -24,6 +24,7 @@ from verifier_service.kinds._sandboxed import (
     HARNESS_DIR,
     PYTHON,
     error_verdict,
+    event_duration,
     new_nonce,
     read_reports,
     run_job,
@@ -337,8 +338,7 @@ def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str, nonc
                 verdict = error_verdict(str(error), str(event.get("detail", "")))
             index = len(tests)
             name = names[index] if index < len(names) else str(event.get("name", index))
-            tests.append(TestOutcome(name, verdict, str(event.get("detail", "")),
-                                     float(event.get("duration_s") or 0.0)))
+            tests.append(TestOutcome(name, verdict, str(event.get("detail", "")), event_duration(event)))
         elif kind == "end":
             finished = True
             break
