@@ -246,7 +246,7 @@ def ref_number(token):
         while i < n and token[i] in digits:
             edigits += token[i]
             i += 1
-        if not edigits or len(edigits) > 6:
+        if not edigits or len(edigits) > 10:
             return None
         exponent = esign * int(edigits)
     if i != n:

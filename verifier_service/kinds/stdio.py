@@ -37,7 +37,7 @@ COMPARE_MODES = ("exact", "tokens", "float")
 # Contest judges' rules (testlib's checkers), on the output's characters:
 _WHITESPACE = re.compile(r"[ \t\r\n]+")  # the only separators: ASCII space, tab, CR, LF (testlib's blanks)
 _INTEGER = re.compile(r"[+-]?[0-9]+")  # ASCII digits only (\d would take any Unicode digit)
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,10})?")
 _EXACT_PRECISION = DecimalContext(prec=60, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])
 
 
@@ -47,34 +47,36 @@ def tokens(text: str) -> list[str]:
     return [t for t in _WHITESPACE.split(text) if t]
 
 
-def _number(token: str) -> Decimal | None:
-    """The exact value of a token that is a number by the strict ASCII grammar (``_FLOAT``), else None.
-    ``inf``, ``nan``, ``0x1p3``, ``1_000`` and non-ASCII digits are not numbers: they compare as text."""
-    if len(token) > 100_000 or not _FLOAT.fullmatch(token):  # (a longer number is compared as text)
-        return None
-    exponent = token.lower().find("e")
-    if exponent >= 0 and len(token) - exponent > 12:  # an exponent past 10 digits: as text, too
-        return None
-    return Decimal(token)
+def _is_number(token: str) -> bool:
+    """Whether a token is a number by the strict ASCII grammar (``_FLOAT``: an exponent of at most 10 digits,
+    at most 100,000 characters; a longer one compares as text). ``inf``, ``nan``, ``0x1p3``, ``1_000`` and
+    non-ASCII digits are not numbers: they compare as text."""
+    return len(token) <= 100_000 and _FLOAT.fullmatch(token) is not None
 
 
 def floats_match(got: str, want: str, tol: float) -> bool:
     """compare=float on one pair of tokens. An integer ``want`` (``[+-]?[0-9]+``) is matched only by a
     number of exactly its value (``7``, ``007``, ``7.0``, ``7e0``); a float ``want`` by a number ``g``
     with ``|g - want| <= tol * max(1, |want|)`` (testlib's doubleCompare: absolute or relative to the
-    expected value; ``tol`` as its shortest decimal text, 1e-06 is 0.000001), computed on the tokens' decimal
-    values (to 60 significant digits, never rounded to doubles: a
-    400-digit number is not infinity); any other ``want`` (``inf``, ``nan``, words) only by the same text."""
-    expected = _number(want)
-    if expected is None:
-        return got == want
-    actual = _number(got)
-    if actual is None:
+    expected value; ``tol`` as its shortest decimal text, 1e-06 is 0.000001), decided on the tokens' decimal
+    values (doubles where their rounding cannot change the answer, else decimals to 60 significant digits:
+    a 400-digit number is never infinity); any other ``want`` (``inf``, ``nan``, words) only by the same text."""
+    if got == want:
+        return True  # the same text: the same word, or the same number
+    if not (_is_number(want) and _is_number(got)):
         return False
-    if actual == expected:  # (Decimal comparison is exact)
-        return True
-    if _INTEGER.fullmatch(want) or not tol:
-        return False
+    if not tol or _INTEGER.fullmatch(want):
+        return Decimal(got) == Decimal(want)  # (exact)
+    if len(got) <= 40 and len(want) <= 40:  # doubles first; decimals only where rounding could decide
+        g, e = float(got), float(want)
+        if math.isfinite(g) and math.isfinite(e):
+            difference, bound = abs(g - e), tol * max(1.0, abs(e))
+            margin = 1e-14 * max(1.0, abs(g), abs(e), bound)
+            if difference < bound - margin:
+                return True
+            if difference > bound + margin:
+                return False
+    actual, expected = Decimal(got), Decimal(want)
     ctx = _EXACT_PRECISION
     difference = ctx.abs(ctx.subtract(actual, expected))
     bound = ctx.multiply(Decimal(repr(float(tol))), max(Decimal(1), ctx.abs(expected)))
