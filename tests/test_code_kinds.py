@@ -90,6 +90,11 @@ class TestPythonAssert:
                 ("def f():\n    return {1: [1, (2, 'a')], 'k': {3.0}}\n", spec, "FAILED"),
                 ("def f():\n    return {1: [1, (2, 'a')], 'k': frozenset({3})}\n", spec, "FAILED"),
             ]
+            member = {"kind": "python_assert", "exact_types": True, "setup": setup,
+                      "tests": "assert g(1) in [1, 2]\nassert g(0) not in (1, 2.0)\n"}
+            items += [("def g(x):\n    return x\n", member, "PASSED"),
+                      ("def g(x):\n    return bool(x)\n", member, "PARTIAL"),  # True is not in [1, 2]
+                      ("def g(x):\n    return 2.0 if x else 2\n", member, "PARTIAL")]
         results = service.verify_batch([(code, s) for code, s, _ in items])
         assert [r["verdict"] for r in results] == [want for _, _, want in items], [r["detail"] for r in results]
 

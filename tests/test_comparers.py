@@ -423,6 +423,21 @@ def test_same_cases():
     assert judge.same({1: {"a": (1, 2.5)}}, {1: {"a": (1, 2.5)}})
 
 
+@SETTINGS
+@given(exact_values, st.data())
+def test_same_in_is_membership_with_exact_types(item, data):
+    container = data.draw(st.lists(st.sampled_from([item, retyped(item)]) | exact_values, max_size=4))
+    expected = any(canon(item) == canon(element) for element in container)
+    assert judge.same_in(item, container) == expected
+    assert judge.same_in(item, tuple(container)) == expected
+
+
+def test_same_in_cases():
+    assert not judge.same_in(True, [1, 2]) and not judge.same_in(1.0, {1: "a"}) and judge.same_in(1, {1: "a"})
+    assert not judge.same_in(1, {True}) and judge.same_in((1, "a"), [(1, "a")]) and not judge.same_in((1,), [[1]])
+    assert judge.same_in("b", "abc") and not judge.same_in(b"b", "abc") and not judge.same_in(1, range(0))
+
+
 def test_tagged_values_are_read_in_bounded_time():
     """A tagged value carries the JSON type ``encode`` writes; a tagged digit string is refused before any
     conversion (int(str) is quadratic: the runner, which judges calls itself, cannot be killed meanwhile)."""

@@ -613,6 +613,19 @@ def same(left, right):
 _MISSING_KEY = object()
 
 
+def same_in(item, container):
+    """``item in container`` with ``same`` for the elements (``exact_types``): True is not in [1, 2], 1.0 not
+    in {1: x}; a substring must be of the string's own type; other containers (the completion's objects,
+    ranges) answer as ``in`` does."""
+    if isinstance(container, (list, tuple, set, frozenset)):
+        return any(same(item, element) for element in container)
+    if isinstance(container, dict):
+        return any(same(item, key) for key in dict.keys(container))
+    if isinstance(container, (str, bytes)):
+        return type(item) is type(container) and item in container
+    return item in container
+
+
 class SolutionModule(type(sys)):
     """The completion's module as the pytest judge sees it: each attribute a ``LazyName``.
 
