@@ -129,6 +129,9 @@ def test_json_schema_unresolvable_ref_is_invalid_spec_or_a_verdict():
     assert run("json_schema", "3", schema=schema).verdict is Verdict.PASSED
     out = run("json_schema", '{"a": 1}', schema=schema)
     assert out.verdict is Verdict.FAILED and "unresolvable $ref" in out.detail
+    # ... except the root $ref, which every answer meets first: no answer caused it, no reward either way.
+    root = {"$ref": "missing.json", "$defs": {"x": {"$id": "https://example.invalid/x"}}}
+    assert run("json_schema", "{}", schema=root).verdict is Verdict.INFRA_ERROR
 
 
 # ---- tool_call ------------------------------------------------------------

@@ -129,6 +129,12 @@ def unresolvable(exc: Unresolvable) -> str:
     return f"the schema has an unresolvable $ref here, so this answer cannot be valid: {truncate(str(exc), 300)}"
 
 
+def met_by_every_answer(schema: Any, exc: Unresolvable) -> bool:
+    """Whether the unresolvable ``$ref`` is the schema's own root ``$ref``, which validation of any instance
+    meets first (the only case no answer can steer into or around)."""
+    return isinstance(schema, dict) and schema.get("$ref") == getattr(exc, "ref", None)
+
+
 def loads_or_error(text: str) -> tuple[Any, str | None]:
     """Strict JSON (``strict_json.parse``: no NaN / Infinity, no duplicate keys, bounded nesting) that
     reports failures instead of raising."""
@@ -158,6 +164,8 @@ class JsonSchema(PureKind):
         try:
             problem = schema_problem(spec.schema, value)
         except Unresolvable as exc:
+            if met_by_every_answer(spec.schema, exc):  # no answer caused it: no reward either way
+                return Outcome.infra_error(f"spec.schema has an unresolvable $ref: {truncate(str(exc), 300)}")
             # The schema's fault, but the answer chose to reach that part of it (another answer may not): a
             # verdict, never INFRA_ERROR, which would let a completion steer out of its penalty.
             problem = unresolvable(exc)
