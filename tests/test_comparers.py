@@ -452,6 +452,20 @@ def test_tagged_values_are_read_in_bounded_time():
     assert type(candidate.value({"t": "float", "v": 2, "sub": "F"})) is judge._SubFloat
 
 
+def test_the_runner_bounds_the_work_of_an_answers_integers():
+    """The runner reads answers itself and cannot be killed at the deadline: one answer's integers may cost at
+    most four 50,000-digit integers' worth of conversion, whatever their number."""
+    import stepio
+
+    many = "[" + ",".join(["9" * 50_000] * 80) + "]"
+    with pytest.raises(ValueError, match="in total"):
+        stepio._answer_loads(many)
+    with pytest.raises(ValueError, match="more than 50,000"):
+        stepio._answer_loads("9" * 50_001)
+    honest = [3 ** 4000] * 1000 + list(range(10_000))  # many big integers still cross
+    assert stepio._answer_loads(json.dumps(honest)) == honest
+
+
 # ---- the one strict JSON parser ------------------------------------------------------------------------------
 
 finite_json = st.recursive(st.none() | st.booleans() | st.integers(-2 ** 80, 2 ** 80)
