@@ -63,6 +63,19 @@ TASKS: dict[str, dict] = {
            "cases": [{"args": [2], "expected": 4}, {"args": [5], "expected": 10}, {"args": [-3], "expected": -6}]},
     "stdio": {"kind": "stdio", "language": "python",
               "cases": [{"stdin": "2\n", "expected_stdout": "4\n"}, {"stdin": "5\n", "expected_stdout": "10\n"}]},
+    # comparison semantics (issue 17, classes 3 and 4)
+    "iofloat": {"kind": "python_io", "entry_point": "f", "float_tolerance": 1e-6,
+                "cases": [{"args": [4], "expected": 2}, {"args": [3], "expected": 1.5},
+                          {"args": [1], "expected": 0.5}]},
+    "iosorted": {"kind": "python_io", "entry_point": "f",
+                 "cases": [{"args": [[3, 1, 3, 2]], "expected": [1, 2, 3]}, {"args": [[5, 5]], "expected": [5]}]},
+    "exactdict": {"kind": "python_assert", "exact_types": True,
+                  "tests": "assert f(1) == {1: 'odd'}\nassert f(2) == {2: 'even'}\nassert g(1) in [1, 2]\n"},
+    "stdiofloat": {"kind": "stdio", "language": "python", "compare": "float",
+                   "cases": [{"stdin": "2\n", "expected_stdout": "2000000\n0.666667\n"},
+                             {"stdin": "7\n", "expected_stdout": "7000000\n2.333333\n"}]},
+    "stdiohuge": {"kind": "stdio", "language": "python", "compare": "float",
+                  "cases": [{"stdin": "\n", "expected_stdout": "9" * 400 + "\n1" + "0" * 400 + "\n"}]},
 }
 HONEST = {  # a right solution of every task: each must PASS
     "double": "def f(x):\n    return 2 * x\n",
@@ -79,6 +92,11 @@ HONEST = {  # a right solution of every task: each must PASS
     "pytest": "def f(x):\n    return 2 * x\n",
     "io": "def f(x):\n    return 2 * x\n",
     "stdio": "print(2 * int(input()))\n",
+    "iofloat": "def f(x):\n    return x / 2\n",
+    "iosorted": "def f(xs):\n    return sorted(set(xs))\n",
+    "exactdict": "def f(x):\n    return {x: 'odd' if x % 2 else 'even'}\ndef g(x):\n    return x\n",
+    "stdiofloat": "n = int(input())\nprint(n * 1000000)\nprint(f'{n / 3:.6f}')\n",
+    "stdiohuge": "input()\nprint('9' * 400)\nprint('1' + '0' * 400)\n",
 }
 
 

@@ -76,6 +76,29 @@ class TestPythonAssert:
         assert r["verdict"] == "PASSED" and r["tests_total"] == 1
 
 
+    def test_exact_types_looks_at_every_position_and_dict_keys(self, service):
+        tests = "assert f() == {1: [1, (2, 'a')], 'k': {3}}\n"
+        items = []
+        for setup in ("", "import math\n"):  # judged by the runner (calls on literals) / by the judge process
+            spec = {"kind": "python_assert", "exact_types": True, "tests": tests, "setup": setup}
+            items += [
+                ("def f():\n    return {1: [1, (2, 'a')], 'k': {3}}\n", spec, "PASSED"),
+                ("def f():\n    return {True: [1, (2, 'a')], 'k': {3}}\n", spec, "FAILED"),  # a key: True for 1
+                ("def f():\n    return {1.0: [1, (2, 'a')], 'k': {3}}\n", spec, "FAILED"),
+                ("def f():\n    return {1: [1, (2.0, 'a')], 'k': {3}}\n", spec, "FAILED"),
+                ("def f():\n    return {1: [1, [2, 'a']], 'k': {3}}\n", spec, "FAILED"),
+                ("def f():\n    return {1: [1, (2, 'a')], 'k': {3.0}}\n", spec, "FAILED"),
+                ("def f():\n    return {1: [1, (2, 'a')], 'k': frozenset({3})}\n", spec, "FAILED"),
+            ]
+            member = {"kind": "python_assert", "exact_types": True, "setup": setup,
+                      "tests": "assert g(1) in [1, 2]\nassert g(0) not in (1, 2.0)\n"}
+            items += [("def g(x):\n    return x\n", member, "PASSED"),
+                      ("def g(x):\n    return bool(x)\n", member, "PARTIAL"),  # True is not in [1, 2]
+                      ("def g(x):\n    return 2.0 if x else 2\n", member, "PARTIAL")]
+        results = service.verify_batch([(code, s) for code, s, _ in items])
+        assert [r["verdict"] for r in results] == [want for _, _, want in items], [r["detail"] for r in results]
+
+
 class TestPythonIO:
     SPEC = {"kind": "python_io", "entry_point": "f", "cases": [
         {"args": [2], "expected": 4}, {"args": [3], "expected": 9}, {"kwargs": {"x": -1}, "expected": 1}]}
@@ -113,6 +136,48 @@ class TestPythonIO:
         code = "class Eq:\n    def __eq__(self, o):\n        return True\n\ndef f(x):\n    return Eq()\n"
         r = service.verify(code, self.SPEC)
         assert r["verdict"] == "FAILED" and r["tests_passed"] == 0
+
+    def test_comparison_never_lets_a_wrong_type_or_value_pass(self, service):
+        def spec(expected, tol=0.0):
+            return {"kind": "python_io", "entry_point": "f", "float_tolerance": tol,
+                    "cases": [{"args": [], "expected": expected}]}
+
+        big = 2 ** 13_000  # past what the harness writes as decimal text: it crosses as hex
+        items = [
+            ("def f():\n    return 5.0001\n", spec(5, 1e-3), "FAILED"),  # an int expected value: exact
+            ("def f():\n    return 5.0\n", spec(5, 1e-3), "PASSED"),
+            ("def f():\n    return 0.30000001\n", spec(0.3, 1e-6), "PASSED"),  # honest float noise
+            ("def f():\n    return {3, 1, 2}\n", spec([1, 2, 3]), "FAILED"),  # a set is not a sorted list
+            ("def f():\n    return sorted({3, 1, 2})\n", spec([1, 2, 3]), "PASSED"),
+            ("def f():\n    return {1: 'x', '1': 'y'}\n", spec({"1": "y"}), "FAILED"),  # colliding keys
+            ("def f():\n    return {'__rlvr_int__': '5'}\n", spec(5), "FAILED"),  # the harness's own tag
+            ("def f():\n    return 10 ** 400\n", spec(1.5, 1e-6), "FAILED"),  # a huge int meets a float
+            ("def f():\n    return float('inf')\n", spec(1.5, 0.5), "FAILED"),
+            ("def f():\n    return 2 ** 13_000\n", spec(big), "PASSED"),
+            ("def f():\n    return 2 ** 13_000 + 1\n", spec(big), "FAILED"),
+            ("def f():\n    return [[[[]]]] * 3\n", spec([[1]]), "FAILED"),
+        ]
+        results = service.verify_batch([(code, s) for code, s, _ in items])
+        assert [r["verdict"] for r in results] == [want for _, _, want in items], [r["detail"] for r in results]
+
+    def test_a_forged_end_or_an_unreadable_event_is_a_failure_not_infra_error(self, service):
+        # The harness runs in the candidate's process: it can find the report channel and write to it.
+        forged_end = ("import os, sys\ndef f(x):\n    report = sys._getframe(1).f_locals['report']\n"
+                      "    report(event='case', index=0, value=x * x, duration_s='soon')\n"
+                      "    report(event='end')\n    os._exit(0)\n")
+        deep = ("import os, sys\ndef f(x):\n    main = sys._getframe(1).f_locals\n"
+                "    report = main['report']\n"
+                "    cells = {type(c.cell_contents).__name__: c.cell_contents for c in report.__closure__}\n"
+                "    nonce, out = cells['str'], cells['TextIOWrapper']\n"
+                "    out.write('{\"event\": \"case\", \"index\": 0, \"value\": ' + '[' * 100000 + ']' * 100000"
+                " + ', \"nonce\": \"' + nonce + '\"}\\n')\n"
+                "    out.write('{\"event\": \"case\", \"value\": 4, \"value\": 9, \"nonce\": \"' + nonce + '\"}\\n')\n"
+                "    out.write('{\"event\": \"end\", \"nonce\": \"' + nonce + '\"}\\n')\n"
+                "    out.flush()\n    os._exit(0)\n")
+        first, second = service.verify_batch([(forged_end, self.SPEC), (deep, self.SPEC)])
+        assert first["verdict"] == "PARTIAL" and first["tests_passed"] == 1 and first["correctness_score"] == 0.0
+        assert [t["detail"] for t in first["tests"][1:]] == ["not reported by the harness"] * 2
+        assert second["verdict"] == "FAILED" and second["tests_passed"] == 0, second["detail"]
 
 
 class TestStdio:
@@ -153,11 +218,34 @@ class TestStdio:
 
     def test_compare_modes(self, service):
         code = "print('1.0000001  2')\n"
-        case = [{"stdin": "", "expected_stdout": "1 2\n"}]
+        case = [{"stdin": "", "expected_stdout": "1.0 2\n"}]
         assert service.verify(code, {"kind": "stdio", "compare": "float", "cases": case})["verdict"] == "PASSED"
+        integer = [{"stdin": "", "expected_stdout": "1 2\n"}]  # an integer expected token: exact
+        assert service.verify(code, {"kind": "stdio", "compare": "float", "cases": integer})["verdict"] == "FAILED"
         assert service.verify(code, {"kind": "stdio", "compare": "tokens", "cases": case})["verdict"] == "FAILED"
         exact = [{"stdin": "", "expected_stdout": "1.0000001  2"}]
         assert service.verify(code, {"kind": "stdio", "compare": "exact", "cases": exact})["verdict"] == "PASSED"
+
+
+    def test_compare_modes_like_contest_judges(self, service):
+        def spec(expected, compare="float"):
+            return {"kind": "stdio", "compare": compare, "cases": [{"stdin": "", "expected_stdout": expected}]}
+
+        nines = "9" * 400
+        items = [
+            (f"print('{nines[:-1]}8')", spec(nines + "\n"), "FAILED"),  # a 400-digit integer is not 'inf'
+            (f"print('{nines}')", spec(nines), "PASSED"),
+            ("print('inf')", spec("1e400"), "FAILED"),
+            ("print('1000000001')", spec("1000000000"), "FAILED"),  # integers exactly, whatever the tolerance
+            ("print('\\u0661\\u0662')", spec("12"), "FAILED"),  # non-ASCII digits are not digits
+            ("print('1\\u00a02')", spec("1 2", "tokens"), "FAILED"),  # a no-break space is not a separator
+            ("print('1\\x1c2')", spec("1 2", "tokens"), "FAILED"),  # nor is a control character
+            ("print('0.3333334  YES ', end='\\r\\n\\n')", spec("0.333333 YES"), "PASSED"),  # honest variants
+            ("print('3 ')\nprint()", spec("3\n", "tokens"), "PASSED"),
+            ("print('3.000000')", spec("3"), "PASSED"),
+        ]
+        results = service.verify_batch([(code, s) for code, s, _ in items])
+        assert [r["verdict"] for r in results] == [want for _, _, want in items], [r["detail"] for r in results]
 
 
 class TestPytest:

@@ -43,7 +43,9 @@ def fixture_rows() -> list[dict]:
         ("output", fence("while True:\n    print('x' * 10000)\n"), ASSERT),
         ("compile", "int main() { return x; }",
          {"kind": "stdio", "language": "cpp", "cases": [{"stdin": "", "expected_stdout": ""}]}),
-        ("infra", "{}", {"kind": "json_schema", "schema": {"$ref": "#/$defs/missing"}}),
+        # A root $ref every answer meets, unresolvable (a nested $id keeps validation from resolving it).
+        ("infra", "{}", {"kind": "json_schema", "schema": {"$ref": "missing.json",
+                                                           "$defs": {"x": {"$id": "https://example.invalid/x"}}}}),
         ("xss", "</script><script>alert(1)</script> <b>bold</b>", {"kind": "format", "pattern": "<answer>.*</answer>"}),
     ]
     rows = [{"id": name, "prompt": [{"role": "user", "content": f"Task {name}: write f(x) = x + 1."}],

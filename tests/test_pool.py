@@ -38,6 +38,41 @@ def test_a_hanging_check_times_out_and_the_pool_recovers():
     assert replaced >= 2
 
 
+def test_a_check_that_kills_its_worker_twice_is_a_verdict_not_infra_error(monkeypatch):
+    """A worker that dies during a check is replaced and the check tried once more; an answer whose check kills
+    the fresh worker too is FAILED (a reward), never INFRA_ERROR (no penalty: a way out a policy would learn)."""
+    call = PurePool._call
+    deaths = []
+
+    def crashing(worker, message, timeout_s):
+        texts = [message[1]] if message[0] == "format" else [t[1] for t in message[1]]
+        if "crash" in texts or ("once" in texts and not deaths):
+            deaths.append(worker.process.pid)
+            worker.process.kill()
+            worker.process.wait()
+        return call(worker, message, timeout_s)
+
+    monkeypatch.setattr(PurePool, "_call", staticmethod(crashing))
+
+    async def scenario():
+        pool = PurePool(1)
+        await pool.start()
+        try:
+            spec = format_spec("[a-z]+")
+            crash = await pool.run("format", "crash", spec, 5.0)
+            once = await pool.run("format", "once", spec, 5.0)  # a worker lost once: the retry decides
+            chunk = await pool.run_many([("format", "crash", spec, 5.0), ("format", "fine", spec, 5.0)])
+            return crash, once, chunk
+        finally:
+            await pool.close()
+
+    crash, once, chunk = asyncio.run(scenario())
+    assert crash.verdict is Verdict.FAILED and "twice" in crash.detail
+    assert once.verdict is Verdict.PASSED
+    assert [o.verdict for o in chunk] == [Verdict.FAILED, Verdict.PASSED]
+    assert len(set(deaths)) == len(deaths) >= 5  # every death was a fresh worker's
+
+
 def test_a_script_without_a_main_guard_can_use_the_pool(tmp_path):
     # Workers are fresh interpreters (python -m), so the caller's __main__ is never re-imported.
     script = tmp_path / "embed.py"

@@ -110,9 +110,28 @@ def test_json_schema_invalid_spec_other():
     assert "minimum" in invalid("json_schema", schema={"$schema": DRAFT7, "properties": {"a": {"minimum": "x"}}})
 
 
-def test_json_schema_unresolvable_ref_is_no_reward():
-    out = run("json_schema", "{}", schema={"$ref": "#/$defs/missing"})
-    assert out.verdict is Verdict.INFRA_ERROR
+def test_json_schema_unresolvable_ref_is_invalid_spec_or_a_verdict():
+    # Found at validation: the caller's mistake (INVALID_ARGUMENT), wherever the ref hides.
+    assert "cannot be resolved" in invalid("json_schema", schema={"$ref": "#/$defs/missing"})
+    assert "cannot be resolved" in invalid("json_schema", schema={
+        "anyOf": [{"type": "integer"}, {"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}}]})
+    assert "cannot be resolved" in invalid("tool_call", tools=[{"name": "f", "parameters": {
+        "type": "object", "properties": {"x": {"$ref": "#/definitions/x"}}}}])
+    # A $ref-looking value in data keywords is data; a resolvable ref passes.
+    run("json_schema", "1", schema={"const": {"$ref": "#/nowhere"}})
+    assert run("json_schema", '{"a": 1}', schema={"properties": {"a": {"$ref": "#/$defs/int"}},
+                                                  "$defs": {"int": {"type": "integer"}}}).verdict is Verdict.PASSED
+    # Not found at validation (under a nested $id): the answer that reaches it gets a verdict with a reward,
+    # never INFRA_ERROR (an answer could steer into it, or around it).
+    schema = {"anyOf": [{"type": "integer"},
+                        {"$id": "https://example.invalid/s", "type": "object",
+                         "properties": {"a": {"$ref": "x.json"}}}]}
+    assert run("json_schema", "3", schema=schema).verdict is Verdict.PASSED
+    out = run("json_schema", '{"a": 1}', schema=schema)
+    assert out.verdict is Verdict.FAILED and "unresolvable $ref" in out.detail
+    # ... except the root $ref, which every answer meets first: no answer caused it, no reward either way.
+    root = {"$ref": "missing.json", "$defs": {"x": {"$id": "https://example.invalid/x"}}}
+    assert run("json_schema", "{}", schema=root).verdict is Verdict.INFRA_ERROR
 
 
 # ---- tool_call ------------------------------------------------------------
@@ -141,8 +160,7 @@ def tool_names(out):
     ('{"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", '
      '"arguments": "{\\"city\\": \\"Paris\\"}"}}]}'),
     '[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
-    ('Let me look.\n<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>\n'
-     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
+    'Let me look.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n',
 ])
 def test_tool_call_shapes_pass(text):
     out = run("tool_call", text, tools=TOOLS, expected_name="get_weather", expected_arguments={"city": "Paris"})
@@ -158,11 +176,67 @@ def test_tool_call_without_expectations():
     assert set(tool_names(out)) == {"known_tool", "arguments_schema"}
 
 
-def test_tool_call_multiple_calls_checks_first():
+def test_tool_call_checks_every_call():
+    # Without expectations every call of a list, and of every <tool_call> block, must be valid.
     text = json.dumps([{"name": "search", "arguments": {"q": "a"}}, {"name": "get_weather", "arguments": {}}])
     out = run("tool_call", text, tools=TOOLS)
-    assert out.verdict is Verdict.PASSED
-    assert "2 calls; checked the first" in out.detail
+    assert out.verdict is Verdict.PARTIAL
+    assert tool_names(out) == {"call 1: known_tool": Verdict.PASSED, "call 1: arguments_schema": Verdict.PASSED,
+                               "call 2: known_tool": Verdict.PASSED, "call 2: arguments_schema": Verdict.FAILED}
+    blocks = ('<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call> and '
+              '<tool_call>{"name": "delete_all"}</tool_call>')
+    assert run("tool_call", blocks, tools=TOOLS).verdict is Verdict.PARTIAL
+    good = ('<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>\n'
+            '<tool_call>{"name": "now"}</tool_call>')
+    out = run("tool_call", good, tools=TOOLS)
+    assert out.verdict is Verdict.PASSED and out.detail == "2 valid calls"
+    # A malformed call anywhere makes the completion malformed, the first call as much as the last.
+    for text in ('[{"name": "now"}, "oops"]', '["oops", {"name": "now"}]',
+                 '<tool_call>{"name": "now"}</tool_call><tool_call>{bad}</tool_call>',
+                 '<tool_call>{bad}</tool_call><tool_call>{"name": "now"}</tool_call>'):
+        assert run("tool_call", text, tools=TOOLS).verdict is Verdict.MALFORMED, text
+
+
+@pytest.mark.parametrize("text", [
+    # the expected call beside a wrong one, in every shape: a hedge over the candidates
+    json.dumps([{"name": "search", "arguments": {"q": "x"}}, {"name": "get_weather", "arguments": {"city": "Paris"}}]),
+    json.dumps([{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "search", "arguments": {"q": "x"}}]),
+    json.dumps({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}},
+                               {"name": "get_weather", "arguments": {"city": "London"}}]}),
+    ('<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>\n'
+     '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'),
+    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>\n'
+     '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>'),
+])
+def test_tool_call_several_calls_where_one_is_expected_fail_every_test(text):
+    for scoring in ("all_or_nothing", "fraction"):
+        out = run("tool_call", text, tools=TOOLS, expected_name="get_weather", expected_arguments={"city": "Paris"},
+                  scoring=scoring)
+        assert out.verdict is Verdict.FAILED and all(not t.passed for t in out.tests), out.detail
+        assert "exactly one call" in out.detail
+
+
+@pytest.mark.parametrize("text, why", [
+    ('{"name": "get_weather", "name": "search", "arguments": {"q": "x"}}', "duplicate key"),
+    ('{"name": "get_weather", "arguments": {"city": "Paris", "city": "Rome"}}', "duplicate key"),
+    ('{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\", \\"city\\": \\"Rome\\"}"}', "duplicate key"),
+    ('<tool_call>{"name": "search", "arguments": {"q": "x", "q": "y"}}</tool_call>', "duplicate key"),
+    ('{"name": "search", "arguments": {"q": "x", "n": NaN}}', "NaN is not JSON"),
+    ('{"name": "search", "arguments": {"q": "x", "n": -Infinity}}', "Infinity is not JSON"),
+    ('{"name": "get_weather", "arguments": {"city": "Paris"}, "parameters": {"city": "Rome"}}', "both"),
+    ('{"type": "function", "name": "search", "function": {"name": "get_weather", "arguments": {"city": "P"}}}',
+     "not both"),
+    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}', "not closed"),
+    ('<tool_call>{"name": "now"}</tool_call><tool_call>{"name": "search"', "not closed"),
+    ('{"name": "now"}</tool_call>', "no tool call"),
+    ('<tool_call>{"name": "now"}</tool_call></tool_call>', "not closed"),
+    ('{"name": "now", "arguments": ' + "[" * 500 + "]" * 500 + "}", "nested more than"),
+    ('{"name": "now", "arguments": {"s": "\\ud800"}}', "surrogate"),
+])
+def test_tool_call_strict_json_and_shapes(text, why):
+    out = run("tool_call", text, tools=TOOLS, expected_name="get_weather")
+    assert out.verdict is Verdict.MALFORMED, out.detail
+    assert why in out.detail, out.detail
 
 
 def test_tool_call_schema_violation():
@@ -260,7 +334,7 @@ def test_tool_call_defaults_arguments_match():
     ("\\boxed{0.5}", "\\frac{1}{2}"),
     ("The answer is 42.", "42"),
     ("We get \\boxed{x^2 + 1}", "1+x^2"),
-    ("first \\boxed{1}, finally \\fbox{7}", "7"),
+    ("first \\boxed{7}, and again: \\fbox{7}", "7"),
     ("\\boxed{\\{1, 2\\}}", "\\{1,2\\}"),
     ("<think>3 or 4?</think><answer>3/4</answer>", "0.75"),
     ("<answer>$\\frac{3}{4}$</answer>", "3/4"),
@@ -287,6 +361,62 @@ def test_math_fail(text, gold):
     assert out.verdict is Verdict.FAILED
     assert out.tests[0].name == "answer" and out.tests[0].verdict is Verdict.FAILED
     assert out.tests[0].detail.startswith(f"expected {gold}, got ")
+
+
+@pytest.mark.parametrize("text, gold", [
+    # several different answers: every answer given must be right
+    ("first \\boxed{1}, finally \\fbox{7}", "7"),
+    ("\\boxed{3} or \\boxed{5}", "5"),
+    ("\\boxed{5} or \\boxed{3}", "5"),
+    ("<answer>3</answer> \\boxed{5}", "5"),
+    ("<answer>3</answer><answer>5</answer>", "5"),
+    ("\\boxed{3, 5}", "3"),
+    ("\\boxed{3 \\text{ or } 5}", "3"),
+    ("\\boxed{x=3 \\text{ or } x=5}", "3"),
+    ("\\boxed{3 \\pm 2}", "3"),
+    ("\\boxed{\\{3, 5\\}}", "3"),
+    ("\\boxed{x = 2, x = 3}", "3"),
+    ("".join(f"\\boxed{{{i}}}" for i in range(20)) + "\\boxed{7}", "7"),
+    # a percentage where the gold is a plain number means /100
+    ("\\boxed{50\\%}", "50"),
+    ("\\boxed{5\\%}", "5"),
+    ("\\boxed{50%}", "50"),
+    # the right-hand side of a false equation
+    ("\\boxed{2+2=5}", "5"),
+    ("\\boxed{5=2+2}", "5"),
+    ("\\boxed{1 = 2}", "2"),
+    ("\\boxed{x = 1 = 5}", "5"),
+    ("\\boxed{=5}", "5"),
+    ("\\boxed{x \\geq 5}", "5"),
+    ("\\boxed{x <= 5}", "5"),
+])
+def test_math_hedges_fail(text, gold):
+    out = run("math", text, gold=gold)
+    assert out.verdict is Verdict.FAILED, out.detail
+    assert out.tests[0].verdict is Verdict.FAILED
+
+
+@pytest.mark.parametrize("text, gold", [
+    # honest forms of the same answer still pass
+    ("\\boxed{50\\%}", "0.5"),
+    ("\\boxed{12.5\\%}", "\\frac{1}{8}"),
+    ("\\boxed{50\\%}", "50\\%"),
+    ("\\boxed{50}", "50\\%"),
+    ("\\boxed{x = 5}", "5"),
+    ("\\boxed{x_1 = 5}", "5"),
+    ("\\boxed{\\theta = \\frac{\\pi}{2}}", "\\frac{\\pi}{2}"),
+    ("\\boxed{f(x) = x^2 + 1}", "x^2+1"),
+    ("\\boxed{\\frac{10}{2} = 5}", "5"),
+    ("\\boxed{x = \\frac{10}{2} = 5}", "5"),
+    ("\\boxed{y = 2x + 1}", "y = 2x + 1"),
+    ("<answer>\\boxed{5}</answer>", "5"),
+    ("\\boxed{5} so the answer is \\boxed{5}", "5"),
+    ("\\boxed{\\frac{1}{2}}, i.e. \\boxed{0.5}", "0.5"),
+    ("<answer>The value is $x = 5$</answer>", "5"),
+])
+def test_math_honest_forms_pass(text, gold):
+    out = run("math", text, gold=gold)
+    assert out.verdict is Verdict.PASSED, out.detail
 
 
 def test_math_detail_and_extracted():

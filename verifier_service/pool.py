@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection
 
 from verifier_service.errors import VerifierError
 from verifier_service.spec import Spec
-from verifier_service.verdict import Outcome, Verdict
+from verifier_service.verdict import Outcome, TestOutcome, Verdict
 
 log = logging.getLogger(__name__)
 CHUNK_MAX = 512                # checks per worker round trip
@@ -58,7 +58,7 @@ def _worker_main(conn: _Channel) -> None:
 
     def check(kind_name, text, spec):
         try:
-            return "ok", get_kind(kind_name).check(text, spec)  # type: ignore[attr-defined]
+            return "ok", get_kind(kind_name).verdict(text, spec)  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 - reported to the caller as INFRA_ERROR
             return "error", f"{type(exc).__name__}: {exc}"
 
@@ -139,7 +139,11 @@ class PurePool:
         self._all.append(w)
         return w
 
-    async def run(self, kind_name: str, text: str, spec: Spec, timeout_s: float) -> Outcome:
+    async def run(self, kind_name: str, text: str, spec: Spec, timeout_s: float, retry: bool = True) -> Outcome:
+        """One check. A worker that dies during it is replaced and the check runs once more on a fresh one; a
+        check that kills that one too was killed by its answer, and the answer counts as wrong (FAILED, with a
+        reward), never INFRA_ERROR, which would let a completion crash its way out of a penalty (as a job that
+        takes two sandboxes down is RUNTIME_ERROR)."""
         assert self._idle is not None, "PurePool.start() was not awaited"
         worker = await self._idle.get()
         healthy = False
@@ -153,9 +157,16 @@ class PurePool:
             if status == "ok":
                 return value
             log.error("%s checker failed: %s", kind_name, value)
-            return Outcome.infra_error(f"{kind_name} checker failed: {value}")
+            if status != "dead":
+                return Outcome.infra_error(f"{kind_name} checker failed: {value}")
         finally:
             await self._release(worker, healthy)
+        if retry:
+            return await self.run(kind_name, text, spec, timeout_s, retry=False)
+        detail = ("the check of this answer killed the checker's process twice (on two fresh workers): "
+                  "it counts as wrong")
+        return Outcome(Verdict.FAILED, tests=[TestOutcome("check", Verdict.FAILED, detail)], detail=detail,
+                       extracted=text)
 
     async def _release(self, worker: _Worker, healthy: bool) -> None:
         """Back to the idle queue, or, after an overrun or a crash, killed and replaced."""

@@ -15,6 +15,16 @@ from verifier_service.verdict import Outcome, score, truncate
 _VERDICTS = {name: pb.Verdict.Value(name) for name in pb.Verdict.keys()}
 
 
+def _text(value: str) -> str:
+    """``value`` as text a message can carry: a lone surrogate (a Python string may hold one, e.g. in the
+    message of an exception the completion raised) becomes "?" instead of failing the whole result."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
 def outcome_proto(kind_name: str, spec: Spec, outcome: Outcome) -> pb.VerifyResult:
     scores = score(outcome, spec.scoring, spec.format_weight, spec.correctness_weight)
     result = pb.VerifyResult(
@@ -24,16 +34,16 @@ def outcome_proto(kind_name: str, spec: Spec, outcome: Outcome) -> pb.VerifyResu
         correctness_score=scores.correctness_score,
         tests_passed=scores.tests_passed,
         tests_total=scores.tests_total,
-        detail=truncate(outcome.detail),
-        extracted=truncate(outcome.extracted, 4000),
-        stdout_tail=outcome.stdout_tail,
-        stderr_tail=outcome.stderr_tail,
+        detail=_text(truncate(outcome.detail)),
+        extracted=_text(truncate(outcome.extracted, 4000)),
+        stdout_tail=_text(outcome.stdout_tail),
+        stderr_tail=_text(outcome.stderr_tail),
     )
     if scores.reward is not None:
         result.reward = scores.reward
     for t in outcome.tests:
-        result.tests.add(name=t.name, verdict=_VERDICTS[t.verdict.value], detail=truncate(t.detail, 500),
-                         duration_s=t.duration_s)
+        result.tests.add(name=_text(truncate(t.name, 500)), verdict=_VERDICTS[t.verdict.value],
+                         detail=_text(truncate(t.detail, 500)), duration_s=t.duration_s)
     return result
 
 

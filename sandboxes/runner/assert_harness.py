@@ -105,7 +105,7 @@ def run(candidate):
     sys.stdin.close()
     report = _report_channel(job.pop("nonce"))
     namespace = {"__name__": "tests", "__builtins__": builtins, "__rlvr_explain": _explain,
-                 "__rlvr_same": judge.same}
+                 "__rlvr_same": judge.same, "__rlvr_same_in": judge.same_in}
     try:
         setup = compile(job.get("setup", ""), "<setup>", "exec")
         compiled = [(item, compile(item["code"], f"<tests:{item['name']}>", "exec")) for item in job["items"]]
@@ -211,6 +211,8 @@ def _judge_call(names, call, exact):
     left, right = (expected, value) if call["swap"] else (value, expected)
     if exact and op in ("==", "!="):
         holds = judge.same(left, right) == (op == "==")
+    elif exact and op in ("in", "not in"):
+        holds = judge.same_in(left, right) == (op == "in")
     else:
         holds = _OPS[op](left, right)
     if not holds:

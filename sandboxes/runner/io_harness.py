@@ -19,14 +19,25 @@ _monotonic = time.monotonic
 UNENCODABLE = "__rlvr_unencodable__"
 
 
+BIG_INT = "__rlvr_int__"  # an int too long for decimal JSON text (past ~3,900 digits): its hex digits
+BIG_INT_BITS = 13_000
+
+
 def _encode(value, depth=0):
+    """``value`` as the JSON value ``json.dumps`` would make of it (tuples as arrays, int / float / bool /
+    None keys as their JSON text), read with the built-in types' own methods; what JSON cannot hold (a set,
+    bytes, an object, keys that collide once converted, a dict that uses the harness's own keys) is
+    ``{UNENCODABLE: why}``, which the host never matches."""
     if depth > 50:
         return {UNENCODABLE: "nesting too deep"}
     t = type(value)
     if value is None or t is bool:
         return value
     if isinstance(value, int):
-        return int.__index__(value) if t is int else int(int.__repr__(value))
+        number = int.__index__(value) if t is int else int(int.__repr__(value))
+        if number.bit_length() > BIG_INT_BITS:
+            return {BIG_INT: int.__format__(number, "x")}
+        return number
     if isinstance(value, float):
         return float(float.__repr__(value))
     if isinstance(value, str):
@@ -39,14 +50,11 @@ def _encode(value, depth=0):
         for k, v in dict.items(value):
             if type(k) not in (str, int, float, bool) and k is not None:
                 return {UNENCODABLE: f"dict key of type {type(k).__name__}"}
-            out[k if type(k) is str else _dumps(k)] = _encode(v, depth + 1)
+            key = k if type(k) is str else _dumps(k)
+            if key in out or key in (UNENCODABLE, BIG_INT):
+                return {UNENCODABLE: f"dict keys that are the same JSON text {key[:40]!r}"}
+            out[key] = _encode(v, depth + 1)
         return out
-    if isinstance(value, (set, frozenset)):
-        items = [_encode(v, depth + 1) for v in set.__iter__(set(value))]
-        try:
-            return sorted(items)
-        except TypeError:
-            return {UNENCODABLE: "unsortable set"}
     return {UNENCODABLE: f"value of type {t.__name__}"}
 
 

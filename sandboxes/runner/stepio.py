@@ -149,20 +149,32 @@ class _Limited(judge.Interrupted):
 ANSWER_INT_DIGITS = 50_000
 
 
-def _bounded_int(text):
-    """An integer of an answer; past ANSWER_INT_DIGITS digits the answer is refused (turning decimal text into
-    an int takes time quadratic in its length, and the runner, unlike a judge process, cannot be killed at the
-    step's deadline)."""
-    if len(text) > ANSWER_INT_DIGITS:
-        raise ValueError("an integer of more than 50,000 digits")
-    return int(text)
+ANSWER_INT_WORK = 4 * ANSWER_INT_DIGITS ** 2  # the sum of the squared lengths of an answer's integers
+
+
+def _answer_loads(line):
+    """An answer line as data, its integers bounded: past ANSWER_INT_DIGITS digits in one, or past
+    ANSWER_INT_WORK (four such integers' worth of work) in all of them, the answer is refused (turning decimal
+    text into an int takes time quadratic in its length, a 4 MB line holds eighty 50,000-digit integers, and the
+    runner, unlike a judge process, cannot be killed at the step's deadline)."""
+    work = [0]
+
+    def bounded(text):
+        if len(text) > ANSWER_INT_DIGITS:
+            raise ValueError("an integer of more than 50,000 digits")
+        work[0] += len(text) ** 2
+        if work[0] > ANSWER_INT_WORK:
+            raise ValueError("integers too long in total for one answer")
+        return int(text)
+
+    return json.loads(line, parse_int=bounded)
 
 
 class RunnerCandidate(judge.Candidate):
     """The candidate process of a step the runner judges itself: a standby become the candidate, asked over its
     stdin, answering on its report pipe, within the step's deadline and output limits."""
 
-    loads = staticmethod(lambda line: json.loads(line, parse_int=_bounded_int))
+    loads = staticmethod(_answer_loads)
 
     def __init__(self, standby, io, deadline):  # not the base's: the pipes are the step's
         self.pid = standby.pid

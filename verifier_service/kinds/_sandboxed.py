@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
+import math
 import secrets
 import signal
 from collections.abc import Callable
 from typing import Any
 
 from verifier_service.errors import SandboxUnavailable
+from verifier_service.kinds import strict_json
 from verifier_service.kinds.base import Context
 from verifier_service.sandbox.base import Job, SandboxRun, StepResult
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
@@ -84,13 +85,19 @@ def read_reports(step: StepResult, nonce: str) -> list[dict[str, Any]]:
     """The harness's events; lines without the job's nonce were not written by it."""
     events = []
     for line in step.report.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("nonce") == nonce:
+        event, error = strict_json.parse(line, events=True)  # (the same parser as every kind's)
+        if error is None and isinstance(event, dict) and event.get("nonce") == nonce:
             events.append(event)
     return events
+
+
+def event_duration(event: dict[str, Any]) -> float:
+    """An event's ``duration_s``; 0 unless it is a finite number (a harness in the candidate's process can
+    write anything there)."""
+    duration = event.get("duration_s")
+    if type(duration) is float and math.isfinite(duration):
+        return duration
+    return float(duration) if type(duration) is int and abs(duration) < 1 << 53 else 0.0
 
 
 def streams(step: StepResult | None) -> dict[str, str]:

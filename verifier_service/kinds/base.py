@@ -9,17 +9,20 @@ a killable worker process, so no input can hang the service.
 from __future__ import annotations
 
 import abc
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import Spec
-from verifier_service.verdict import Outcome
+from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 if TYPE_CHECKING:
     from verifier_service.config import ServiceConfig
     from verifier_service.pool import PurePool
     from verifier_service.sandbox import Sandbox
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,19 @@ class PureKind(VerifierKind):
     def check(self, text: str, spec: Spec) -> Outcome:
         """Pure and synchronous; runs in a worker process with a time limit."""
 
+    def verdict(self, text: str, spec: Spec) -> Outcome:
+        """``check``, total: it depends only on a validated spec and the completion, so an exception it raises
+        was caused by the completion, and is a FAILED verdict (with a reward), never INFRA_ERROR (no reward: a
+        way out of a penalty that a policy would learn). Logged: it is a checker bug to fix."""
+        try:
+            return self.check(text, spec)
+        except Exception as exc:  # noqa: BLE001 - see above
+            log.error("%s check raised on a completion: %s: %s", self.name, type(exc).__name__, exc)
+            detail = f"the answer could not be checked ({type(exc).__name__}); it counts as wrong"
+            return Outcome(Verdict.FAILED, tests=[TestOutcome("check", Verdict.FAILED, detail)], detail=detail,
+                           extracted=truncate(text.strip()))
+
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         if ctx.pure_pool is None:
-            return self.check(text, spec)
+            return self.verdict(text, spec)
         return await ctx.pure_pool.run(self.name, text, spec, ctx.timeout_s)

@@ -8,6 +8,7 @@ cached. The helpers here are shared with the tool_call kind.
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from functools import lru_cache
 from typing import Any
@@ -18,12 +19,13 @@ from jsonschema.validators import validator_for
 from referencing.exceptions import Unresolvable
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import register
+from verifier_service.kinds import register, strict_json
 from verifier_service.kinds.base import Param, PureKind
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 _ERROR_LIMIT = 500
+log = logging.getLogger(__name__)
 
 
 def _validator_class(schema: Any) -> Any:
@@ -42,6 +44,40 @@ def check_schema(schema: Any, where: str) -> None:
     except SchemaError as exc:
         raise InvalidSpec(f"{where} is not a valid JSON Schema: {truncate(exc.message, _ERROR_LIMIT)} "
                           f"at {exc.json_path}") from None
+    _check_refs(schema, where)
+
+
+_DATA_KEYWORDS = ("enum", "const", "default", "examples")  # their values are data, not schemas
+
+
+def _check_refs(schema: Any, where: str) -> None:
+    """Raises InvalidSpec for a ``$ref`` the schema cannot resolve: found at validation, it is the caller's
+    mistake; found while checking an answer, the answer could have steered into or around it. Skipped for
+    schemas with a nested ``$id`` (a ref there resolves against that base)."""
+    refs: list[str] = []
+    stack = [(schema, True)]
+    while stack:
+        node, root = stack.pop()
+        if isinstance(node, dict):
+            if not root and isinstance(node.get("$id"), str):
+                return
+            if isinstance(node.get("$ref"), str):
+                refs.append(node["$ref"])
+            stack.extend((v, False) for k, v in node.items() if k not in _DATA_KEYWORDS)
+        elif isinstance(node, list):
+            stack.extend((v, False) for v in node)
+    if not refs:
+        return
+    try:
+        resolver = _validator_class(schema)(schema)._resolver
+    except AttributeError:  # a jsonschema without the referencing resolver: checked at use
+        return
+    for ref in dict.fromkeys(refs):
+        try:
+            resolver.lookup(ref)
+        except Unresolvable as exc:
+            raise InvalidSpec(f"{where} has a $ref that cannot be resolved: {truncate(ref, 200)!r} "
+                              f"({truncate(str(exc), 200)})") from None
 
 
 @lru_cache(maxsize=512)
@@ -86,12 +122,23 @@ def schema_problem(schema: Any, instance: Any) -> str | None:
     return f"{truncate(error.message, _ERROR_LIMIT)} at {error.json_path}"
 
 
+def unresolvable(exc: Unresolvable) -> str:
+    """The failure of an answer whose validation reached a ``$ref`` the schema cannot resolve (logged: the
+    spec needs fixing)."""
+    log.error("a JSON Schema has an unresolvable $ref: %s", exc)
+    return f"the schema has an unresolvable $ref here, so this answer cannot be valid: {truncate(str(exc), 300)}"
+
+
+def met_by_every_answer(schema: Any, exc: Unresolvable) -> bool:
+    """Whether the unresolvable ``$ref`` is the schema's own root ``$ref``, which validation of any instance
+    meets first (the only case no answer can steer into or around)."""
+    return isinstance(schema, dict) and schema.get("$ref") == getattr(exc, "ref", None)
+
+
 def loads_or_error(text: str) -> tuple[Any, str | None]:
-    """``json.loads`` that reports failures (including absurd nesting) instead of raising."""
-    try:
-        return json.loads(text), None
-    except (ValueError, RecursionError) as exc:
-        return None, truncate(str(exc) or type(exc).__name__, 300)
+    """Strict JSON (``strict_json.parse``: no NaN / Infinity, no duplicate keys, bounded nesting) that
+    reports failures instead of raising."""
+    return strict_json.parse(text)
 
 
 @register
@@ -116,8 +163,12 @@ class JsonSchema(PureKind):
             return Outcome.malformed(f"not valid JSON: {error}", extracted)
         try:
             problem = schema_problem(spec.schema, value)
-        except Unresolvable as exc:  # the schema's fault, not the model's: no reward either way
-            return Outcome.infra_error(f"spec.schema has an unresolvable $ref: {truncate(str(exc), _ERROR_LIMIT)}")
+        except Unresolvable as exc:
+            if met_by_every_answer(spec.schema, exc):  # no answer caused it: no reward either way
+                return Outcome.infra_error(f"spec.schema has an unresolvable $ref: {truncate(str(exc), 300)}")
+            # The schema's fault, but the answer chose to reach that part of it (another answer may not): a
+            # verdict, never INFRA_ERROR, which would let a completion steer out of its penalty.
+            problem = unresolvable(exc)
         if problem is None:
             return Outcome.from_tests([TestOutcome("schema", Verdict.PASSED)],
                                       detail="valid against the schema", extracted=extracted)

@@ -24,6 +24,7 @@ from verifier_service.kinds._sandboxed import (
     HARNESS_DIR,
     PYTHON,
     error_verdict,
+    event_duration,
     new_nonce,
     read_reports,
     run_job,
@@ -120,13 +121,18 @@ _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", 
 
 
 class _ExactTypes(ast.NodeTransformer):
-    """``assert a == b`` (anywhere, also inside ``check``) becomes ``assert __rlvr_same(a, b)``."""
+    """``assert a == b`` (anywhere, also inside ``check``) becomes ``assert __rlvr_same(a, b)``, and ``assert a
+    in b`` ``assert __rlvr_same_in(a, b)`` (``!=`` and ``not in`` their negations)."""
+
+    _FUNCTIONS = {ast.Eq: ("__rlvr_same", True), ast.NotEq: ("__rlvr_same", False),
+                  ast.In: ("__rlvr_same_in", True), ast.NotIn: ("__rlvr_same_in", False)}
 
     def visit_Assert(self, node: ast.Assert) -> ast.Assert:
         test = node.test
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
-            call = ast.Call(ast.Name("__rlvr_same", ast.Load()), [test.left, test.comparators[0]], [])
-            node.test = call if isinstance(test.ops[0], ast.Eq) else ast.UnaryOp(ast.Not(), call)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in self._FUNCTIONS:
+            function, positive = self._FUNCTIONS[type(test.ops[0])]
+            call = ast.Call(ast.Name(function, ast.Load()), [test.left, test.comparators[0]], [])
+            node.test = call if positive else ast.UnaryOp(ast.Not(), call)
         return node
 
 
@@ -274,8 +280,9 @@ class PythonAssert(VerifierKind):
         Param("entry_point", "string", "function name; when set, check(<entry_point>) runs after the tests"),
         Param("setup", "string", "code run before the completion (imports, helpers)"),
         Param("fast_fail", "bool", "stop at the first failing test", default=False),
-        Param("exact_types", "bool", "== and != in the tests also compare types exactly (1 is not 1.0 nor True; "
-                                     "a subclass of a built-in type is not that type)", default=False),
+        Param("exact_types", "bool", "==, !=, in and not in in the tests also compare types exactly, at every "
+                                     "position and dict keys too (1 is not 1.0 nor True; a subclass of a built-in "
+                                     "type is not that type)", default=False),
     )
 
     def validate(self, spec: Spec) -> Spec:
@@ -337,8 +344,7 @@ def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str, nonc
                 verdict = error_verdict(str(error), str(event.get("detail", "")))
             index = len(tests)
             name = names[index] if index < len(names) else str(event.get("name", index))
-            tests.append(TestOutcome(name, verdict, str(event.get("detail", "")),
-                                     float(event.get("duration_s") or 0.0)))
+            tests.append(TestOutcome(name, verdict, str(event.get("detail", "")), event_duration(event)))
         elif kind == "end":
             finished = True
             break

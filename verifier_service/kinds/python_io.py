@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from typing import Any
 
 from verifier_service.errors import InvalidSpec
@@ -18,6 +19,7 @@ from verifier_service.kinds._sandboxed import (
     HARNESS_DIR,
     PYTHON,
     error_verdict,
+    event_duration,
     new_nonce,
     read_reports,
     run_job,
@@ -30,31 +32,85 @@ from verifier_service.spec import MISSING, Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 UNENCODABLE = "__rlvr_unencodable__"
+BIG_INT = "__rlvr_int__"  # the harness's tag of an int too long for decimal JSON text (io_harness.py)
 
 
 def values_match(actual: Any, expected: Any, tol: float) -> bool:
-    """JSON-value equality; bools are not numbers; floats within ``tol`` (relative and absolute)."""
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return type(actual) is type(expected) and actual == expected
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
-        if isinstance(expected, int) and isinstance(actual, int):
+    """Whether a reported return value equals ``expected``, both JSON values (as the harness encodes them).
+
+    The rule, for every input (it never raises): ``true``/``false`` equal only themselves (never 1 or 0);
+    ``null`` only itself; strings only the same string; arrays element by element, same length; objects
+    the same keys, value by value. Numbers: an integer ``expected`` is matched only by that exact value
+    (an int, or a float exactly equal to it: JSON has one number type), never within a tolerance; a float
+    ``expected`` by any number ``a`` with ``|a - expected| <= tol * max(1, |expected|)``, computed
+    exactly (the rule of the common contest checkers); NaN only by NaN, an infinity only by the same
+    infinity. A value the harness could not encode (``UNENCODABLE``) matches nothing.
+    """
+    try:
+        return _match(actual, expected, tol)
+    except (RecursionError, MemoryError):  # (the depth of expected bounds the walk; this is a backstop)
+        return False
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _match(actual: Any, expected: Any, tol: float) -> bool:
+    if type(expected) is bool or type(actual) is bool or expected is None or actual is None:
+        return actual is expected
+    if _is_number(expected):
+        if not _is_number(actual):
+            return False
+        if type(expected) is int:
+            return actual == expected  # exact between int and float (no conversion, no overflow)
+        if math.isnan(expected) or (type(actual) is float and math.isnan(actual)):
+            return type(actual) is float and math.isnan(actual) and math.isnan(expected)
+        if math.isinf(expected) or (type(actual) is float and math.isinf(actual)):
             return actual == expected
-        if math.isnan(expected) or math.isnan(actual):
-            return math.isnan(expected) and math.isnan(actual)
-        return math.isclose(actual, expected, rel_tol=tol, abs_tol=tol) if tol else actual == expected
+        if actual == expected:
+            return True
+        if not tol:
+            return False
+        e = Fraction(expected)
+        return abs(Fraction(actual) - e) <= Fraction(tol) * max(Fraction(1), abs(e))
+    if isinstance(expected, str):
+        return type(actual) is str and actual == expected
     if isinstance(expected, list):
-        return (isinstance(actual, list) and len(actual) == len(expected)
-                and all(values_match(a, e, tol) for a, e in zip(actual, expected, strict=False)))
+        return (type(actual) is list and len(actual) == len(expected)
+                and all(_match(a, e, tol) for a, e in zip(actual, expected, strict=True)))
     if isinstance(expected, dict):
-        return (isinstance(actual, dict) and UNENCODABLE not in actual and actual.keys() == expected.keys()
-                and all(values_match(actual[k], expected[k], tol) for k in expected))
-    return type(actual) is type(expected) and actual == expected
+        return (type(actual) is dict and UNENCODABLE not in actual and actual.keys() == expected.keys()
+                and all(_match(actual[k], expected[k], tol) for k in expected))
+    return False
 
 
 def _show(value: Any) -> str:
     if isinstance(value, dict) and UNENCODABLE in value:
-        return f"<{value[UNENCODABLE]}>"
-    return truncate(json.dumps(value), 200)
+        return f"<{truncate(str(value[UNENCODABLE]), 200)}>"
+    if type(value) is int and value.bit_length() > 1000:
+        return f"<an int of {value.bit_length()} bits>"
+    try:
+        return truncate(json.dumps(value), 200)
+    except (ValueError, TypeError, RecursionError):  # an int past the digit limit inside, ...
+        return "<a value too large to show>"
+
+
+def decode_value(value: Any) -> Any:
+    """A reported value with the harness's big-int tags (``{BIG_INT: hex}``) turned back into ints (the hex
+    text is converted in linear time); anything else as it is. Never raises (a malformed tag stays a dict,
+    which matches no expected value)."""
+    if isinstance(value, dict):
+        if len(value) == 1 and type(value.get(BIG_INT)) is str:
+            text = value[BIG_INT]
+            digits = text[1:] if text[:1] == "-" else text
+            if digits and all(c in "0123456789abcdef" for c in digits):
+                return int(text, 16)
+            return value
+        return {k: decode_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode_value(v) for v in value]
+    return value
 
 
 @register
@@ -80,8 +136,8 @@ class PythonIO(VerifierKind):
                 raise InvalidSpec(f"spec.cases[{i}] has no expected value")
             if case.stdin or case.expected_stdout is not None:
                 raise InvalidSpec(f"spec.cases[{i}]: stdin / expected_stdout belong to kind 'stdio'")
-        if spec.float_tolerance < 0:
-            raise InvalidSpec("spec.float_tolerance must not be negative")
+        if not (math.isfinite(spec.float_tolerance) and spec.float_tolerance >= 0):
+            raise InvalidSpec("spec.float_tolerance must be a finite number, not negative")
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
@@ -113,20 +169,24 @@ class PythonIO(VerifierKind):
             elif kind == "case" and len(tests) < len(names):
                 case = spec.cases[len(tests)]
                 name = names[len(tests)]
-                duration = float(event.get("duration_s") or 0.0)
+                duration = event_duration(event)
                 if "error" in event:
                     verdict = error_verdict(str(event["error"]), str(event.get("detail", "")))
                     tests.append(TestOutcome(name, verdict, str(event.get("detail", "")), duration))
-                elif values_match(event.get("value"), case.expected, spec.float_tolerance):
+                    continue
+                value = decode_value(event.get("value"))
+                if values_match(value, case.expected, spec.float_tolerance):
                     tests.append(TestOutcome(name, Verdict.PASSED, "", duration))
                 else:
                     tests.append(TestOutcome(name, Verdict.FAILED, f"expected {_show(case.expected)}, "
-                                             f"got {_show(event.get('value'))}", duration))
+                                             f"got {_show(value)}", duration))
             elif kind == "end":
                 finished = True
                 break
         if not finished:
             tests += unfinished_tests(names[len(tests):], step, run, ctx.timeout_s)
+        else:  # an end before every case reported (only a forged one can): the rest never passed
+            tests += [TestOutcome(n, Verdict.FAILED, "not reported by the harness") for n in names[len(tests):]]
         if spec.fast_fail:
             first_bad = next((i for i, t in enumerate(tests) if not t.passed), None)
             if first_bad is not None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import MAX_EMAX, MIN_EMIN, Decimal
+from decimal import Context as DecimalContext
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
@@ -32,25 +34,70 @@ LANGUAGES = {
     },
 }
 COMPARE_MODES = ("exact", "tokens", "float")
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+# Contest judges' rules (testlib's checkers), on the output's characters:
+_WHITESPACE = re.compile(r"[ \t\r\n]+")  # the only separators: ASCII space, tab, CR, LF (testlib's blanks)
+_INTEGER = re.compile(r"[+-]?[0-9]+")  # ASCII digits only (\d would take any Unicode digit)
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,10})?")
+_EXACT_PRECISION = DecimalContext(prec=60, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])
+
+
+def tokens(text: str) -> list[str]:
+    """The whitespace-separated tokens of an output: split on ASCII space, tab, CR and LF only (a non-ASCII
+    space, a vertical tab or a control character is part of a token)."""
+    return [t for t in _WHITESPACE.split(text) if t]
+
+
+def _is_number(token: str) -> bool:
+    """Whether a token is a number by the strict ASCII grammar (``_FLOAT``: an exponent of at most 10 digits,
+    at most 100,000 characters; a longer one compares as text). ``inf``, ``nan``, ``0x1p3``, ``1_000`` and
+    non-ASCII digits are not numbers: they compare as text."""
+    return len(token) <= 100_000 and _FLOAT.fullmatch(token) is not None
+
+
+def floats_match(got: str, want: str, tol: float) -> bool:
+    """compare=float on one pair of tokens. An integer ``want`` (``[+-]?[0-9]+``) is matched only by a
+    number of exactly its value (``7``, ``007``, ``7.0``, ``7e0``); a float ``want`` by a number ``g``
+    with ``|g - want| <= tol * max(1, |want|)`` (testlib's doubleCompare: absolute or relative to the
+    expected value; ``tol`` as its shortest decimal text, 1e-06 is 0.000001), decided on the tokens' decimal
+    values (doubles where their rounding cannot change the answer, else decimals to 60 significant digits:
+    a 400-digit number is never infinity); any other ``want`` (``inf``, ``nan``, words) only by the same text."""
+    if got == want:
+        return True  # the same text: the same word, or the same number
+    if not (_is_number(want) and _is_number(got)):
+        return False
+    if not tol or _INTEGER.fullmatch(want):
+        return Decimal(got) == Decimal(want)  # (exact)
+    if len(got) <= 40 and len(want) <= 40:  # doubles first; decimals only where rounding could decide
+        g, e = float(got), float(want)
+        if math.isfinite(g) and math.isfinite(e):
+            difference, bound = abs(g - e), tol * max(1.0, abs(e))
+            margin = 1e-14 * max(1.0, abs(g), abs(e), bound)
+            if difference < bound - margin:
+                return True
+            if difference > bound + margin:
+                return False
+    actual, expected = Decimal(got), Decimal(want)
+    ctx = _EXACT_PRECISION
+    difference = ctx.abs(ctx.subtract(actual, expected))
+    bound = ctx.multiply(Decimal(repr(float(tol))), max(Decimal(1), ctx.abs(expected)))
+    return difference <= bound
 
 
 def outputs_match(actual: str, expected: str, mode: str, tol: float) -> bool:
+    """Whether a program's stdout is the expected output, by ``mode`` (never raises):
+
+    - ``exact``: the same characters, except that CRLF line ends equal LF ones and newlines at the very
+      end do not count;
+    - ``tokens``: the same tokens (``tokens``: split on ASCII whitespace only), compared as exact text;
+    - ``float``: the same number of tokens, each pair by ``floats_match``.
+    """
     if mode == "exact":
         norm = lambda s: s.replace("\r\n", "\n").rstrip("\n")  # noqa: E731 - a trailing newline is not an answer
         return norm(actual) == norm(expected)
-    got, want = actual.split(), expected.split()
+    got, want = tokens(actual), tokens(expected)
     if mode == "tokens":
         return got == want
-    if len(got) != len(want):
-        return False
-    for g, w in zip(got, want, strict=False):
-        if _NUMBER.match(g) and _NUMBER.match(w):
-            if not math.isclose(float(g), float(w), rel_tol=tol, abs_tol=tol):
-                return False
-        elif g != w:
-            return False
-    return True
+    return len(got) == len(want) and all(floats_match(g, w, tol) for g, w in zip(got, want, strict=True))
 
 
 def compile_detail(step: StepResult) -> str:
@@ -89,8 +136,9 @@ class Stdio(VerifierKind):
                 raise InvalidSpec(f"spec.cases[{i}] has no expected_stdout")
             if case.args or case.kwargs or case.expected is not MISSING:
                 raise InvalidSpec(f"spec.cases[{i}]: args / kwargs / expected belong to kind 'python_io'")
-        if spec.case_timeout_s < 0 or spec.float_tolerance < 0:
-            raise InvalidSpec("spec.case_timeout_s and spec.float_tolerance must not be negative")
+        if spec.case_timeout_s < 0 or not (math.isfinite(spec.float_tolerance) and spec.float_tolerance >= 0):
+            raise InvalidSpec("spec.case_timeout_s and spec.float_tolerance must not be negative "
+                              "(float_tolerance: a finite number)")
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:

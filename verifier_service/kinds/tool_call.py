@@ -1,14 +1,23 @@
-"""tool_call: the completion must be a call of one of the offered tools, with valid arguments.
+"""tool_call: the completion must call the offered tools, with valid arguments.
 
-The call is the whole completion as JSON or, failing that, the JSON inside the
-last ``<tool_call>...</tool_call>`` block. Accepted shapes::
+The calls are the whole completion as JSON or, failing that, the JSON inside
+every ``<tool_call>...</tool_call>`` block (each tag closed, none left open).
+Accepted shapes, in the completion or in each block::
 
     {"name": ..., "arguments": {...} | "<JSON text>"}       ("parameters" is an alias of "arguments")
     {"type": "function", "function": {"name": ..., "arguments": ...}}
-    {"tool_calls": [call, ...]}  or  [call, ...]            (the first call is checked)
+    {"tool_calls": [call, ...]}  or  [call, ...]
+
+The strict rule: every call is checked (a known tool, arguments valid against
+its schema), and any malformed call makes the completion MALFORMED. JSON is
+parsed strictly (``strict_json``: no NaN / Infinity, no duplicate keys). When
+the spec sets ``expected_name`` or ``expected_arguments`` it describes one
+call, so the completion must make exactly one: several calls (a hedge over the
+candidates) fail every test.
 
 Tests: ``known_tool``, ``arguments_schema`` and, when the spec sets them,
-``expected_name`` and ``expected_arguments`` (``exact`` or ``subset``).
+``expected_name`` and ``expected_arguments`` (``exact`` or ``subset``); with
+several calls (and no expectation) each call's, named ``call <n>: ...``.
 """
 
 from __future__ import annotations
@@ -23,12 +32,14 @@ from referencing.exceptions import Unresolvable
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
 from verifier_service.kinds.base import Param, PureKind
-from verifier_service.kinds.json_schema import check_schema, loads_or_error, schema_problem
+from verifier_service.kinds.json_schema import check_schema, loads_or_error, schema_problem, unresolvable
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 ARGUMENTS_MATCH = ("exact", "subset")
 _BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL | re.IGNORECASE)
+_OPEN = re.compile(r"<tool_call>", re.IGNORECASE)
+_CLOSE = re.compile(r"</tool_call>", re.IGNORECASE)
 _NO_PARAMETERS: dict[str, Any] = {"type": "object"}
 
 
@@ -120,41 +131,65 @@ def arguments_difference(actual: Any, expected: Any, subset: bool, path: str = "
     return f"{path}: expected {_show(expected)}, got {_show(actual)}"
 
 
-def _find_call(text: str) -> tuple[Any, str | None]:
-    """The parsed JSON holding the call, or an error saying why there is none."""
+def _find_calls(text: str) -> tuple[list[Any], str | None]:
+    """The parsed JSON values that hold the calls (the whole completion, else every ``<tool_call>`` block), or
+    an error saying why there are none."""
     body = text.strip()
     value, error = loads_or_error(body)
     if error is None:
-        return value, None
+        return [value], None
     blocks = _BLOCK.findall(text)
-    if not blocks:
-        return None, f"no tool call: the completion is not JSON ({error}) and has no <tool_call> block"
-    value, block_error = loads_or_error(blocks[-1].strip())
-    if block_error is not None:
-        return None, f"the last <tool_call> block is not valid JSON: {block_error}"
-    return value, None
+    opened = len(_OPEN.findall(text))
+    if not blocks and not opened:
+        return [], f"no tool call: the completion is not JSON ({error}) and has no <tool_call> block"
+    if opened != len(blocks) or len(_CLOSE.findall(text)) != len(blocks):
+        return [], "a <tool_call> tag is not closed (or closed twice): every block must be <tool_call>...</tool_call>"
+    values = []
+    for i, block in enumerate(blocks):
+        value, block_error = loads_or_error(block.strip())
+        if block_error is not None:
+            return [], f"<tool_call> block {i + 1} is not valid JSON: {block_error}"
+        values.append(value)
+    return values, None
 
 
-def _parse_call(value: Any) -> tuple[str, dict[str, Any], str, str | None]:
-    """(name, arguments, note, error) of the first call in ``value``."""
-    calls = value
-    if isinstance(value, dict) and "tool_calls" in value:
-        calls = value["tool_calls"]
-        if not isinstance(calls, list):
-            return "", {}, "", "\"tool_calls\" must be a list of calls"
-    if isinstance(calls, list):
-        if not calls:
-            return "", {}, "", "the list of tool calls is empty"
-        note = f"{len(calls)} calls; checked the first" if len(calls) > 1 else ""
-        call = calls[0]
-    else:
-        note, call = "", calls
+def _calls_of(values: list[Any]) -> tuple[list[Any], str | None]:
+    """Every call the values hold, in order: a call, a list of calls or ``{"tool_calls": [...]}`` each."""
+    calls: list[Any] = []
+    for value in values:
+        if isinstance(value, dict) and "tool_calls" in value:
+            if set(value) - {"tool_calls", "content", "role"}:
+                return [], "an object with \"tool_calls\" must hold nothing else but \"role\" and \"content\""
+            value = value["tool_calls"]
+            if not isinstance(value, list):
+                return [], "\"tool_calls\" must be a list of calls"
+        if isinstance(value, list):
+            if not value:
+                return [], "the list of tool calls is empty"
+            calls.extend(value)
+        else:
+            calls.append(value)
+    return calls, None
+
+
+def _parse_call(call: Any) -> tuple[str, dict[str, Any], str | None]:
+    """(name, arguments, error) of one call. Strict: an OpenAI call ``{"type": "function", "function": {...}}``
+    names the tool only inside ``function``; a call gives its arguments once (``arguments`` or its alias
+    ``parameters``), as an object or as JSON text of one."""
     if not isinstance(call, dict):
-        return "", {}, note, f"a tool call must be a JSON object, not {_json_type(call)}"
-    fn = call["function"] if isinstance(call.get("function"), dict) else call
+        return "", {}, f"a tool call must be a JSON object, not {_json_type(call)}"
+    fn = call
+    if "function" in call:
+        fn = call["function"]
+        if not isinstance(fn, dict):
+            return "", {}, "\"function\" of a tool call must be an object with name and arguments"
+        if set(call) & {"name", "arguments", "parameters"}:
+            return "", {}, "a tool call names its tool and arguments either in \"function\" or beside it, not both"
     name = fn.get("name")
     if not isinstance(name, str) or not name:
-        return "", {}, note, "the tool call has no \"name\" (a non-empty string)"
+        return "", {}, "the tool call has no \"name\" (a non-empty string)"
+    if "arguments" in fn and "parameters" in fn:
+        return name, {}, f"the call of {name!r} gives both \"arguments\" and \"parameters\""
     arguments = fn.get("arguments", fn.get("parameters", {}))
     if isinstance(arguments, str):  # OpenAI encodes the arguments as JSON text
         if not arguments.strip():
@@ -162,10 +197,10 @@ def _parse_call(value: Any) -> tuple[str, dict[str, Any], str, str | None]:
         else:
             arguments, error = loads_or_error(arguments)
             if error is not None:
-                return name, {}, note, f"the arguments of {name!r} are not valid JSON: {error}"
+                return name, {}, f"the arguments of {name!r} are not valid JSON: {error}"
     if not isinstance(arguments, dict):
-        return name, {}, note, f"the arguments of {name!r} must be a JSON object, not {_json_type(arguments)}"
-    return name, arguments, note, None
+        return name, {}, f"the arguments of {name!r} must be a JSON object, not {_json_type(arguments)}"
+    return name, arguments, None
 
 
 @register
@@ -209,14 +244,41 @@ class ToolCall(PureKind):
 
     def check(self, text: str, spec: Spec) -> Outcome:
         extracted = truncate(text.strip())
-        value, error = _find_call(text)
+        values, error = _find_calls(text)
+        if error is None:
+            values, error = _calls_of(values)
         if error is not None:
             return Outcome.malformed(error, extracted)
-        name, arguments, note, error = _parse_call(value)
-        if error is not None:
-            return Outcome.malformed(error, extracted)
-        extracted = truncate(json.dumps({"name": name, "arguments": arguments}))
+        calls = []
+        for i, call in enumerate(values):
+            name, arguments, error = _parse_call(call)
+            if error is not None:
+                where = f"call {i + 1} of {len(values)}: " if len(values) > 1 else ""
+                return Outcome.malformed(where + error, extracted)
+            calls.append((name, arguments))
+        shown = [{"name": name, "arguments": arguments} for name, arguments in calls]
+        extracted = _dumps_or(shown[0] if len(shown) == 1 else shown, extracted)
         schemas = _cached_tool_schemas(json.dumps(spec.tools, sort_keys=True))
+        expects = spec.is_set("expected_name") or spec.is_set("expected_arguments")
+        if expects and len(calls) != 1:  # a hedge: several calls where one is expected
+            why = f"the spec expects exactly one call; the completion made {len(calls)}"
+            names = ["known_tool", "arguments_schema"] + [n for n in ("expected_name", "expected_arguments")
+                                                          if spec.is_set(n)]
+            return Outcome.from_tests([TestOutcome(n, Verdict.FAILED, why) for n in names], detail=why,
+                                      extracted=extracted)
+        tests: list[TestOutcome] = []
+        for i, (name, arguments) in enumerate(calls):
+            prefix = f"call {i + 1}: " if len(calls) > 1 else ""
+            tests += [TestOutcome(prefix + t.name, t.verdict, t.detail)
+                      for t in self._call_tests(name, arguments, schemas, spec)]
+        failing = next((t for t in tests if not t.passed), None)
+        detail = (f"{failing.name}: {failing.detail}" if failing else
+                  f"valid call of {calls[0][0]!r}" if len(calls) == 1 else f"{len(calls)} valid calls")
+        return Outcome.from_tests(tests, detail=detail, extracted=extracted)
+
+    @staticmethod
+    def _call_tests(name: str, arguments: dict[str, Any], schemas: dict[str, Any], spec: Spec
+                    ) -> list[TestOutcome]:
         known = name in schemas
         tests = [TestOutcome("known_tool", Verdict.PASSED) if known else
                  TestOutcome("known_tool", Verdict.FAILED, f"unknown tool {truncate(name, 100)!r}; "
@@ -224,9 +286,8 @@ class ToolCall(PureKind):
         if known:
             try:
                 problem = schema_problem(schemas[name], arguments)
-            except Unresolvable as exc:  # the spec's fault, not the model's: no reward either way
-                return Outcome.infra_error(f"the parameters schema of {name!r} has an unresolvable $ref: "
-                                           f"{truncate(str(exc), 300)}")
+            except Unresolvable as exc:  # (the answer chose to reach it: a verdict, never INFRA_ERROR)
+                problem = unresolvable(exc)
             tests.append(TestOutcome("arguments_schema", Verdict.PASSED) if problem is None else
                          TestOutcome("arguments_schema", Verdict.FAILED, problem))
         else:
@@ -240,8 +301,11 @@ class ToolCall(PureKind):
                                               subset=spec.arguments_match == "subset")
             tests.append(TestOutcome("expected_arguments", Verdict.PASSED) if difference is None else
                          TestOutcome("expected_arguments", Verdict.FAILED, difference))
-        failing = next((t for t in tests if not t.passed), None)
-        detail = f"{failing.name}: {failing.detail}" if failing else f"valid call of {name!r}"
-        if note:
-            detail += f" ({note})"
-        return Outcome.from_tests(tests, detail=detail, extracted=extracted)
+        return tests
+
+
+def _dumps_or(value: Any, default: str) -> str:
+    try:
+        return truncate(json.dumps(value))
+    except (ValueError, TypeError, RecursionError):
+        return default
