@@ -39,7 +39,7 @@ def start(tree: Path, port: int, parallel: int, image: str | None = None) -> sub
     env = {**os.environ, "PYTHONPATH": str(tree)}
     if image:  # a change of the sandbox runner is measured with each revision's own build of the image
         env["RLVR_VERIFIER_SANDBOX_IMAGE"] = image
-    return subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--port", str(port),
+    return subprocess.Popen([sys.executable, "-m", "verifier_service.tools.cli", "serve", "--port", str(port),
                              "--host", "127.0.0.1", "--max-concurrency", str(parallel), "--max-pending", "100000",
                              "--max-batch-size", "10000", "--result-cache-size", "0", "--log-level", "WARNING"],
                             cwd=tree, env=env, stdin=subprocess.DEVNULL)

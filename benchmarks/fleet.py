@@ -106,7 +106,7 @@ def start_replicas(n: int, concurrency: int) -> list[tuple[subprocess.Popen, str
     out = []
     for _ in range(n):
         port = _port()
-        proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1",
+        proc = subprocess.Popen([sys.executable, "-m", "verifier_service.tools.cli", "serve", "--host", "127.0.0.1",
                                  "--port", str(port), "--max-concurrency", str(concurrency), "--log-level", "WARNING",
                                  "--max-pending", "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         out.append((proc, f"127.0.0.1:{port}"))

@@ -54,7 +54,8 @@ class Service:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        self.proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1",
+        self.proc = subprocess.Popen([sys.executable, "-m", "verifier_service.tools.cli", "serve",
+                                      "--host", "127.0.0.1",
                                       "--port", str(port), "--max-concurrency", str(parallel), "--max-pending",
                                       "100000", "--max-batch-size", "10000", "--result-cache-size", "0",
                                       "--sandbox-pool", "true", "--log-level", "WARNING"],

@@ -50,7 +50,7 @@ class RunningService:
     """A VerifierApp served from its own event loop in a background thread."""
 
     def __init__(self, config: ServiceConfig):
-        from verifier_service.server import VerifierApp
+        from verifier_service.server.server import VerifierApp
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)

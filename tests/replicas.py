@@ -103,7 +103,8 @@ class Replica:
     def start(self, timeout: float = 90.0) -> Replica:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
+            [sys.executable, "-m", "verifier_service.tools.cli", "serve", "--host", "127.0.0.1",
+             "--port", str(self.port),
              "--metrics-port", str(self.metrics_port), "--shutdown-grace-s", "2", "--health-interval-s", "0.5",
              *self.args], stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT)
         log.close()

@@ -400,7 +400,7 @@ def test_several_worker_processes_serve_one_port(docker_ready, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "verifier_service.tools.cli", "serve", "--port", str(port),
                              "--workers", "2", "--max-concurrency", "1", "--pure-workers", "1",
                              "--shutdown-grace-s", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -423,7 +423,7 @@ def test_several_worker_processes_serve_one_port(docker_ready, tmp_path):
 
 def _children(pid: int) -> list[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True, check=False)
-    return [int(p) for p in out.stdout.split() if "verifier_service.cli" in _cmdline(int(p))]
+    return [int(p) for p in out.stdout.split() if "verifier_service.tools.cli" in _cmdline(int(p))]
 
 
 def _cmdline(pid: int) -> str:

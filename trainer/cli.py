@@ -110,7 +110,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         print(f"read them with `verifier-service inspect --input {args.output} --report DIR`", file=sys.stderr)
         return 0
     # Straight on to the inspection report, against the run's verifier service.
-    from verifier_service.cli import main as verifier_main
+    from verifier_service.tools.cli import main as verifier_main
 
     status = verifier_main(["inspect", "--input", str(args.output), "--report", str(args.report),
                             "--server", config.verifier,

@@ -266,10 +266,10 @@ def verify_samples(target: str, samples: list[dict], batch_size: int = 32, paral
     """Verifies verify-JSONL rows against the service at ``target``; the results in JSON form."""
     import asyncio
 
-    from verifier_service.cli import _console, _verify_all
     from verifier_service.client import VerifierClient
     from verifier_service.errors import VerifierError
     from verifier_service.spec import request_from_json, result_to_json
+    from verifier_service.tools.cli import _console, _verify_all
 
     async def run() -> list:
         client = await VerifierClient.connect(target)
@@ -300,7 +300,7 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
                        samples_file: Path | None = None, backend: str = "auto") -> tuple[dict, Path]:
     """Samples (or reads) k completions per prompt, verifies them, writes and returns the gate record."""
     from trainer.sample import sample_completions, write_samples
-    from verifier_service.inspection import read_rows
+    from verifier_service.tools.inspection import read_rows
 
     specs = dataset_specs(dataset, config.spec_column)
     directory = gates_dir(config)
@@ -328,8 +328,8 @@ def run_inspection_gate(config: RunConfig, dataset, *, report_dir: Path, labels_
                         signed_off_by: str, min_read: int = MIN_READ_SAMPLES,
                         min_agreement: float = MIN_AGREEMENT) -> tuple[dict, Path]:
     """Checks the labels of an inspection report and writes the signed-off (or failed) gate record."""
-    from verifier_service import inspection
     from verifier_service.errors import VerifierError
+    from verifier_service.tools import inspection
 
     if not signed_off_by.strip():
         raise GateError("--signed-off-by NAME is required: the inspection gate is a person's sign-off")

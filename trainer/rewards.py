@@ -45,8 +45,8 @@ import grpc
 from trainer.errors import RewardError
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-from verifier_service.balancing import RetryPolicy, channel_options, channel_target
 from verifier_service.client import SERVICE_NAME, START_HINT
+from verifier_service.client.balancing import RetryPolicy, channel_options, channel_target
 from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import request_from_json

@@ -87,13 +87,13 @@ class ServiceHandle:
 
 
 def _service_cmd(settings: ServiceSettings, port: int) -> list[str]:
-    return [sys.executable, "-m", "verifier_service.cli", *settings.serve_args(port)]
+    return [sys.executable, "-m", "verifier_service.tools.cli", *settings.serve_args(port)]
 
 
 def doctor(settings: ServiceSettings, out: Path) -> int:
     """``verifier-service doctor`` for the configured backend, its report written to ``out``."""
     args = settings.serve_args(0)[5:]  # the backend flags, without serve, host and port
-    proc = subprocess.run([sys.executable, "-m", "verifier_service.cli", "doctor", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", "doctor", *args], capture_output=True,
                           text=True, cwd=ROOT, env=_env(), timeout=300, check=False)
     out.write_text(proc.stdout + proc.stderr)
     return proc.returncode

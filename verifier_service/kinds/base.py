@@ -18,7 +18,7 @@ from verifier_service.verdict import Outcome
 
 if TYPE_CHECKING:
     from verifier_service.config import ServiceConfig
-    from verifier_service.pool import PurePool
+    from verifier_service.engine.pool import PurePool
     from verifier_service.sandbox import Sandbox
 
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig
+from verifier_service.engine.extract import extract
+from verifier_service.engine.pool import PurePool
+from verifier_service.engine.results import outcome_proto, set_timings
 from verifier_service.errors import InvalidSpec
-from verifier_service.extract import extract
 from verifier_service.kinds import COMMON_PARAMS, Context, PureKind, VerifierKind, all_kinds, get_kind
-from verifier_service.pool import PurePool
-from verifier_service.results import outcome_proto, set_timings
 from verifier_service.sandbox import Sandbox
 from verifier_service.sandbox.base import queue_clock
 from verifier_service.spec import EXTRACT_MODES, SCORING_MODES, Spec, spec_from_proto

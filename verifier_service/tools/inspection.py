@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from verifier_service.errors import VerifierError
-from verifier_service.jsonl import read_jsonl
 from verifier_service.spec import normal_spec_json
+from verifier_service.tools.jsonl import read_jsonl
 
 CODE_KINDS = ("python_assert", "python_io", "stdio", "pytest")
 SHORT_CODE_CHARS = 16       # non-whitespace characters under which passing code is "suspiciously short"

@@ -23,7 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-from verifier_service.balancing import RetryPolicy, channel_options, channel_target
+from verifier_service.client.balancing import RetryPolicy, channel_options, channel_target
 from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import RemoteError, ServiceUnreachable
 
