@@ -23,7 +23,7 @@ from verifier_service.sandbox.base import Job, SandboxRun
 from verifier_service.sandbox.protocol import RunnerStream, SocketStream, exchange, exchange_async
 from verifier_service.verdict import Verdict
 
-RUNNER = Path(__file__).resolve().parents[1] / "sandboxes" / "runner"
+RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "sandbox" / "runner"
 sys.path.insert(0, str(RUNNER))
 import judge  # noqa: E402
 

@@ -80,8 +80,8 @@ print(json.dumps({"version": sys.version.split()[0], "executable": sys.executabl
 
 
 def default_runner_dir() -> Path:
-    """``sandboxes/runner`` of the checkout this package runs from (source tree or editable install)."""
-    return Path(__file__).resolve().parents[2] / "sandboxes" / "runner"
+    """The runner shipped in this package (``verifier_service/sandbox/runner``, package data)."""
+    return Path(__file__).resolve().parent / "runner"
 
 
 def _start_time(pid: int) -> str | None:
@@ -294,7 +294,7 @@ class BwrapSandbox(PooledSandbox):
                                      f"checkout (pip install -e .) or set --bwrap-runner-dir to sandboxes/runner")
         self.bwrap = bwrap
         self.interpreter = probe_interpreter(self.config.bwrap_python or sys.executable)
-        repo = self.runner_dir.resolve().parents[1]
+        repo = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding this package
         for p in self.interpreter.binds:
             if repo == Path(p) or Path(p) in repo.parents:
                 raise SandboxUnavailable(f"bwrap_python's prefix {p} contains the service's checkout {repo}: the "
