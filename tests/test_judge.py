@@ -1,4 +1,4 @@
-"""The tests' judge and the candidate's process (sandboxes/runner/judge.py), run here without a sandbox.
+"""The tests' judge and the candidate's process (verifier_service/sandbox/runner/judge.py), run without a sandbox.
 
 The harness runs as a plain subprocess of this test with a report pipe, the way the
 runner starts it; what it reports is read back and checked. The sandboxed behaviour

@@ -86,7 +86,7 @@ def _worker_main(conn: _Channel) -> None:
 
 
 class _Worker:
-    """A worker started as ``python -m verifier_service.pool``: a fresh interpreter that never forks
+    """A worker started as ``python -m verifier_service.engine.pool``: a fresh interpreter that never forks
     the (threaded) service and never re-imports the caller's ``__main__``."""
 
     def __init__(self) -> None:
