@@ -32,7 +32,7 @@ from typing import Any
 from trainer.config import RunConfig
 from trainer.errors import TrainerError
 from verifier_service.errors import InvalidSpec
-from verifier_service.spec import normal_spec_json
+from verifier_service.spec import canonical_json, normal_spec_json
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +51,11 @@ class GateError(TrainerError):
 
 # ---- the reward config hash ------------------------------------------------------
 
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def normalise_spec(raw: Any, where: str = "spec") -> str:
     """A spec (JSON text or mapping) in canonical JSON text; defaults dropped."""
     try:
         obj = json.loads(raw) if isinstance(raw, str) else raw
-        return _canonical(normal_spec_json(obj))
+        return canonical_json(normal_spec_json(obj))
     except (ValueError, InvalidSpec) as exc:
         raise GateError(f"{where}: not a valid verification spec: {exc}") from exc
 
@@ -73,7 +69,7 @@ def reward_config_hash(config: RunConfig, specs: list[str]) -> str:
     """sha256 over what decides a reward: the specs (kinds, tests, weights, extraction), rewards, weights."""
     payload = {"specs": specs, "rewards": list(config.rewards),
                "reward_weights": [float(w) for w in config.reward_weights]}
-    return hashlib.sha256(_canonical(payload).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
 def gates_dir(config: RunConfig) -> Path:

@@ -286,6 +286,12 @@ def fields_from_json(obj: dict[str, Any]) -> pb.VerificationSpec:
     return message
 
 
+def canonical_json(obj: Any) -> str:
+    """One text per JSON value (sorted keys, no spaces, UTF-8 kept): what the catalog's content hash, the
+    inspection's sample-set hash and the trainer's reward-config hash are taken over, so they agree."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def normal_spec_json(obj: Any) -> dict[str, Any]:
     """A JSON spec or catalog reference in normal form (defaults dropped), so equal ones hash equally."""
     if is_catalog_ref(obj):

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from verifier_service.errors import VerifierError
-from verifier_service.spec import normal_spec_json
+from verifier_service.spec import canonical_json, normal_spec_json
 from verifier_service.tools.jsonl import read_jsonl
 
 CODE_KINDS = ("python_assert", "python_io", "stdio", "pytest")
@@ -71,10 +71,6 @@ class Sample:
 def canonical_spec(obj: Any) -> dict:
     """The spec in normal form (defaults dropped), so equal specs hash equally."""
     return normal_spec_json(obj)
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def sample_set_hash(samples: list[Sample]) -> str:
