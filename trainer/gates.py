@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer.config import RunConfig
+from trainer.config import RunConfig, verifier_credentials
 from trainer.errors import TrainerError
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import canonical_json, normal_spec_json
@@ -258,22 +258,27 @@ def check_gates(config: RunConfig, dataset, config_path: str = "run.yaml") -> di
 
 # ---- running the gates -------------------------------------------------------------
 
-def verify_samples(target: str, samples: list[dict], batch_size: int = 32, parallel: int = 4) -> list[dict]:
-    """Verifies verify-JSONL rows against the service at ``target``; the results in JSON form."""
+def verify_samples(target: str, samples: list[dict], batch_size: int = 32, parallel: int = 4,
+                   credentials=None) -> list[dict]:
+    """Verifies verify-JSONL rows against the service at ``target`` (with ``credentials``: the run's key and
+    TLS; None: the environment's), with a progress bar on a terminal; the results in JSON form."""
     import asyncio
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from verifier_service.client import VerifierClient
     from verifier_service.errors import VerifierError
     from verifier_service.spec import request_from_json, result_to_json
-    from verifier_service.tools.cli import _console, _verify_all
 
     async def run() -> list:
-        client = await VerifierClient.connect(target)
-        try:
-            console = _console()
-            return await _verify_all(client, requests, batch_size, parallel, console, console.is_terminal)
-        finally:
-            await client.close()
+        console = Console(stderr=True)
+        async with await VerifierClient.connect(target, credentials=credentials) as client:
+            with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=console, disable=not console.is_terminal) as progress:
+                task = progress.add_task("verify", total=len(requests))
+                return await client.verify_many(requests, batch_size, parallel,
+                                                on_batch=lambda n: progress.advance(task, n))
 
     try:
         requests = [request_from_json({k: s[k] for k in ("id", "completion", "spec")}) for s in samples]
@@ -310,7 +315,7 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
         source = str(directory / "base_rate_samples.jsonl")
         write_samples(Path(source), samples)
     _check_specs_in_dataset(samples, specs, "samples")
-    results = verify_samples(config.verifier, samples)
+    results = verify_samples(config.verifier, samples, credentials=verifier_credentials(config))
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "base_rate_results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
     record = evaluate_base_rate(results, k, dict(zip(config.rewards, config.reward_weights, strict=True)))

@@ -33,6 +33,7 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name  # rlvr.verifier.v1.Verifier: health, routing
 EXTRACT_MODES = ("raw", "fenced_code", "last_fenced_code", "answer_tag")
 SCORING_MODES = ("all_or_nothing", "fraction")
 

@@ -16,7 +16,6 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.config import ServiceConfig
 from verifier_service.credentials import server_credentials
@@ -28,12 +27,12 @@ from verifier_service.server.audit import AuditLog
 from verifier_service.server.metrics import Metrics
 from verifier_service.server.rpclog import RpcInterceptor
 from verifier_service.server.service import VerifierServicer
+from verifier_service.spec import SERVICE_NAME
 from verifier_service.tenancy.auth import AuthInterceptor, Tenants
 from verifier_service.tenancy.catalog import Catalog
 
 log = logging.getLogger(__name__)
 ORPHAN_SWEEP_S = 300.0  # how often expired sandbox containers (of crashed replicas) are swept
-SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 

@@ -24,6 +24,7 @@ from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.credentials import RETRY_AFTER_KEY
 from verifier_service.engine.engine import Engine, Prepared
 from verifier_service.errors import (
+    STATUS,
     InvalidSpec,
     Overloaded,
     PermissionDenied,
@@ -37,9 +38,6 @@ from verifier_service.tenancy.auth import Tenant, current_tenant
 from verifier_service.tenancy.catalog import Catalog
 from verifier_service.tenancy.quota import TenantQuotas
 
-STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
-          (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
-          (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION))
 REFUSALS = tuple(cls for cls, _ in STATUS)
 HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
 
