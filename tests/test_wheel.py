@@ -61,9 +61,10 @@ def wheel_env(tmp_path_factory) -> Path:
     return venv
 
 
-def test_the_wheel_ships_the_runner(wheel_env):
+def test_the_wheel_ships_the_runner_and_the_reports_files(wheel_env):
     python = wheel_env / "bin" / "python"
     out = _run(str(python), "-c", "import verifier_service.sandbox.bwrap as b, verifier_service as v; "
+               "import verifier_service.tools.inspection as i; assert 'flagged' in i._STYLE and 'labels' in i._SCRIPT; "
                "print(v.__file__); print(b.default_runner_dir())", cwd="/")
     assert out.returncode == 0, out.stderr
     package, runner = out.stdout.split()
