@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     diag.add_argument("--config", help="the run config YAML to patch (default: the config recorded in run.json)")
     diag.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     diag.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE",
-                      help="override a threshold of trainer/diagnose.py Thresholds (repeatable)")
+                      help="override a threshold of trainer/diagnose/checks.py Thresholds (repeatable)")
     return parser
 
 
