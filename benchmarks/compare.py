@@ -16,33 +16,28 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from benchmarks import workloads
+from verifier_service.testing import CLI_MODULE, ServedProcess, wait_all_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(tree: Path, port: int, parallel: int, image: str | None = None) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+def start(tree: Path, parallel: int, image: str | None = None) -> ServedProcess:
+    """The service of the checkout at ``tree`` (its own entry point: a base from before the package was
+    grouped by audience has it at verifier_service/cli.py), started, not yet waited for."""
+    env = {"PYTHONPATH": str(tree)}
     if image:  # a change of the sandbox runner is measured with each revision's own build of the image
         env["RLVR_VERIFIER_SANDBOX_IMAGE"] = image
-    return subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--port", str(port),
-                             "--host", "127.0.0.1", "--max-concurrency", str(parallel), "--max-pending", "100000",
-                             "--max-batch-size", "10000", "--result-cache-size", "0", "--log-level", "WARNING"],
-                            cwd=tree, env=env, stdin=subprocess.DEVNULL)
+    module = CLI_MODULE if (tree / "verifier_service" / "tools" / "cli.py").exists() else "verifier_service.cli"
+    return ServedProcess("--max-concurrency", str(parallel), "--max-pending", "100000", "--max-batch-size", "10000",
+                         "--result-cache-size", "0", "--log-level", "WARNING", cwd=tree, env=env,
+                         module=module).start(wait=False)
 
 
 WORK = {  # name: (workload, items per round, completions per VerifyBatch)
@@ -153,20 +148,16 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(tmp)
         archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-        ports = {"base": free_port(), "this checkout": free_port()}
-        procs = [start(base, ports["base"], args.parallel, args.base_image),
-                 start(ROOT, ports["this checkout"], args.parallel, args.image)]
+        served = {"base": start(base, args.parallel, args.base_image),
+                  "this checkout": start(ROOT, args.parallel, args.image)}
         try:
-            pids = {"base": procs[0].pid, "this checkout": procs[1].pid}
+            wait_all_serving(list(served.values()), timeout=300)
+            ports = {label: s.port for label, s in served.items()}
+            pids = {label: s.pid for label, s in served.items()}
             result = asyncio.run(compare(ports, pids, args.rounds, args.groups, args.only))
         finally:
-            for proc in procs:
-                proc.terminate()
-            for proc in procs:
-                try:
-                    proc.wait(60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            for s in served.values():
+                s.stop(60)
     load_end = os.getloadavg()
     lines = [f"Base {rev} vs this checkout {head} (uncommitted changes included), both served at once, "
              f"{args.rounds} rounds alternating which goes first; rates are medians, the ratio is the median of the "

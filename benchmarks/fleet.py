@@ -19,14 +19,11 @@ import argparse
 import asyncio
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from benchmarks.run import HERE, machine_facts
+from verifier_service.testing import ServedProcess, wait_all_serving
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"]}
 WORKLOADS = {
@@ -34,12 +31,6 @@ WORKLOADS = {
     "python": {"batch": 32, "parallel": 4},
     "python_200ms": {"batch": 32, "parallel": 4},
 }
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _items(workload: str, start: int, n: int) -> list[tuple[dict, str]]:
@@ -98,24 +89,15 @@ async def drive(addresses: list[str], workload: str, seconds: float) -> dict:
             "batch_p95_s": round(latencies[int(len(latencies) * 0.95)], 3)}
 
 
-def start_replicas(n: int, concurrency: int) -> list[tuple[subprocess.Popen, str]]:
-    from grpc_health.v1 import health_pb2
-
-    from verifier_service.client import health_status
-
-    out = []
-    for _ in range(n):
-        port = _port()
-        proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1",
-                                 "--port", str(port), "--max-concurrency", str(concurrency), "--log-level", "WARNING",
-                                 "--max-pending", "100000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        out.append((proc, f"127.0.0.1:{port}"))
-    for proc, address in out:
-        deadline = time.monotonic() + 120
-        while health_status(address) != health_pb2.HealthCheckResponse.SERVING:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise SystemExit(f"replica at {address} did not start")
-            time.sleep(0.3)
+def start_replicas(n: int, concurrency: int) -> list[ServedProcess]:
+    out = [ServedProcess("--max-concurrency", str(concurrency), "--log-level", "WARNING", "--max-pending",
+                         "100000").start(wait=False) for _ in range(n)]
+    try:
+        wait_all_serving(out, timeout=120)
+    except RuntimeError as exc:
+        for replica in out:
+            replica.stop(10)
+        raise SystemExit(f"a replica did not start: {exc}") from exc
     return out
 
 
@@ -131,16 +113,14 @@ def main(argv: list[str] | None = None) -> int:
         replicas = start_replicas(n, args.concurrency)
         try:
             for workload in args.workloads:
-                row = asyncio.run(drive([a for _, a in replicas], workload, args.seconds))
+                row = asyncio.run(drive([r.address for r in replicas], workload, args.seconds))
                 row.update(replicas=n, concurrency=args.concurrency,
                            per_replica_per_s=round(row["per_s"] / n, 1))
                 rows.append(row)
                 print(json.dumps(row), flush=True)
         finally:
-            for proc, _ in replicas:
-                proc.send_signal(signal.SIGTERM)
-            for proc, _ in replicas:
-                proc.wait(60)
+            for replica in replicas:
+                replica.stop(60)
     out = {"machine": {**machine_facts(), "cpus": os.cpu_count()}, "rows": rows}
     Path(HERE, "fleet.json").write_text(json.dumps(out, indent=1) + "\n")
     return 0

@@ -91,8 +91,9 @@ def _wrap_sync(owner, name: str, phase: str, after=None) -> None:
 
 
 def instrument() -> None:
-    from verifier_service import engine, pool, service
+    from verifier_service.engine import engine, pool
     from verifier_service.sandbox import warm
+    from verifier_service.server import service
 
     _wrap_async(service.VerifierServicer, "VerifyBatch", "handler (server)")
     _wrap_sync(service.VerifierServicer, "_prepare", "prepare (validate requests)")
@@ -129,7 +130,7 @@ async def serve(parallel: int, stats_path: Path) -> None:
     from dataclasses import replace
 
     from verifier_service.config import load_config
-    from verifier_service.server import VerifierApp
+    from verifier_service.server.server import VerifierApp
 
     instrument()
     config = replace(load_config(), host="127.0.0.1", port=0, max_concurrency=parallel, max_pending=100000,
@@ -232,7 +233,7 @@ async def measure(server: Server, stats_path: Path, kind: str, n: int, chunk: in
 def _pure_offline(items: list[dict], rounds: int) -> dict:
     """The checks and the pickling a worker round trip carries, measured here on the same items."""
     from verifier_service.config import ServiceConfig
-    from verifier_service.engine import Engine
+    from verifier_service.engine.engine import Engine
     from verifier_service.kinds import get_kind
     from verifier_service.spec import request_from_json
 

@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,21 +49,18 @@ class Service:
 
     def __init__(self, parallel: int):
         from verifier_service.client import VerifierClient
+        from verifier_service.testing import ServedProcess
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        self.proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1",
-                                      "--port", str(port), "--max-concurrency", str(parallel), "--max-pending",
-                                      "100000", "--max-batch-size", "10000", "--result-cache-size", "0",
-                                      "--sandbox-pool", "true", "--log-level", "WARNING"],
-                                     cwd=HERE.parent, stdin=subprocess.DEVNULL)
+        self.served = ServedProcess("--max-concurrency", str(parallel), "--max-pending", "100000", "--max-batch-size",
+                                    "10000", "--result-cache-size", "0", "--sandbox-pool", "true", "--log-level",
+                                    "WARNING", cwd=HERE.parent)
         self.loop = asyncio.new_event_loop()
         self.runs = 0
         try:
-            self.client = self.loop.run_until_complete(VerifierClient.connect(f"127.0.0.1:{port}", timeout_s=300))
+            self.served.start(timeout=300)
+            self.client = self.loop.run_until_complete(VerifierClient.connect(self.served.address, timeout_s=300))
         except BaseException:
-            self.proc.kill()
+            self.served.stop(10)
             raise
 
     def requests(self, items: list[dict]) -> list:
@@ -99,11 +95,7 @@ class Service:
             self.loop.run_until_complete(self.client.close())
         finally:
             self.loop.close()
-            self.proc.terminate()  # a graceful stop removes its warm containers
-            try:
-                self.proc.wait(120)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+            self.served.stop(120)  # a graceful stop removes its warm containers
 
 
 def throughput(sets: dict[str, list[dict]], service: Service, host: HostHarnesses, parallel: int, image: str,

@@ -20,10 +20,12 @@ if ! docker info >/dev/null 2>&1; then
     exit 2
 fi
 
+rootfs=""
+context=""
+trap 'rm -rf ${rootfs:+"$rootfs"} ${context:+"$context"}' EXIT
 if [ "$BASE_IMAGE" = "rlvr-base:$SUITE" ] && ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
     command -v debootstrap >/dev/null || { echo "error: debootstrap is missing: apt-get install debootstrap" >&2; exit 2; }
     rootfs="$(mktemp -d /tmp/rlvr-rootfs.XXXXXX)"
-    trap 'rm -rf "$rootfs"' EXIT
     echo "building base image $BASE_IMAGE with debootstrap ($SUITE from $MIRROR)..."
     debootstrap --variant=minbase "$SUITE" "$rootfs" "$MIRROR" >/dev/null
     tar -C "$rootfs" -c . | docker import - "$BASE_IMAGE" >/dev/null
@@ -31,6 +33,13 @@ fi
 
 digest="$(bash "$here/../scripts/sandbox-digest.sh")"
 echo "building $IMAGE from $BASE_IMAGE (sandbox digest $digest)..."
+# The build context: the image's recipe (sandboxes/python) and the runner, which ships inside the package
+# (verifier_service/sandbox/runner) so that the bwrap backend finds it in any install; the Dockerfile sees
+# them as python/ and runner/.
+context="$(mktemp -d /tmp/rlvr-sandbox-context.XXXXXX)"
+cp -R "$here/python" "$context/python"
+cp -R "$here/../verifier_service/sandbox/runner" "$context/runner"
+find "$context" -name __pycache__ -prune -exec rm -rf {} + -o -name '*.pyc' -exec rm -f {} +
 docker build --quiet --build-arg "BASE_IMAGE=$BASE_IMAGE" --label "rlvr.sandbox.digest=$digest" \
-    -t "$IMAGE" -f "$here/python/Dockerfile" "$here"
+    -t "$IMAGE" -f "$context/python/Dockerfile" "$context"
 docker image inspect --format 'built {{.RepoTags}} {{.Id}}' "$IMAGE"

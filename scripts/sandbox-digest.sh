@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Prints a digest of everything the sandbox image is built from.
+# Prints a digest of everything the sandbox image is built from: sandboxes/python (the image's recipe) and
+# the runner that ships in the package (verifier_service/sandbox/runner). The files are hashed under the
+# names they have in the image's build context (python/..., runner/...; see sandboxes/build.sh).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../sandboxes"
-find python runner -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | sort -z \
-    | xargs -0 sha256sum | sha256sum | cut -c1-16
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+list() {  # list DIR NAME: sha256sum lines of DIR's files, named NAME/...
+    (cd "$1/.." && find "$(basename "$1")" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | sort -z \
+        | xargs -0 sha256sum) | sed "s#  $(basename "$1")/#  $2/#"
+}
+{ list "$root/sandboxes/python" python; list "$root/verifier_service/sandbox/runner" runner; } | sha256sum | cut -c1-16

@@ -9,13 +9,11 @@ default run. Every sandbox a test starts must be gone when it ends.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 import signal
 import subprocess
-import threading
 import time
 import uuid
 from dataclasses import replace
@@ -29,6 +27,7 @@ from verifier_service.config import ServiceConfig
 from verifier_service.sandbox.bwrap import LABELS_ENV, sandbox_processes
 from verifier_service.sandbox.docker import LABEL
 from verifier_service.spec import request_from_json, result_to_json
+from verifier_service.testing import InProcessService
 
 # Containers of this test run carry this label (also in CLI subprocesses, through the environment), so the
 # leftover checks never confuse them with another run's or a service's on the same Docker engine.
@@ -46,24 +45,14 @@ TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256,
                             bwrap_python=os.environ.get("RLVR_TEST_BWRAP_PYTHON", ""))
 
 
-class RunningService:
-    """A VerifierApp served from its own event loop in a background thread."""
+class RunningService(InProcessService):
+    """A VerifierApp served from its own event loop in a background thread, with a blocking stub."""
 
     def __init__(self, config: ServiceConfig):
-        from verifier_service.server import VerifierApp
-
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.app = VerifierApp(config)
-        port = self.call(self.app.start())
-        self.address = f"127.0.0.1:{port}"
+        super().__init__(config)
         self.channel = grpc.insecure_channel(self.address)
         self.stub = pb_grpc.VerifierStub(self.channel)
         RUNNING.append(self)
-
-    def call(self, coro, timeout: float = 120):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def verify(self, completion: str, spec: dict, id: str = "t", timeout: float = 120) -> dict:
         request = request_from_json({"id": id, "completion": completion, "spec": spec})
@@ -78,9 +67,7 @@ class RunningService:
         if self in RUNNING:
             RUNNING.remove(self)
         self.channel.close()
-        self.call(self.app.stop(grace=1.0))
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+        super().close(grace=1.0)
 
 
 RUNNING: list[RunningService] = []  # services of this test session that are up

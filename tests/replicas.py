@@ -10,20 +10,14 @@ json_schema and format for volume, python_assert for the sandbox.
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from grpc_health.v1 import health_pb2
-
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.client import health_status
 from verifier_service.spec import request_from_json
+from verifier_service.testing import ServedProcess, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"],
@@ -31,12 +25,6 @@ SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0
 SCHEMA_SPEC = {"kind": "json_schema", "schema": SCHEMA}
 FORMAT_SPEC = {"kind": "format", "pattern": r"answer: \d+", "match": "full"}
 PY_SPEC = {"kind": "python_assert", "extract": "raw", "tests": "assert f() % 2 == 0", "timeout_s": 10}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def descendants(pid: int) -> list[int]:
@@ -83,55 +71,26 @@ def health(address: str, timeout: float = 2.0):
     return health_status(address, timeout)
 
 
-class Replica:
-    """One ``verifier-service serve`` process on a fixed loopback port (kept across restarts)."""
+class Replica(ServedProcess):
+    """One ``verifier-service serve`` process on a fixed loopback port (kept across restarts), with its
+    Prometheus port; its log in ``log_dir``."""
 
     def __init__(self, log_dir: Path, name: str = "replica", *args: str, env: dict[str, str] | None = None):
         self.name = name
-        self.port = free_port()
         self.metrics_port = free_port()
-        self.args = args
-        self.env = {**os.environ, **(env or {})}
-        self.log_path = log_dir / f"{name}.log"
-        self.proc: subprocess.Popen | None = None
         self.children: list[int] = []  # of a killed process: they must not outlive it
+        super().__init__(*args, env=env, cwd=ROOT, log_path=log_dir / f"{name}.log")
 
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 90.0) -> Replica:
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "verifier_service.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-             "--metrics-port", str(self.metrics_port), "--shutdown-grace-s", "2", "--health-interval-s", "0.5",
-             *self.args], stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT)
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log_tail()}")
-            if health(self.address) == health_pb2.HealthCheckResponse.SERVING:
-                return self
-            time.sleep(0.2)
-        raise RuntimeError(f"{self.name} did not become SERVING in {timeout}s:\n{self.log_tail()}")
+    def command(self) -> list[str]:
+        return [self.python, "-m", self.module, "serve", "--host", self.host, "--port", str(self.port),
+                "--metrics-port", str(self.metrics_port), "--shutdown-grace-s", "2", "--health-interval-s", "0.5",
+                *self.args]
 
     def kill(self) -> None:
         """SIGKILL: no graceful stop, its sandboxes and workers are left to fend for themselves."""
         assert self.proc is not None
         self.children = descendants(self.proc.pid)
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> int | None:
-        if self.proc is None or self.proc.poll() is not None:
-            return None if self.proc is None else self.proc.returncode
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(10)
+        super().kill()
 
     def rss_mib(self) -> float:
         assert self.proc is not None
@@ -146,12 +105,6 @@ class Replica:
                 key, _, value = line.rpartition(" ")
                 out[key] = float(value)
         return out
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
 
 
 def metric_sum(samples: dict[str, float], name: str, **labels: str) -> float:

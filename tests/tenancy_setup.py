@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.auth import hash_key, new_key
-from verifier_service.catalog import publish
 from verifier_service.spec import request_from_json
+from verifier_service.tenancy.auth import hash_key, new_key
+from verifier_service.tenancy.catalog import publish
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CATALOG = ROOT / "examples" / "catalog"

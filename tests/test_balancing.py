@@ -19,8 +19,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from trainer.rewards import VerifierRewards
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-from verifier_service.balancing import RetryPolicy, addresses, channel_target, service_config
 from verifier_service.client import VerifierClient
+from verifier_service.client.balancing import RetryPolicy, addresses, channel_target, service_config
 from verifier_service.errors import RemoteError, VerifierError
 
 FAST = RetryPolicy(attempts=5, initial_backoff_s=0.01, max_backoff_s=0.05)

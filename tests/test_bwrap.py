@@ -337,11 +337,11 @@ def test_orphans_of_a_dead_service_are_removed():
 
 def test_doctor_shows_the_layers():
     env = {**os.environ, "RLVR_VERIFIER_SANDBOX_BACKEND": "bwrap"}
-    out = subprocess.run([sys.executable, "-m", "verifier_service.cli", "doctor"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", "doctor"], capture_output=True, text=True,
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert "cgroup limits:" in out.stdout and "network: none" in out.stdout and "ok: the bwrap" in out.stdout
-    out = subprocess.run([sys.executable, "-m", "verifier_service.cli", "doctor", "--bwrap-path", "/nope/bwrap"],
+    out = subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", "doctor", "--bwrap-path", "/nope/bwrap"],
                          capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 2 and "bubblewrap not found" in out.stderr
 

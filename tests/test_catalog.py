@@ -27,9 +27,9 @@ from tenancy_setup import (
 )
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.catalog import LOCK_FILE, Catalog, Reference, parse_entry, publish, read_lock
 from verifier_service.errors import CatalogError, InvalidSpec
 from verifier_service.spec import request_from_json, result_to_json
+from verifier_service.tenancy.catalog import LOCK_FILE, Catalog, Reference, parse_entry, publish, read_lock
 
 MATH_ENTRY = {"name": "math/x", "version": "1", "spec": {"kind": "math"}, "per_request": ["gold"]}
 
@@ -70,7 +70,7 @@ def test_a_wrong_entry_is_refused_with_the_reason(entry, message):
 
 def test_a_fixed_template_is_fully_validated_at_load():
     from verifier_service.config import ServiceConfig
-    from verifier_service.engine import Engine
+    from verifier_service.engine.engine import Engine
 
     check = Engine(ServiceConfig(), None, None).prepare
     bad = {"name": "fmt/x", "version": "1", "spec": {"kind": "json_schema", "schema": {"type": 12}}}
@@ -281,7 +281,7 @@ def test_two_teams_share_a_catalog_verifier_across_replicas(make_service, tmp_pa
 # ---- the command line ----------------------------------------------------------------------------------
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120, stdin: str | None = None):
-    return subprocess.run([sys.executable, "-m", "verifier_service.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})}, input=stdin)
 
 

@@ -20,7 +20,7 @@ EXPECTED = {
 
 
 def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "verifier_service.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
 
 

@@ -218,7 +218,7 @@ def test_health_follows_the_sandbox_backend_and_round_robin_avoids_a_sick_replic
 
 def test_a_catalog_mounted_from_a_configmap_loads_each_entry_once(tmp_path):
     """A ConfigMap volume: flat keys (no '@' allowed), linked from ``..data/``, which holds the files."""
-    from verifier_service.catalog import Catalog
+    from verifier_service.tenancy.catalog import Catalog
 
     data = tmp_path / "catalog" / "..2026_12_01_10_00_00.000000001"
     data.mkdir(parents=True)

@@ -23,8 +23,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tenancy_setup import EXAMPLE_CATALOG, GSM8K, JSON_OBJECT, Keys, ref_request, write_tenants
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.auth import new_key
 from verifier_service.spec import request_from_json
+from verifier_service.tenancy.auth import new_key
 
 pytestmark = pytest.mark.docker
 

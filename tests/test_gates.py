@@ -16,8 +16,8 @@ from trainer import cli, gates
 from trainer.config import RunConfig
 from trainer.tiny_model import build_tiny_model
 from trainer.train import load_prompts
-from verifier_service import inspection
-from verifier_service.inspection import Sample
+from verifier_service.tools import inspection
+from verifier_service.tools.inspection import Sample
 
 ROOT = Path(__file__).resolve().parent.parent
 IO_SPEC = {"kind": "python_io", "extract": "raw", "entry_point": "f", "timeout_s": 5,
@@ -258,7 +258,7 @@ def test_trainer_sample_writes_verify_jsonl(tiny_model, tmp_path):
     for r in rows:
         assert isinstance(r["completion"], str) and r["prompt"][0]["role"] == "user"
         assert r["spec"] == (IO_SPEC if r["id"].split("-")[0] != "1" else FMT_SPEC)
-    from verifier_service.cli import read_requests
+    from verifier_service.tools.cli import read_requests
     assert len(read_requests(out)) == 6  # the verify / inspect input form
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from verifier_service import cli, inspection
-from verifier_service.inspection import Sample
+from verifier_service.tools import cli, inspection
+from verifier_service.tools.inspection import Sample
 
 ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = {"PASSED", "FAILED", "PARTIAL", "MALFORMED", "COMPILE_ERROR", "RUNTIME_ERROR", "TIMEOUT", "MEMORY_LIMIT",
@@ -80,7 +80,7 @@ def report(service, tmp_path_factory):
     samples = write_jsonl(base / "samples.jsonl", fixture_rows())
     capture = base / "stderr.txt"
     with open(capture, "w") as err:
-        proc = subprocess.run([sys.executable, "-m", "verifier_service.cli", "inspect", "--input", str(samples),
+        proc = subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", "inspect", "--input", str(samples),
                                "--report", str(base / "report"), "--server", service.address],
                               stderr=err, stdout=subprocess.PIPE, text=True, timeout=300, cwd=ROOT,
                               env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="160"))
@@ -172,7 +172,7 @@ def report_service_address(directory: Path) -> str:
 def test_inspect_embedded_service(tmp_path):
     rows = [r for r in fixture_rows() if r["id"] in ("passed", "malformed", "math-0")]
     samples = write_jsonl(tmp_path / "s.jsonl", rows)
-    proc = subprocess.run([sys.executable, "-m", "verifier_service.cli", "inspect", "--input", str(samples),
+    proc = subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", "inspect", "--input", str(samples),
                            "--report", str(tmp_path / "r"), "--memory-mb", "256"], capture_output=True, text=True,
                           timeout=300, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -7,8 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+from verifier_service.engine.pool import PurePool
 from verifier_service.kinds import get_kind
-from verifier_service.pool import PurePool
 from verifier_service.spec import spec_from_json
 from verifier_service.verdict import Verdict
 
@@ -79,7 +79,7 @@ def test_a_script_without_a_main_guard_can_use_the_pool(tmp_path):
     script.write_text(textwrap.dedent("""\
         import asyncio
         from verifier_service.kinds import get_kind
-        from verifier_service.pool import PurePool
+        from verifier_service.engine.pool import PurePool
         from verifier_service.spec import spec_from_json
 
         async def main():
@@ -102,8 +102,8 @@ def test_encoded_checks_give_the_same_result_messages_as_outcomes():
     built from the Outcomes of the plain path, and a chunk that overruns still falls back per item."""
     from verifier_service._generated import verifier_pb2 as pb
     from verifier_service.config import ServiceConfig
-    from verifier_service.engine import Engine
-    from verifier_service.results import outcome_proto
+    from verifier_service.engine.engine import Engine
+    from verifier_service.engine.results import outcome_proto
     from verifier_service.spec import request_from_json
 
     def spec(**fields):  # validated with the engine's defaults, as the engine sends them

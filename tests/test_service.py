@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -29,6 +27,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.spec import request_from_json, result_to_json
+from verifier_service.testing import CLI_MODULE, ServedProcess
 
 pytestmark = pytest.mark.docker
 both_backends = pytest.mark.backends("docker", "bwrap")
@@ -397,16 +396,12 @@ def test_result_cache_reuses_verdicts_about_the_code_only(make_service):
 
 
 def test_several_worker_processes_serve_one_port(docker_ready, tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "verifier_service.cli", "serve", "--port", str(port),
-                             "--workers", "2", "--max-concurrency", "1", "--pure-workers", "1",
-                             "--shutdown-grace-s", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    served = ServedProcess("--workers", "2", "--max-concurrency", "1", "--pure-workers", "1", "--shutdown-grace-s",
+                           "1", log_path=tmp_path / "service.log").start(wait=False)
     try:
         children = []
-        assert wait_for(lambda: children.extend(_children(proc.pid)) or children, 30, 0.2), "no worker started"
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        assert wait_for(lambda: children.extend(_children(served.pid)) or children, 30, 0.2), "no worker started"
+        with grpc.insecure_channel(served.address) as channel:
             grpc.channel_ready_future(channel).result(timeout=60)
             stub = pb_grpc.VerifierStub(channel)
             assert wait_for(lambda: health_status(channel, SERVICE_NAME) == health_pb2.HealthCheckResponse.SERVING,
@@ -416,14 +411,13 @@ def test_several_worker_processes_serve_one_port(docker_ready, tmp_path):
         assert len(set(children)) == 1  # one more worker; it starts none of its own
         assert not _children(children[0])
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
+        served.stop(60)
     assert all(not _alive(pid) for pid in children)
 
 
 def _children(pid: int) -> list[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True, check=False)
-    return [int(p) for p in out.stdout.split() if "verifier_service.cli" in _cmdline(int(p))]
+    return [int(p) for p in out.stdout.split() if CLI_MODULE in _cmdline(int(p))]
 
 
 def _cmdline(pid: int) -> str:

@@ -34,12 +34,12 @@ from tenancy_setup import (
 )
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.auth import Tenants, current_tenant, hash_key
 from verifier_service.client import VerifierClient
 from verifier_service.config import ServiceConfig
 from verifier_service.credentials import Credentials
 from verifier_service.errors import CatalogError, RemoteError, ServiceUnreachable, VerifierError
 from verifier_service.spec import request_from_json
+from verifier_service.tenancy.auth import Tenants, current_tenant, hash_key
 
 pytestmark = pytest.mark.docker
 
@@ -669,8 +669,8 @@ def test_tenants_commands(tmp_path):
     path = tmp_path / "tenants.yaml"
 
     def cli(*args: str, stdin: str | None = None):
-        return subprocess.run([sys.executable, "-m", "verifier_service.cli", "tenants", *args], capture_output=True,
-                              text=True, cwd=ROOT, timeout=60, input=stdin)
+        return subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", "tenants", *args],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60, input=stdin)
 
     proc = cli("add-key", "team-x", "--tenants", str(path))
     assert proc.returncode == 0, proc.stderr

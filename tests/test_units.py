@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from verifier_service.config import ServiceConfig, load_config
+from verifier_service.engine.extract import extract
 from verifier_service.errors import InvalidSpec, VerifierError
-from verifier_service.extract import extract
 from verifier_service.kinds.python_assert import split_tests
 from verifier_service.kinds.python_io import values_match
 from verifier_service.kinds.stdio import outputs_match

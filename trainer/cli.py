@@ -110,7 +110,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         print(f"read them with `verifier-service inspect --input {args.output} --report DIR`", file=sys.stderr)
         return 0
     # Straight on to the inspection report, against the run's verifier service.
-    from verifier_service.cli import main as verifier_main
+    from verifier_service.tools.cli import main as verifier_main
 
     status = verifier_main(["inspect", "--input", str(args.output), "--report", str(args.report),
                             "--server", config.verifier,
@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     diag.add_argument("--config", help="the run config YAML to patch (default: the config recorded in run.json)")
     diag.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     diag.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE",
-                      help="override a threshold of trainer/diagnose.py Thresholds (repeatable)")
+                      help="override a threshold of trainer/diagnose/checks.py Thresholds (repeatable)")
     return parser
 
 

@@ -316,3 +316,12 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
 def flags_to_changes(args: argparse.Namespace) -> dict[str, Any]:
     return {f.name: getattr(args, f.name) for f in fields(RunConfig)
             if getattr(args, f.name, None) is not None}
+
+
+def verifier_credentials(config: RunConfig):
+    """The API key (RLVR_VERIFIER_API_KEY, never in the run config) and the run's TLS settings: what every
+    call of the run to the verifier presents (the reward functions and the gates alike)."""
+    from verifier_service.credentials import Credentials
+
+    return Credentials.from_env(tls_ca=config.verifier_tls_ca or None, tls_cert=config.verifier_tls_cert,
+                                tls_key=config.verifier_tls_key)

@@ -29,10 +29,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer.config import RunConfig
+from trainer.config import RunConfig, verifier_credentials
 from trainer.errors import TrainerError
 from verifier_service.errors import InvalidSpec
-from verifier_service.spec import normal_spec_json
+from verifier_service.spec import canonical_json, normal_spec_json
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +51,11 @@ class GateError(TrainerError):
 
 # ---- the reward config hash ------------------------------------------------------
 
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def normalise_spec(raw: Any, where: str = "spec") -> str:
     """A spec (JSON text or mapping) in canonical JSON text; defaults dropped."""
     try:
         obj = json.loads(raw) if isinstance(raw, str) else raw
-        return _canonical(normal_spec_json(obj))
+        return canonical_json(normal_spec_json(obj))
     except (ValueError, InvalidSpec) as exc:
         raise GateError(f"{where}: not a valid verification spec: {exc}") from exc
 
@@ -73,7 +69,7 @@ def reward_config_hash(config: RunConfig, specs: list[str]) -> str:
     """sha256 over what decides a reward: the specs (kinds, tests, weights, extraction), rewards, weights."""
     payload = {"specs": specs, "rewards": list(config.rewards),
                "reward_weights": [float(w) for w in config.reward_weights]}
-    return hashlib.sha256(_canonical(payload).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
 def gates_dir(config: RunConfig) -> Path:
@@ -262,22 +258,27 @@ def check_gates(config: RunConfig, dataset, config_path: str = "run.yaml") -> di
 
 # ---- running the gates -------------------------------------------------------------
 
-def verify_samples(target: str, samples: list[dict], batch_size: int = 32, parallel: int = 4) -> list[dict]:
-    """Verifies verify-JSONL rows against the service at ``target``; the results in JSON form."""
+def verify_samples(target: str, samples: list[dict], batch_size: int = 32, parallel: int = 4,
+                   credentials=None) -> list[dict]:
+    """Verifies verify-JSONL rows against the service at ``target`` (with ``credentials``: the run's key and
+    TLS; None: the environment's), with a progress bar on a terminal; the results in JSON form."""
     import asyncio
 
-    from verifier_service.cli import _console, _verify_all
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from verifier_service.client import VerifierClient
     from verifier_service.errors import VerifierError
     from verifier_service.spec import request_from_json, result_to_json
 
     async def run() -> list:
-        client = await VerifierClient.connect(target)
-        try:
-            console = _console()
-            return await _verify_all(client, requests, batch_size, parallel, console, console.is_terminal)
-        finally:
-            await client.close()
+        console = Console(stderr=True)
+        async with await VerifierClient.connect(target, credentials=credentials) as client:
+            with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=console, disable=not console.is_terminal) as progress:
+                task = progress.add_task("verify", total=len(requests))
+                return await client.verify_many(requests, batch_size, parallel,
+                                                on_batch=lambda n: progress.advance(task, n))
 
     try:
         requests = [request_from_json({k: s[k] for k in ("id", "completion", "spec")}) for s in samples]
@@ -300,7 +301,7 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
                        samples_file: Path | None = None, backend: str = "auto") -> tuple[dict, Path]:
     """Samples (or reads) k completions per prompt, verifies them, writes and returns the gate record."""
     from trainer.sample import sample_completions, write_samples
-    from verifier_service.inspection import read_rows
+    from verifier_service.tools.inspection import read_rows
 
     specs = dataset_specs(dataset, config.spec_column)
     directory = gates_dir(config)
@@ -314,7 +315,7 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
         source = str(directory / "base_rate_samples.jsonl")
         write_samples(Path(source), samples)
     _check_specs_in_dataset(samples, specs, "samples")
-    results = verify_samples(config.verifier, samples)
+    results = verify_samples(config.verifier, samples, credentials=verifier_credentials(config))
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "base_rate_results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
     record = evaluate_base_rate(results, k, dict(zip(config.rewards, config.reward_weights, strict=True)))
@@ -328,8 +329,8 @@ def run_inspection_gate(config: RunConfig, dataset, *, report_dir: Path, labels_
                         signed_off_by: str, min_read: int = MIN_READ_SAMPLES,
                         min_agreement: float = MIN_AGREEMENT) -> tuple[dict, Path]:
     """Checks the labels of an inspection report and writes the signed-off (or failed) gate record."""
-    from verifier_service import inspection
     from verifier_service.errors import VerifierError
+    from verifier_service.tools import inspection
 
     if not signed_off_by.strip():
         raise GateError("--signed-off-by NAME is required: the inspection gate is a person's sign-off")

@@ -27,6 +27,9 @@ never returned to the trainer. It measures what the remote path costs.
 ``dns:///verifier:50051``): batches are spread with gRPC's round_robin, and a
 batch that fails with UNAVAILABLE (a replica died or restarts) is sent again,
 to another replica, after a bounded backoff (VerifyBatch is idempotent).
+Every call goes through ``VerifierClient`` (one per event loop): its retry
+table, its typed errors; ``timeout_s`` is a batch's whole budget, retries and
+waits included, never a fresh deadline per attempt.
 """
 
 from __future__ import annotations
@@ -40,23 +43,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc
-
 from trainer.errors import RewardError
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-from verifier_service.balancing import RetryPolicy, channel_options, channel_target
-from verifier_service.client import SERVICE_NAME, START_HINT
-from verifier_service.credentials import Credentials, retry_after_s
-from verifier_service.errors import InvalidSpec
+from verifier_service.client import CallStats, RemoteRefusal, VerifierClient, check_service
+from verifier_service.client.balancing import RetryPolicy
+from verifier_service.credentials import Credentials
+from verifier_service.errors import InvalidSpec, RemoteError, ServiceUnreachable
 from verifier_service.spec import request_from_json
 
 log = logging.getLogger(__name__)
-RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-# The request or the caller is wrong: retrying cannot help, and scoring None would hide it.
-CALLER_ERRORS = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED,
-                 grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION)
-MAX_THROTTLE_WAIT_S = 30.0  # the longest single wait on a retry hint
 COMPONENTS = ("format", "correctness")
 MAX_SHARED = 16
 ShadowReward = Callable[[list[str], list[Any]], list[float]]
@@ -116,7 +111,6 @@ class VerifierRewards:
                  max_message_bytes: int = 64 * 1024 * 1024, retry: RetryPolicy | None = None,
                  shadow: ShadowReward | None = None, shadow_every: int = 1):
         self.target = target if isinstance(target, str) else ",".join(target)
-        self._resolved, self._authority = channel_target(target)
         self.shadow = shadow
         self.shadow_every = max(1, shadow_every)  # the shadow runs on every n-th batch (it costs training time)
         self.shadow_runs = 0
@@ -131,7 +125,7 @@ class VerifierRewards:
         self.retry = retry if retry is not None else RetryPolicy(
             attempts=retries + 1, initial_backoff_s=backoff_s, max_backoff_s=max(backoff_s, 8.0))
         self.max_message_bytes = max_message_bytes
-        self._stubs: dict[int, tuple[grpc.aio.Channel, pb_grpc.VerifierStub]] = {}
+        self._clients: dict[int, VerifierClient] = {}
         self._shared: dict[int, _Shared] = {}
         self._components: list[str] = []
         self.history: list[BatchStats] = []
@@ -142,19 +136,10 @@ class VerifierRewards:
     # ---- construction ------------------------------------------------------
 
     def _check_health(self, timeout_s: float) -> None:
-        from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-        options = channel_options(self.max_message_bytes, self._authority)
-        with self.credentials.channel(self._resolved, options=options) as channel:
-            try:
-                response = health_pb2_grpc.HealthStub(channel).Check(
-                    health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s, wait_for_ready=True)
-            except grpc.RpcError as exc:
-                raise RewardError(f"no verifier service answers at {self.target} ({exc.code().name}); "
-                                  f"{START_HINT}; {self.credentials.connect_hint()}") from exc
-        if response.status != health_pb2.HealthCheckResponse.SERVING:
-            raise RewardError(f"the verifier service at {self.target} is NOT_SERVING: its sandbox backend is down "
-                              "(Docker unreachable or the sandbox image missing; see the service's log)")
+        try:
+            check_service(self.target, self.credentials, timeout_s, self.max_message_bytes)
+        except ServiceUnreachable as exc:
+            raise RewardError(str(exc)) from exc
 
     def reward_funcs(self, components: Sequence[str] = COMPONENTS) -> list[Callable]:
         """The reward functions for ``GRPOTrainer(reward_funcs=...)``, in the order given."""
@@ -166,14 +151,14 @@ class VerifierRewards:
 
     # ---- one RPC per batch ---------------------------------------------------
 
-    def _stub(self) -> pb_grpc.VerifierStub:
+    def _client(self) -> VerifierClient:
+        """This event loop's client (a gRPC aio channel belongs to the loop that made it)."""
         loop = asyncio.get_running_loop()
-        entry = self._stubs.get(id(loop))
-        if entry is None:
-            channel = self.credentials.aio_channel(self._resolved,
-                                                   options=channel_options(self.max_message_bytes, self._authority))
-            entry = self._stubs[id(loop)] = (channel, pb_grpc.VerifierStub(channel))
-        return entry[1]
+        client = self._clients.get(id(loop))
+        if client is None:
+            client = self._clients[id(loop)] = VerifierClient.open(
+                self.target, self.max_message_bytes, self.credentials, self.max_throttle_s, self.retry)
+        return client
 
     async def results(self, component: str, completions: list, kwargs: dict[str, Any]) -> list[pb.VerifyResult | None]:
         """The batch's results; the first component to ask starts the RPC, the others join it."""
@@ -225,37 +210,17 @@ class VerifierRewards:
         stats = BatchStats(size=len(requests))
         started = time.perf_counter()
         results: list[pb.VerifyResult | None] = [None] * len(requests)
-        failures = 0
-        while True:
-            stats.attempts += 1
-            try:
-                response = await self._stub().VerifyBatch(pb.VerifyBatchRequest(requests=requests),
-                                                          timeout=self.timeout_s,
-                                                          metadata=self.credentials.metadata)
-                results = list(response.results)
-                break
-            except grpc.aio.AioRpcError as exc:
-                code = exc.code()
-                if code in CALLER_ERRORS:
-                    raise RewardError(f"the verifier rejected the batch ({code.name}): {exc.details()}") from exc
-                if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    wait = min(retry_after_s(exc) or self.retry.delay(failures + 1), MAX_THROTTLE_WAIT_S)
-                    if stats.throttled_s + wait <= self.max_throttle_s:
-                        log.info("verifier throttled the batch (%s); retry in %.2fs", exc.details(), wait)
-                        stats.throttled_s += wait
-                        await asyncio.sleep(wait)
-                        continue
-                failures += 1
-                if code in RETRY_CODES and failures < self.retry.attempts:  # idempotent: any replica will do
-                    delay = self.retry.delay(failures)
-                    log.warning("verifier %s (%s); retry %d/%d in %.1fs", code.name, exc.details(),
-                                failures, self.retry.attempts - 1, delay)
-                    await asyncio.sleep(delay)
-                    continue
-                stats.lost = True
-                log.error("verifier batch of %d lost (%s: %s): scored None, left out of the group means",
-                          len(requests), code.name, exc.details())
-                break
+        call = CallStats()
+        try:
+            results = list(await self._client().verify_batch(requests, timeout_s=self.timeout_s, stats=call))
+        except RemoteRefusal as exc:  # the request or the caller is wrong: retrying cannot help, None would hide it
+            raise RewardError(f"the verifier rejected the batch ({exc.code}): {exc.details}") from exc
+        except RemoteError as exc:
+            stats.lost = True
+            log.error("verifier batch of %d lost after %d attempt(s) (%s: %s): scored None, left out of the group "
+                      "means", len(requests), call.attempts, exc.code, exc.details)
+        finally:
+            stats.attempts, stats.throttled_s = call.attempts, call.throttled_s
         stats.wait_s = time.perf_counter() - started
         self.total_wait_s += stats.wait_s
         passed = total = 0
@@ -313,9 +278,9 @@ class VerifierRewards:
             log_extra("verdict", [pb.Verdict.Name(r.verdict) if r is not None else "LOST" for r in results])
 
     async def aclose(self) -> None:
-        for channel, _ in self._stubs.values():
-            await channel.close()
-        self._stubs.clear()
+        for client in self._clients.values():
+            await client.close()
+        self._clients.clear()
 
 
 class _RewardFunction:

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from trainer.config import RunConfig
+from trainer.config import RunConfig, verifier_credentials
 from trainer.errors import ConfigError, TrainerError
 from trainer.gates import check_gates
 from trainer.grpo import build_trainer
@@ -56,14 +56,6 @@ def catalog_spec(raw: Any, verifier: str) -> str:
     if isinstance(obj, dict) and "kind" not in obj and "verifier" not in obj:
         obj = {"verifier": verifier, **obj}
     return json.dumps(obj)
-
-
-def verifier_credentials(config: RunConfig):
-    """The API key (RLVR_VERIFIER_API_KEY, never in the run config) and the run's TLS settings."""
-    from verifier_service.credentials import Credentials
-
-    return Credentials.from_env(tls_ca=config.verifier_tls_ca or None, tls_cert=config.verifier_tls_cert,
-                                tls_key=config.verifier_tls_key)
 
 
 def check_generation_backend(config: RunConfig) -> None:

@@ -41,8 +41,8 @@ class ServiceConfig:
     bwrap_path: str = _f("bwrap", "bwrap backend: the bubblewrap binary (a name on PATH or a path)")
     bwrap_python: str = _f("", "bwrap backend: the interpreter that runs code in the sandbox ('' = this service's "
                                "own); its directories are bound read-only")
-    bwrap_runner_dir: str = _f("", "bwrap backend: the sandbox runner's directory ('' = sandboxes/runner of this "
-                                   "checkout)")
+    bwrap_runner_dir: str = _f("", "bwrap backend: the sandbox runner's directory ('' = the one this package "
+                                   "ships, verifier_service/sandbox/runner)")
     bwrap_cgroup: str = _f("auto", "bwrap backend: cgroup limits per sandbox: 'auto' (where this process may make "
                                    "child cgroups), 'off', or a cgroup v2 directory delegated to the service")
     bwrap_unprivileged: str = _f("auto", "bwrap backend, service running as root: run each sandbox as an "

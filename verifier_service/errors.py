@@ -9,12 +9,19 @@
     ├── VersionMismatch      the entry's hash differs      -> FAILED_PRECONDITION
     ├── CatalogError         a catalog or tenants file is wrong (startup, publish)
     ├── SandboxUnavailable   the sandbox backend is down   -> INFRA_ERROR verdicts
-    ├── ServiceUnreachable   (client) nothing answers at the address
-    └── RemoteError          (client) an RPC failed, with its status code and whether to retry
+    ├── ServiceUnreachable   (client) nothing answers at the address, and why
+    └── RemoteError          (client) an RPC failed, with its status code and whether to retry;
+                             typed by code in verifier_service.client.errors
 
 A verdict about the *code* is never an exception: it is a ``Outcome`` (see
 ``verdict.py``). Only faults of the request or of the service raise.
+
+``STATUS`` is the one table from a refusal to its gRPC status code: the service
+answers with it, the client (``verifier_service.client.errors``) maps a code back
+to a ``RemoteError`` that is also an instance of the class here.
 """
+
+import grpc
 
 
 class VerifierError(Exception):
@@ -64,7 +71,14 @@ class ServiceUnreachable(VerifierError):
 class RemoteError(VerifierError):
     """The service answered an RPC with an error status (client side)."""
 
-    def __init__(self, message: str, code: str, retryable: bool):
+    def __init__(self, message: str, code: str, retryable: bool, details: str = ""):
         super().__init__(message)
         self.code = code
         self.retryable = retryable
+        self.details = details or message
+
+
+# A refusal of the service -> its gRPC status code (the first class that matches wins).
+STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
+          (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
+          (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION))

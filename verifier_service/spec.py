@@ -33,6 +33,7 @@ class _Missing:
 
 MISSING: Any = _Missing()
 
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name  # rlvr.verifier.v1.Verifier: health, routing
 EXTRACT_MODES = ("raw", "fenced_code", "last_fenced_code", "answer_tag")
 SCORING_MODES = ("all_or_nothing", "fraction")
 
@@ -284,6 +285,12 @@ def fields_from_json(obj: dict[str, Any]) -> pb.VerificationSpec:
     message = spec_to_proto(spec_from_json({**obj, "kind": "-"}))
     message.ClearField("kind")
     return message
+
+
+def canonical_json(obj: Any) -> str:
+    """One text per JSON value (sorted keys, no spaces, UTF-8 kept): what the catalog's content hash, the
+    inspection's sample-set hash and the trainer's reward-config hash are taken over, so they agree."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def normal_spec_json(obj: Any) -> dict[str, Any]:

@@ -251,7 +251,7 @@ class Pipeline:
 
     def inspect_prepare(self) -> dict:
         from trainer.sample import sample_completions, write_samples
-        from verifier_service.cli import main as verifier_main
+        from verifier_service.tools.cli import main as verifier_main
 
         self.need_model(self.cfg.model_dir)
         rows = read_rows(self.cfg.data("train"))

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from verifier_service.testing import CLI_MODULE, ServedProcess, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_FILE = "service.json"
@@ -45,18 +46,8 @@ class ServiceSettings:
         return args
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def healthy(address: str, timeout_s: float = 2.0) -> bool:
-    from grpc_health.v1 import health_pb2
-
-    from verifier_service.client import health_status
-
-    return health_status(address, timeout_s) == health_pb2.HealthCheckResponse.SERVING
+    return serving(address, timeout_s)
 
 
 def _alive(pid: int) -> bool:
@@ -86,14 +77,10 @@ class ServiceHandle:
             self.proc.wait(10)
 
 
-def _service_cmd(settings: ServiceSettings, port: int) -> list[str]:
-    return [sys.executable, "-m", "verifier_service.cli", *settings.serve_args(port)]
-
-
 def doctor(settings: ServiceSettings, out: Path) -> int:
     """``verifier-service doctor`` for the configured backend, its report written to ``out``."""
     args = settings.serve_args(0)[5:]  # the backend flags, without serve, host and port
-    proc = subprocess.run([sys.executable, "-m", "verifier_service.cli", "doctor", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", CLI_MODULE, "doctor", *args], capture_output=True,
                           text=True, cwd=ROOT, env=_env(), timeout=300, check=False)
     out.write_text(proc.stdout + proc.stderr)
     return proc.returncode
@@ -112,31 +99,15 @@ def ensure_service(state: Path, settings: ServiceSettings) -> ServiceHandle:
         record = json.loads(record_path.read_text())
         if _alive(record.get("pid", -1)) and healthy(record["address"]):
             return ServiceHandle(record["address"], None, Path(record["log"]))
-    port = settings.port or free_port()
-    address = f"127.0.0.1:{port}"
     log_path = state / "logs" / f"service-{int(time.time())}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen(_service_cmd(settings, port), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                                env=_env(), start_new_session=True)
-    deadline = time.monotonic() + settings.start_timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise ServiceError(f"the verifier service exited with {proc.returncode} while starting:\n"
-                               + _tail(log_path))
-        if healthy(address):
-            record_path.write_text(json.dumps({"pid": proc.pid, "address": address, "log": str(log_path),
-                                               "backend": settings.backend}))
-            return ServiceHandle(address, proc, log_path)
-        time.sleep(0.5)
-    handle = ServiceHandle(address, proc, log_path)
-    handle.stop()
-    raise ServiceError(f"the verifier service was not SERVING after {settings.start_timeout_s:.0f}s:\n"
-                       + _tail(log_path))
-
-
-def _tail(path: Path, lines: int = 30) -> str:
+    served = ServedProcess(*settings.serve_args(0)[5:], port=settings.port or None, env=_env(), cwd=ROOT,
+                           log_path=log_path, new_session=True)
     try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
+        served.start(timeout=settings.start_timeout_s)
+    except RuntimeError as exc:
+        served.stop()
+        raise ServiceError(f"the verifier service did not start: {exc}") from exc
+    record_path.write_text(json.dumps({"pid": served.pid, "address": served.address, "log": str(log_path),
+                                       "backend": settings.backend}))
+    return ServiceHandle(served.address, served.proc, log_path)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds.base import COMMON_PARAMS, Context, Param, PureKind, VerifierKind
+from verifier_service.kinds.base import COMMON_PARAMS, Context, Param, PureKind, PureRunner, VerifierKind
 
-__all__ = ["COMMON_PARAMS", "Context", "Param", "PureKind", "VerifierKind", "all_kinds", "get_kind",
+__all__ = ["COMMON_PARAMS", "Context", "Param", "PureKind", "PureRunner", "VerifierKind", "all_kinds", "get_kind",
            "preload_pure", "register"]
 
 _MODULES = ("python_assert", "python_io", "stdio", "pytest_suite", "json_schema", "tool_call",

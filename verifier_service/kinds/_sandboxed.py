@@ -29,6 +29,7 @@ async def run_job(ctx: Context, job: Job, on_step: Callable[[StepResult], bool] 
         run = await ctx.sandbox.run(job, on_step=on_step)
     except SandboxUnavailable as exc:
         return Outcome.infra_error(str(exc))
+    ctx.queue_s += run.queue_s
     if run.killed_sandbox:
         return Outcome(Verdict.RUNTIME_ERROR, detail="the completion took the sandbox down (twice, the second "
                        f"time a fresh one): {truncate(run.runner_error, 300)}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import Spec
@@ -19,7 +19,6 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 if TYPE_CHECKING:
     from verifier_service.config import ServiceConfig
-    from verifier_service.pool import PurePool
     from verifier_service.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
@@ -46,14 +45,23 @@ COMMON_PARAMS = (
 )
 
 
+class PureRunner(Protocol):
+    """Runs a pure kind's ``check`` somewhere it can be stopped (the engine's worker pool implements it):
+    the kinds know this much of the pool, nothing more."""
+
+    async def run(self, kind_name: str, text: str, spec: Spec, timeout_s: float) -> Outcome: ...
+
+
 @dataclass
 class Context:
-    """What a kind may use while verifying one completion."""
+    """What a kind may use while verifying one completion. ``queue_s`` adds up the seconds its sandbox
+    jobs waited for a slot (``SandboxRun.queue_s``): the engine reads it when it stamps the result."""
 
     config: ServiceConfig
     sandbox: Sandbox | None
-    pure_pool: PurePool | None
+    pure_pool: PureRunner | None
     timeout_s: float
+    queue_s: float = 0.0
 
 
 class VerifierKind(abc.ABC):

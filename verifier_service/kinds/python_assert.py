@@ -5,7 +5,7 @@ test; the other statements (imports, helpers, ``def check``) run in order
 between them. With ``entry_point``, ``check(<entry_point>)`` runs last as a
 test of its own (HumanEval's convention). In the sandbox the completion runs
 in a process of its own and the tests in a judge process it cannot reach
-(``sandboxes/runner/judge.py``): the judge asks the completion's process for
+(``verifier_service/sandbox/runner/judge.py``): the judge asks the completion's process for
 calls and gets back plain values, so nothing the completion defines or patches
 decides whether an assert holds. Results come back over the judge's report pipe.
 """

@@ -1,13 +1,12 @@
 """A sandbox job (files + steps) and what running it produced.
 
-The job is executed by ``sandboxes/runner/runner.py`` inside the sandbox; its
+The job is executed by ``verifier_service/sandbox/runner/runner.py`` inside the sandbox; its
 JSON form is that runner's input. Nothing here decides a verdict: the
 verifier kinds read ``StepResult``s and decide.
 """
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +99,3 @@ class SandboxRun:
     # What the job cost inside the sandbox, by process ("runner", "zygote", "steps"): (CPU seconds, page faults).
     usage: dict[str, tuple[float, int]] = field(default_factory=dict)
 
-
-# Seconds the current verification spent waiting for a sandbox slot; the
-# engine sets a fresh accumulator per verification, the backend adds to it.
-queue_clock: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("queue_clock", default=None)

@@ -1,7 +1,7 @@
 """The bubblewrap sandbox backend, for hosts without Docker (HPC clusters, GPU nodes).
 
 Each sandbox is a ``bwrap`` process running the same runner as the Docker
-image (``sandboxes/runner``, bound read-only at ``/opt/rlvr``), with the same
+image (``verifier_service/sandbox/runner``, bound read-only at ``/opt/rlvr``), with the same
 job protocol over its stdin and stdout, warm (``--serve``) or one per job.
 Every sandbox has its own user, pid, network (loopback only), IPC, UTS,
 cgroup and mount namespaces; the runner is PID 1 in it; uid 10001 inside with
@@ -80,8 +80,8 @@ print(json.dumps({"version": sys.version.split()[0], "executable": sys.executabl
 
 
 def default_runner_dir() -> Path:
-    """``sandboxes/runner`` of the checkout this package runs from (source tree or editable install)."""
-    return Path(__file__).resolve().parents[2] / "sandboxes" / "runner"
+    """The runner shipped in this package (``verifier_service/sandbox/runner``, package data)."""
+    return Path(__file__).resolve().parent / "runner"
 
 
 def _start_time(pid: int) -> str | None:
@@ -290,11 +290,11 @@ class BwrapSandbox(PooledSandbox):
             raise SandboxUnavailable(f"bubblewrap {self.version} at {bwrap} lacks {', '.join(missing)}; "
                                      f"bubblewrap 0.4 or newer is needed")
         if not (self.runner_dir / "runner.py").is_file():
-            raise SandboxUnavailable(f"the sandbox runner is not at {self.runner_dir}: run the service from a source "
-                                     f"checkout (pip install -e .) or set --bwrap-runner-dir to sandboxes/runner")
+            raise SandboxUnavailable(f"the sandbox runner is not at {self.runner_dir}: reinstall the package (it "
+                                     f"ships the runner in verifier_service/sandbox/runner) or set --bwrap-runner-dir")
         self.bwrap = bwrap
         self.interpreter = probe_interpreter(self.config.bwrap_python or sys.executable)
-        repo = self.runner_dir.resolve().parents[1]
+        repo = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding this package
         for p in self.interpreter.binds:
             if repo == Path(p) or Path(p) in repo.parents:
                 raise SandboxUnavailable(f"bwrap_python's prefix {p} contains the service's checkout {repo}: the "

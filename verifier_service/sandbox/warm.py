@@ -30,7 +30,7 @@ from typing import Any
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
-from verifier_service.sandbox.base import Job, SandboxRun, StepResult, queue_clock
+from verifier_service.sandbox.base import Job, SandboxRun, StepResult
 from verifier_service.sandbox.protocol import USAGE_PARTS, RunnerStream, exchange, exchange_async
 
 log = logging.getLogger(__name__)
@@ -225,9 +225,6 @@ class PooledSandbox(abc.ABC):
         else:
             async with self._slots:
                 run = await self._run_fresh(job, on_step, deadline_s, queued)
-        clock = queue_clock.get()
-        if clock is not None:
-            clock[0] += run.queue_s
         if run.completed:
             self.jobs += 1
             for part, (cpu, faults) in run.usage.items():

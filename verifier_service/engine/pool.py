@@ -54,7 +54,7 @@ def _worker_main(conn: _Channel) -> None:
     preload_pure()
     conn.send(("ready", None))
 
-    from verifier_service.results import outcome_proto
+    from verifier_service.engine.results import outcome_proto
 
     def check(kind_name, text, spec):
         try:
@@ -86,7 +86,7 @@ def _worker_main(conn: _Channel) -> None:
 
 
 class _Worker:
-    """A worker started as ``python -m verifier_service.pool``: a fresh interpreter that never forks
+    """A worker started as ``python -m verifier_service.engine.pool``: a fresh interpreter that never forks
     the (threaded) service and never re-imports the caller's ``__main__``."""
 
     def __init__(self) -> None:
@@ -94,7 +94,7 @@ class _Worker:
         to_parent_r, to_parent_w = os.pipe()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "verifier_service.pool", str(to_child_r), str(to_parent_w)],
+                [sys.executable, "-m", "verifier_service.engine.pool", str(to_child_r), str(to_parent_w)],
                 pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL)
         finally:
             os.close(to_child_r)

@@ -21,12 +21,10 @@ import grpc
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-from verifier_service.audit import AuditLog
-from verifier_service.auth import Tenant, current_tenant
-from verifier_service.catalog import Catalog
 from verifier_service.credentials import RETRY_AFTER_KEY
-from verifier_service.engine import Engine, Prepared
+from verifier_service.engine.engine import Engine, Prepared
 from verifier_service.errors import (
+    STATUS,
     InvalidSpec,
     Overloaded,
     PermissionDenied,
@@ -34,12 +32,12 @@ from verifier_service.errors import (
     UnknownVerifier,
     VersionMismatch,
 )
-from verifier_service.quota import TenantQuotas
-from verifier_service.rpclog import trailing_metadata
+from verifier_service.server.audit import AuditLog
+from verifier_service.server.rpclog import trailing_metadata
+from verifier_service.tenancy.auth import Tenant, current_tenant
+from verifier_service.tenancy.catalog import Catalog
+from verifier_service.tenancy.quota import TenantQuotas
 
-STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
-          (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
-          (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION))
 REFUSALS = tuple(cls for cls, _ in STATUS)
 HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
 

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig
+from verifier_service.engine.extract import extract
+from verifier_service.engine.pool import PurePool
+from verifier_service.engine.results import outcome_proto, set_timings
 from verifier_service.errors import InvalidSpec
-from verifier_service.extract import extract
 from verifier_service.kinds import COMMON_PARAMS, Context, PureKind, VerifierKind, all_kinds, get_kind
-from verifier_service.pool import PurePool
-from verifier_service.results import outcome_proto, set_timings
 from verifier_service.sandbox import Sandbox
-from verifier_service.sandbox.base import queue_clock
 from verifier_service.spec import EXTRACT_MODES, SCORING_MODES, Spec, spec_from_proto
 from verifier_service.verdict import Outcome
 
@@ -154,22 +153,19 @@ class Engine:
 
     async def verify(self, item: Prepared) -> pb.VerifyResult:
         started = time.monotonic()
-        clock = queue_clock.set([0.0])
+        ctx = Context(self.config, self.sandbox, self.pure_pool, item.timeout_s)
         try:
             text = extract(item.completion, item.spec.extract)
             if text is None:
                 outcome = Outcome.malformed(f"extraction {item.spec.extract!r} found nothing to check")
             else:
-                ctx = Context(self.config, self.sandbox, self.pure_pool, item.timeout_s)
                 outcome = await item.kind.verify(text, item.spec, ctx)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("verifier %s failed on request %r", item.kind.name, item.id)
             outcome = Outcome.infra_error(f"internal verifier error: {type(exc).__name__}: {exc}")
-        queue_s = queue_clock.get()[0]
-        queue_clock.reset(clock)
-        return to_proto(item, outcome, queue_s, time.monotonic() - started)
+        return to_proto(item, outcome, ctx.queue_s, time.monotonic() - started)
 
     async def _verify_pure(self, items: list[Prepared]) -> list[pb.VerifyResult]:
         if not items:
@@ -179,7 +175,7 @@ class Engine:
         texts = [extract(item.completion, item.spec.extract) for item in items]
         tasks = [(item.kind.name, text, item.spec, item.timeout_s)
                  for item, text in zip(items, texts, strict=True) if text is not None]
-        try:  # the workers send each result's message as bytes (see verifier_service.results)
+        try:  # the workers send each result's message as bytes (see verifier_service.engine.results)
             checked = iter(await self.pure_pool.run_many(tasks, encoded=True))
         except Exception as exc:
             log.exception("pure verifier batch failed")

@@ -11,8 +11,9 @@ down (health NOT_SERVING) gets no calls until it recovers.
 VerifyBatch is idempotent (the same inputs give the same verdicts), so a call
 that fails with UNAVAILABLE (a replica died, the connection broke, none ready)
 is sent again, on whichever replica round_robin picks next, after a bounded
-exponential backoff with jitter (``RetryPolicy``). What still fails is the
-caller's to report: the trainer scores it ``None``, never 0.
+exponential backoff with jitter (``RetryPolicy``); ``RETRYABLE`` is the one
+table of what is retried and how. What still fails is the caller's to report:
+the trainer scores it ``None``, never 0.
 """
 
 from __future__ import annotations
@@ -27,16 +28,24 @@ from dataclasses import dataclass
 import grpc
 
 from verifier_service.errors import VerifierError
+from verifier_service.spec import SERVICE_NAME
 
-SERVICE = "rlvr.verifier.v1.Verifier"
-RETRY_CODES = (grpc.StatusCode.UNAVAILABLE,)
+# The one table of retryable status codes (the client, the channel's own retries and the trainer's reward
+# functions read it): the code of a failed call -> how it goes again.
+RETRYABLE = {
+    grpc.StatusCode.UNAVAILABLE: "replica",       # the client sends it again, to another replica, after a backoff
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "hint",   # the client waits as the service hints, within its bounds
+    grpc.StatusCode.DEADLINE_EXCEEDED: "caller",  # the budget is spent: the caller may try again with a new one
+}
+RETRY_CODES = tuple(code for code, how in RETRYABLE.items() if how == "replica")  # RetryPolicy's, and gRPC's own
 SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "xds:")  # a gRPC target URI stands alone
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How a call that failed with UNAVAILABLE is retried: ``attempts`` in all, the n-th wait drawn uniformly
-    from [0, min(max_backoff_s, initial_backoff_s * multiplier**(n-1))] (full jitter)."""
+    """How a call that failed with a code of ``RETRY_CODES`` is retried: ``attempts`` in all, the n-th wait
+    drawn uniformly from [cap / 2, cap], cap = min(max_backoff_s, initial_backoff_s * multiplier**(n-1)); never
+    past the caller's deadline (the client sends each attempt with the time left)."""
 
     attempts: int = 5
     initial_backoff_s: float = 0.25
@@ -102,14 +111,15 @@ def service_config(health_check: bool = True) -> str:
     config: dict = {
         "loadBalancingConfig": [{"round_robin": {}}],
         "methodConfig": [{
-            "name": [{"service": SERVICE}],
+            "name": [{"service": SERVICE_NAME}],
             # gRPC's own retries (small messages only, before any answer); RetryPolicy covers the rest.
             "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
-                            "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+                            "backoffMultiplier": 2,
+                            "retryableStatusCodes": [c.name for c, how in RETRYABLE.items() if how == "replica"]},
         }],
     }
     if health_check:
-        config["healthCheckConfig"] = {"serviceName": SERVICE}
+        config["healthCheckConfig"] = {"serviceName": SERVICE_NAME}
     return json.dumps(config)
 
 

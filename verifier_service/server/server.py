@@ -16,24 +16,23 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-from verifier_service.audit import AuditLog
-from verifier_service.auth import AuthInterceptor, Tenants
-from verifier_service.catalog import Catalog
 from verifier_service.config import ServiceConfig
 from verifier_service.credentials import server_credentials
-from verifier_service.engine import Engine
+from verifier_service.engine.engine import Engine
+from verifier_service.engine.pool import PurePool
 from verifier_service.errors import SandboxUnavailable, VerifierError
-from verifier_service.metrics import Metrics
-from verifier_service.pool import PurePool
-from verifier_service.rpclog import RpcInterceptor
 from verifier_service.sandbox import format_isolation, make_sandbox
-from verifier_service.service import VerifierServicer
+from verifier_service.server.audit import AuditLog
+from verifier_service.server.metrics import Metrics
+from verifier_service.server.rpclog import RpcInterceptor
+from verifier_service.server.service import VerifierServicer
+from verifier_service.spec import SERVICE_NAME
+from verifier_service.tenancy.auth import AuthInterceptor, Tenants
+from verifier_service.tenancy.catalog import Catalog
 
 log = logging.getLogger(__name__)
 ORPHAN_SWEEP_S = 300.0  # how often expired sandbox containers (of crashed replicas) are swept
-SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Verifier"].full_name
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
@@ -240,7 +239,8 @@ def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
         def child_env(index: int) -> dict[str, str]:  # worker i serves its metrics on metrics_port + i
             return dict(env, RLVR_VERIFIER_METRICS_PORT=str(config.metrics_port + index if config.metrics_port else 0))
 
-        children = [subprocess.Popen([sys.executable, "-m", "verifier_service.cli", *child_argv], env=child_env(i))
+        children = [subprocess.Popen([sys.executable, "-m", "verifier_service.tools.cli", *child_argv],
+                                     env=child_env(i))
                     for i in range(1, config.workers)]
         log.info("started %d more worker process(es) on port %d", len(children), config.port)
     try:

@@ -26,7 +26,7 @@ log = logging.getLogger("verifier_service.audit")
 
 def request_id(metadata) -> str:
     """The RPC's request id (set by the RPC interceptor), else the metadata's, else a fresh one."""
-    from verifier_service.rpclog import current_request_id
+    from verifier_service.server.rpclog import current_request_id
 
     if current_request_id.get():
         return current_request_id.get()

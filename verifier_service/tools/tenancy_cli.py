@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 # ---- tenants ----------------------------------------------------------------------
 
 def _hash_key(args) -> int:
-    from verifier_service.auth import hash_key, new_key
+    from verifier_service.tenancy.auth import hash_key, new_key
 
     if args.stdin:
         key = sys.stdin.readline().strip()
@@ -70,7 +70,7 @@ def _hash_key(args) -> int:
 def _add_key(args) -> int:
     import yaml
 
-    from verifier_service.auth import Tenants, hash_key, new_key
+    from verifier_service.tenancy.auth import Tenants, hash_key, new_key
 
     path: Path = args.tenants
     try:
@@ -99,7 +99,7 @@ def _list_tenants(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from verifier_service.auth import Tenants
+    from verifier_service.tenancy.auth import Tenants
 
     tenants = Tenants.load(args.tenants)
     table = Table(title=f"tenants of {args.tenants}", title_justify="left")
@@ -121,18 +121,18 @@ def _list_tenants(args) -> int:
 def _check():
     """Full validation of templates that need no per-request field (the engine's own checks)."""
     from verifier_service.config import ServiceConfig
-    from verifier_service.engine import Engine
+    from verifier_service.engine.engine import Engine
 
     return Engine(ServiceConfig(), None, None).prepare
 
 
 def _publish(args) -> int:
-    from verifier_service.catalog import publish
     from verifier_service.credentials import credentials_from_args
+    from verifier_service.tenancy.catalog import publish
 
     publisher = None
     if args.tenants:
-        from verifier_service.auth import Tenants
+        from verifier_service.tenancy.auth import Tenants
 
         key = credentials_from_args(args).api_key
         if not key:
@@ -150,7 +150,7 @@ def _publish(args) -> int:
 def _list_catalog(args) -> int:
     from rich.console import Console
 
-    from verifier_service.catalog import read_entries, read_lock
+    from verifier_service.tenancy.catalog import read_entries, read_lock
 
     entries = read_entries(args.directory, check=_check())
     lock = read_lock(args.directory)

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from verifier_service.auth import Tenant
 from verifier_service.errors import InvalidSpec, QuotaExceeded
+from verifier_service.tenancy.auth import Tenant
 
 MIN_HINT_S = 0.05
 MAX_HINT_S = 10.0

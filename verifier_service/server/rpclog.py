@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 
 import grpc
 
-from verifier_service.auth import PROTECTED_PREFIX, current_tenant
+from verifier_service.tenancy.auth import PROTECTED_PREFIX, current_tenant
 
 log = logging.getLogger("verifier_service.rpc")
 REQUEST_ID_KEY = "x-request-id"

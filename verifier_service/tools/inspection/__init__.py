@@ -13,7 +13,9 @@ module turns verified samples into what that person needs:
 
 A report directory holds ``samples.jsonl`` (the input, ids filled in),
 ``results.jsonl``, ``inspection.json`` (summary, flags, the sample-set hash),
-``report.html`` and, once a person has read it, ``labels.jsonl``.
+``report.html`` and, once a person has read it, ``labels.jsonl``. The page's
+stylesheet and script are files of this package (``report.css``, ``report.js``),
+inlined into each page so that it stays one self-contained file.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from verifier_service.errors import VerifierError
-from verifier_service.jsonl import read_jsonl
-from verifier_service.spec import normal_spec_json
+from verifier_service.spec import canonical_json, normal_spec_json
+from verifier_service.tools.jsonl import read_jsonl
 
 CODE_KINDS = ("python_assert", "python_io", "stdio", "pytest")
 SHORT_CODE_CHARS = 16       # non-whitespace characters under which passing code is "suspiciously short"
@@ -71,10 +74,6 @@ class Sample:
 def canonical_spec(obj: Any) -> dict:
     """The spec in normal form (defaults dropped), so equal specs hash equally."""
     return normal_spec_json(obj)
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def sample_set_hash(samples: list[Sample]) -> str:
@@ -485,100 +484,13 @@ def _card(index: int, s: Sample, label: dict | None) -> str:
 </section>"""
 
 
-_STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:0 auto;max-width:1200px;padding:16px;
- background:#f4f5f7;color:#1d1f23}
-h1{font-size:22px;margin:4px 0} h4{margin:10px 0 4px;font-size:13px;color:#555}
-.top{display:flex;gap:24px;flex-wrap:wrap;align-items:flex-start;background:#fff;padding:12px;border-radius:8px}
-.top table{border-collapse:collapse;font-size:13px} .top td,.top th{padding:2px 8px;text-align:left}
-.toolbar{position:sticky;top:0;z-index:2;background:#fff;padding:8px 12px;margin:12px 0;border-radius:8px;
- box-shadow:0 1px 3px rgba(0,0,0,.15);display:flex;gap:16px;align-items:center;flex-wrap:wrap}
-button{font-size:14px;padding:6px 14px;border-radius:6px;border:1px solid #2b5cad;background:#3a6fd0;color:#fff;
- cursor:pointer}
-.card{background:#fff;border-radius:8px;padding:10px 14px;margin:12px 0;border-left:6px solid #cfd4dc}
-.card.flagged{border-left-color:#e67e22} .card.read-agree{outline:2px solid #27ae6055}
-.card.read-disagree{outline:2px solid #c0392b88}
-.card header{display:flex;flex-wrap:wrap;gap:8px;align-items:center;font-size:13px}
-.sid{font-weight:600;font-family:ui-monospace,monospace}
-.verdict{padding:1px 8px;border-radius:10px;background:#ddd;font-weight:600}
-.v-PASSED{background:#d4f4de} .v-FAILED,.v-RUNTIME_ERROR,.v-COMPILE_ERROR{background:#fbe0dd}
-.v-PARTIAL{background:#fff1c9} .v-MALFORMED{background:#ffe2b8} .v-INFRA_ERROR{background:#c0392b;color:#fff}
-.v-TIMEOUT,.v-MEMORY_LIMIT,.v-OUTPUT_LIMIT{background:#e8dcf7}
-.flag{background:#e67e22;color:#fff;border-radius:10px;padding:1px 8px;font-size:12px}
-.score{color:#444} .detail{font-size:13px;color:#333;margin:6px 0}
-.grid{display:grid;grid-template-columns:1fr 1fr;gap:12px} .grid>div{min-width:0}
-pre{background:#f7f7f9;border:1px solid #e3e3e8;border-radius:6px;padding:8px;overflow:auto;max-height:320px;
- font-size:12px;margin:0;white-space:pre-wrap;word-break:break-word}
-table.tests{border-collapse:collapse;font-size:12px;width:100%} table.tests td,table.tests th{border-bottom:1px solid
- #eee;padding:2px 6px;text-align:left;vertical-align:top}
-.muted{color:#888;font-size:12px;margin:2px 0}
-fieldset.reading{border:1px solid #d0d4dc;border-radius:6px;margin-top:10px;font-size:13px}
-fieldset.reading textarea{width:100%;box-sizing:border-box;min-height:40px;margin-top:6px}
-.hidden{display:none}
-"""
+def _asset(name: str) -> str:
+    """A file of the report page that ships beside this module (package data)."""
+    return (resources.files(__package__) / name).read_text(encoding="utf-8")
 
-_SCRIPT = """
-(function(){
-  const KEY = "rlvr-inspect-labels:" + META.sample_set_hash;
-  const labels = Object.assign({}, PREFILLED);
-  try { Object.assign(labels, JSON.parse(localStorage.getItem(KEY) || "{}")); } catch (e) {}
-  const cards = Array.from(document.querySelectorAll(".card"));
-  function save(){ try { localStorage.setItem(KEY, JSON.stringify(labels)); } catch (e) {} }
-  function paint(card){
-    const l = labels[card.dataset.id];
-    card.classList.toggle("read-agree", !!l && l.agree === true);
-    card.classList.toggle("read-disagree", !!l && l.agree === false);
-  }
-  function count(){
-    const read = Object.values(labels).filter(l => l.agree === true || l.agree === false);
-    const dis = read.filter(l => l.agree === false).length;
-    const rate = read.length ? ((read.length - dis) / read.length * 100).toFixed(1) + "%" : "-";
-    document.getElementById("progress").textContent =
-      read.length + " of " + cards.length + " read, " + dis + " disagree, agreement " + rate;
-  }
-  function record(card){
-    const id = card.dataset.id;
-    const choice = card.querySelector("input[type=radio]:checked");
-    const comment = card.querySelector("textarea").value;
-    const agree = !choice || choice.value === "unread" ? null : choice.value === "agree";
-    labels[id] = {id: id, agree: agree, comment: comment, verdict: card.dataset.verdict,
-                  reward: card.dataset.reward === "null" ? null : parseFloat(card.dataset.reward)};
-    save(); paint(card); count();
-  }
-  cards.forEach(card => {
-    const l = labels[card.dataset.id];
-    if (l) {
-      const value = l.agree === true ? "agree" : l.agree === false ? "disagree" : "unread";
-      const input = card.querySelector("input[value=" + value + "]");
-      if (input) input.checked = true;
-      card.querySelector("textarea").value = l.comment || "";
-    }
-    card.querySelectorAll("input[type=radio]").forEach(i => i.addEventListener("change", () => record(card)));
-    card.querySelector("textarea").addEventListener("input", () => record(card));
-    paint(card);
-  });
-  function filter(){
-    const flaggedOnly = document.getElementById("flagged-only").checked;
-    const unreadOnly = document.getElementById("unread-only").checked;
-    cards.forEach(card => {
-      const l = labels[card.dataset.id];
-      const read = !!l && (l.agree === true || l.agree === false);
-      card.classList.toggle("hidden", (flaggedOnly && card.dataset.flagged !== "1") || (unreadOnly && read));
-    });
-  }
-  document.getElementById("flagged-only").addEventListener("change", filter);
-  document.getElementById("unread-only").addEventListener("change", filter);
-  document.getElementById("export").addEventListener("click", () => {
-    const lines = Object.values(labels).filter(l => l.agree !== null || l.comment)
-      .map(l => JSON.stringify(l)).join("\\n");
-    const blob = new Blob([lines ? lines + "\\n" : ""], {type: "application/x-ndjson"});
-    const a = document.createElement("a");
-    a.href = URL.createObjectURL(blob); a.download = "labels.jsonl";
-    document.body.appendChild(a); a.click(); a.remove();
-  });
-  count();
-})();
-"""
+
+_STYLE = "\n" + _asset("report.css")   # the page's stylesheet, inlined (the report has no external resources)
+_SCRIPT = "\n" + _asset("report.js")   # the reading and label export, inlined
 
 
 def _json_for_script(obj: Any) -> str:

@@ -35,7 +35,7 @@ from typing import Any
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.errors import CatalogError, InvalidSpec, PermissionDenied, UnknownVerifier, VersionMismatch
 from verifier_service.kinds import COMMON_PARAMS, get_kind
-from verifier_service.spec import Spec, spec_from_json, spec_from_proto, spec_to_json, spec_to_proto
+from verifier_service.spec import Spec, canonical_json, spec_from_json, spec_from_proto, spec_to_json, spec_to_proto
 
 LOCK_FILE = "catalog.lock"
 LOCK_FORMAT = 1
@@ -49,10 +49,6 @@ VERSION_RE = re.compile(rf"^{_VERSION}$")
 REF_RE = re.compile(rf"^(?P<name>{_NAME}/{_NAME})@(?P<version>{_VERSION})(?:\+(?P<hash>[0-9a-f]{{{HASH_CHARS},64}}))?$")
 SPEC_FIELDS = tuple(f.name for f in fields(Spec) if f.name != "kind")
 _COMMON = {p.name for p in COMMON_PARAMS}
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,13 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig, add_config_flags, load_config
 from verifier_service.credentials import add_client_flags, credentials_from_args
 from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, VerifierError
-from verifier_service.jsonl import read_jsonl
-from verifier_service.rpclog import configure_logging
+from verifier_service.server.rpclog import configure_logging
 from verifier_service.spec import request_from_json, result_to_json
+from verifier_service.tools.jsonl import read_jsonl
 
 EXIT_USAGE = 2
 EXIT_INFRA = 3
-BUILD_SCRIPT = Path(__file__).resolve().parent.parent / "sandboxes" / "build.sh"
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "sandboxes" / "build.sh"
 
 
 def _console():
@@ -112,7 +112,7 @@ async def _verify_requests(args, config: ServiceConfig, requests, console) -> tu
     else:
         from verifier_service.credentials import Credentials
         from verifier_service.sandbox import make_sandbox
-        from verifier_service.server import VerifierApp
+        from verifier_service.server.server import VerifierApp
 
         make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
         # Embedded: a loopback listener of this process only, no TLS and no tenants.
@@ -154,7 +154,7 @@ async def _run_list(args) -> int:
     from rich.table import Table
 
     from verifier_service.client import VerifierClient
-    from verifier_service.engine import Engine
+    from verifier_service.engine.engine import Engine
 
     if args.server:
         async with await VerifierClient.connect(args.server, credentials=credentials_from_args(args)) as client:
@@ -174,7 +174,7 @@ async def _run_list(args) -> int:
             table.add_row(p.name, p.type, "yes" if p.required else "", p.default, desc)
         console.print(table)
     if response.catalog:
-        from verifier_service.tenancy_cli import catalog_table
+        from verifier_service.tools.tenancy_cli import catalog_table
 
         console.print(catalog_table(response.catalog))
     return 0
@@ -184,7 +184,7 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
     """Verifies sampled completions and writes the inspection report (terminal summary + HTML)."""
     from datetime import datetime, timezone
 
-    from verifier_service import inspection
+    from verifier_service.tools import inspection
 
     console = _console()
     requests = read_requests(args.input, args.verifier)
@@ -213,7 +213,7 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
 
 def _import_labels(args) -> int:
     """Merges an exported labels file into the report directory and rebuilds the page with it."""
-    from verifier_service import inspection
+    from verifier_service.tools import inspection
 
     labels = inspection.import_labels(args.import_labels, args.report)
     samples = inspection.load_report(args.report)
@@ -282,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
                                           "the catalog verifiers you may use)")
     listing.add_argument("--server", help="HOST:PORT of a running service (default: this installation)")
     add_client_flags(listing)
-    from verifier_service.tenancy_cli import add_parsers
+    from verifier_service.tools.tenancy_cli import add_parsers
 
     add_parsers(sub)
     doctor = sub.add_parser("doctor", help="check the sandbox backend and show which isolation layers are in force")
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "list":
             return asyncio.run(_run_list(args))
         if args.command in ("tenants", "catalog"):
-            from verifier_service.tenancy_cli import run
+            from verifier_service.tools.tenancy_cli import run
 
             return run(args)
         config = load_config(args)
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "doctor":
             return _doctor(config)
         if args.command == "serve":
-            from verifier_service.server import serve_workers
+            from verifier_service.server.server import serve_workers
 
             return serve_workers(config, argv if argv is not None else sys.argv[1:])
         if args.command == "inspect" and args.import_labels:

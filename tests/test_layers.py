@@ -1,0 +1,144 @@
+"""The package's layers (docs/architecture.md): no module imports a layer above its own, and no import circle.
+
+Every import counts: at module level, inside functions and under ``TYPE_CHECKING``, because each one is a
+dependency a reader has to follow. The trainer may use the client, the contract and the offline tools, never
+the server, engine, tenancy, kinds or sandboxes directly.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "verifier_service"
+
+CONTRACT = {"verifier_service", "verifier_service._generated", "verifier_service.errors",
+            "verifier_service.verdict", "verifier_service.spec", "verifier_service.config",
+            "verifier_service.credentials", "verifier_service.codegen"}
+# layer -> the layers its modules may import (besides their own)
+ALLOWED = {
+    "contract": set(),
+    "client": {"contract"},
+    "sandbox": {"contract"},
+    "kinds": {"contract", "sandbox"},
+    "engine": {"contract", "sandbox", "kinds"},
+    "tenancy": {"contract", "kinds"},
+    "server": {"contract", "sandbox", "kinds", "engine", "tenancy"},
+    "tools": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server"},
+    "testing": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
+    "trainer": {"contract", "client", "tools"},
+}
+
+
+def layer(module: str) -> str | None:
+    """The layer of a module name, None for modules outside the two packages."""
+    if module.startswith("trainer.") or module == "trainer":
+        return "trainer"
+    if module != "verifier_service" and not module.startswith("verifier_service."):
+        return None
+    parts = module.split(".")
+    if any(module == c or module.startswith(c + ".") for c in CONTRACT - {"verifier_service"}) \
+            or module == "verifier_service":
+        return "contract"
+    return parts[1]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every module that ``path`` imports by absolute name (names imported from a package count as modules
+    when they are submodules, as ``from verifier_service.tools import cli``)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                base = ROOT / Path(*candidate.split("."))
+                if base.with_suffix(".py").exists() or (base / "__init__.py").exists():
+                    out.add(candidate)
+    return out
+
+
+def sources() -> list[Path]:
+    paths = [p for p in PACKAGE.rglob("*.py") if "_generated" not in p.parts]
+    return paths + sorted((ROOT / "trainer").rglob("*.py"))
+
+
+def graph() -> dict[str, set[str]]:
+    return {module_name(p): {m for m in imports(p) if layer(m) is not None} for p in sources()}
+
+
+def test_every_module_has_a_layer():
+    unknown = sorted(m for m in graph() if layer(m) not in ALLOWED)
+    assert not unknown, f"modules outside the layers of docs/architecture.md: {unknown}"
+
+
+def test_no_layer_imports_one_above_it():
+    upward = []
+    for module, deps in sorted(graph().items()):
+        mine = layer(module)
+        for dep in sorted(deps):
+            theirs = layer(dep)
+            if theirs != mine and theirs not in ALLOWED[mine]:
+                upward.append(f"{module} ({mine}) imports {dep} ({theirs})")
+    assert not upward, "imports against the layering:\n" + "\n".join(upward)
+
+
+def test_no_import_circle_between_layers():
+    edges = {(layer(m), layer(d)) for m, deps in graph().items() for d in deps if layer(m) != layer(d)}
+    circles = sorted((a, b) for a, b in edges if (b, a) in edges)
+    assert not circles, f"layers that import each other: {circles}"
+
+
+def test_no_import_circle_between_modules():
+    g = graph()
+    modules = set(g)
+
+    def resolve(dep: str) -> str | None:
+        while dep and dep not in modules:
+            dep = dep.rpartition(".")[0]
+        return dep or None
+
+    # (a module importing its own package, as a kind importing the registry's ``register``, is not counted:
+    # the package imports its kinds by name at run time, after it is complete)
+    edges = {m: {r for d in deps if (r := resolve(d)) and r != m and not m.startswith(r + ".")}
+             for m, deps in g.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append([*stack[stack.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node)
+    assert not found, "import circles:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+def test_the_checks_see_an_upward_import(tmp_path):
+    """The walker finds imports inside functions and under TYPE_CHECKING (so the tests above can fail)."""
+    source = tmp_path / "m.py"
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                      "    from verifier_service.engine.pool import PurePool\n"
+                      "def f():\n    import verifier_service.server.server\n")
+    found = imports(source)
+    assert {"verifier_service.engine.pool", "verifier_service.server.server"} <= found
+    assert layer("verifier_service.engine.pool") not in ALLOWED["kinds"]

@@ -1,0 +1,247 @@
+"""An asyncio client of the verifier service: the one call path of every caller (CLI, trainer, scripts).
+
+``connect`` health-checks the service, so a wrong address fails at once with a
+message that says what went wrong (connection refused, unknown host, TLS,
+malformed address) and how to start a service; ``open`` makes a client without
+that check (the trainer checks once, blocking, with ``check_service``). Every
+RPC goes through ``_call``, which turns transport errors into typed
+``RemoteError`` classes (``errors.py``: the service's status table, inverted).
+``Credentials`` add the API key and TLS; a RESOURCE_EXHAUSTED answer (a tenant
+over its quota, a full service) waits as the service hints, for at most
+``max_throttle_s`` in all.
+
+The target may name several replicas (addresses separated by commas, a list,
+or ``dns:///name:port``): calls are spread with round_robin and a call that
+fails with UNAVAILABLE goes again, on another replica, as ``RetryPolicy``
+says (``balancing.py``, whose ``RETRYABLE`` is the one table of what is
+retried). A call's ``timeout_s`` is the caller's whole budget: each attempt
+gets the time left, never a fresh deadline, and waits never run past it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.client.balancing import SCHEMES, RetryPolicy, _split, addresses, channel_options, channel_target
+from verifier_service.client.errors import remote_error
+from verifier_service.credentials import Credentials, retry_after_s
+from verifier_service.errors import RemoteError, ServiceUnreachable, VerifierError
+from verifier_service.spec import SERVICE_NAME
+
+START_HINT = "start one with `verifier-service serve --port PORT` (or `docker compose up verifier`)"
+MAX_THROTTLE_WAIT_S = 30.0  # the longest single wait on a retry hint
+
+
+@dataclass
+class CallStats:
+    """What one call cost: RPCs sent, seconds waited on throttling hints."""
+
+    attempts: int = 0
+    throttled_s: float = 0.0
+
+
+def health_status(address: str, timeout_s: float = 2.0) -> int | None:
+    """The Verifier service's health status at ``address`` (plaintext, blocking), or None when nothing answers
+    (for scripts and tests that start a service and wait for it; ``VerifierClient.connect`` is the client's)."""
+    with grpc.insecure_channel(address) as channel:
+        try:
+            return health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s).status
+        except grpc.RpcError:
+            return None
+
+
+def _target_text(target: str | Sequence[str]) -> str:
+    return target if isinstance(target, str) else ",".join(target)
+
+
+def _resolve(target: str | Sequence[str]) -> tuple[str, str | None]:
+    """The gRPC target and authority, or ServiceUnreachable saying what is wrong with the address."""
+    try:
+        for part in addresses(target):
+            if not part.startswith(SCHEMES) and "://" not in part:
+                host, port = _split(part)
+                if not host or not 0 < int(port) < 65536:
+                    raise VerifierError(f"verifier address {part!r} needs a host and a port from 1 to 65535")
+        return channel_target(target)
+    except ServiceUnreachable:
+        raise
+    except VerifierError as exc:
+        raise ServiceUnreachable(f"malformed verifier address: {exc}") from exc
+
+
+def why_unreachable(code: grpc.StatusCode, details: str, timeout_s: float) -> str:
+    """What a failed health check says about the connection, in words."""
+    text = details.lower()
+    if "ssl" in text or "handshake" in text or "certificate" in text or "tls" in text:
+        return "the TLS handshake failed"
+    if "dns" in text or "name resolution" in text or "domain name not found" in text or "resolve" in text:
+        return "unknown host (the name does not resolve)"
+    if "connection refused" in text:
+        return "connection refused (nothing listens on that port)"
+    if "socket closed" in text or "connection reset" in text or "end of file" in text or "eof" in text:
+        return "the connection was closed before any answer (a TLS service spoken to in plaintext?)"
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"no answer within {timeout_s:g}s"
+    return f"{code.name}: {details}"
+
+
+def _unreachable(target: str, code: grpc.StatusCode, details: str, timeout_s: float,
+                 credentials: Credentials) -> ServiceUnreachable:
+    return ServiceUnreachable(f"no verifier service answers at {target}: {why_unreachable(code, details, timeout_s)} "
+                              f"({code.name}: {details}); {START_HINT}; {credentials.connect_hint()}")
+
+
+_NOT_SERVING = ("is NOT_SERVING: its sandbox backend is down (see the service's log: Docker unreachable or the "
+                "sandbox image missing)")
+
+
+def check_service(target: str | Sequence[str], credentials: Credentials | None = None, timeout_s: float = 10.0,
+                  max_message_bytes: int = 64 * 1024 * 1024) -> None:
+    """Blocking: returns when the service at ``target`` is SERVING, else ServiceUnreachable saying why
+    (a refused port or an unknown host fails at once, not after ``timeout_s``)."""
+    credentials = credentials if credentials is not None else Credentials.from_env()
+    resolved, authority = _resolve(target)
+    with credentials.channel(resolved, options=channel_options(max_message_bytes, authority)) as channel:
+        try:
+            response = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s)
+        except grpc.RpcError as exc:
+            raise _unreachable(_target_text(target), exc.code(), exc.details() or "", timeout_s, credentials) \
+                from exc
+    if response.status != health_pb2.HealthCheckResponse.SERVING:
+        raise ServiceUnreachable(f"the verifier service at {_target_text(target)} {_NOT_SERVING}")
+
+
+class VerifierClient:
+    def __init__(self, channel: grpc.aio.Channel, target: str, credentials: Credentials | None = None,
+                 max_throttle_s: float = 120.0, retry: RetryPolicy = RetryPolicy()):
+        self._channel = channel
+        self.retry = retry
+        self.retried = 0  # calls sent again after UNAVAILABLE
+        self._stub = pb_grpc.VerifierStub(channel)
+        self.target = target
+        self.credentials = credentials if credentials is not None else Credentials()
+        self._metadata = self.credentials.metadata
+        self.max_throttle_s = max_throttle_s
+
+    @classmethod
+    def open(cls, target: str | Sequence[str], max_message_bytes: int = 64 * 1024 * 1024,
+             credentials: Credentials | None = None, max_throttle_s: float = 120.0,
+             retry: RetryPolicy = RetryPolicy()) -> VerifierClient:
+        """A client on a new channel to ``target``, no health check (call it on the loop that will use it)."""
+        credentials = credentials if credentials is not None else Credentials.from_env()
+        resolved, authority = _resolve(target)
+        channel = credentials.aio_channel(resolved, options=channel_options(max_message_bytes, authority))
+        return cls(channel, _target_text(target), credentials, max_throttle_s, retry)
+
+    @classmethod
+    async def connect(cls, target: str | Sequence[str], timeout_s: float = 10.0,
+                      max_message_bytes: int = 64 * 1024 * 1024, credentials: Credentials | None = None,
+                      max_throttle_s: float = 120.0, retry: RetryPolicy = RetryPolicy()) -> VerifierClient:
+        """``open`` and a health check: ServiceUnreachable, saying why, when the service does not answer
+        SERVING (a refused port or an unknown host fails at once; a silent host after ``timeout_s``)."""
+        client = cls.open(target, max_message_bytes, credentials, max_throttle_s, retry)
+        try:
+            # not wait_for_ready: a connection that fails (refused, unknown host, TLS) fails this call at once
+            response = await health_pb2_grpc.HealthStub(client._channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout_s)
+        except grpc.aio.AioRpcError as exc:
+            await client.close()
+            raise _unreachable(client.target, exc.code(), exc.details() or "", timeout_s, client.credentials) \
+                from exc
+        except BaseException:
+            await client.close()
+            raise
+        if response.status != health_pb2.HealthCheckResponse.SERVING:
+            await client.close()
+            raise ServiceUnreachable(f"the verifier service at {client.target} {_NOT_SERVING}")
+        return client
+
+    async def _call(self, method, request, timeout_s: float | None, stats: CallStats | None = None):
+        """One call, retried as ``RETRYABLE`` says, within ``timeout_s`` in all (None: no deadline)."""
+        stats = stats if stats is not None else CallStats()
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        failures = 0
+
+        def left() -> float | None:
+            return None if deadline is None else deadline - time.monotonic()
+
+        while True:
+            stats.attempts += 1
+            try:
+                return await method(request, timeout=left(), metadata=self._metadata)
+            except grpc.aio.AioRpcError as exc:
+                code = exc.code()
+                remaining = left()
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    hint = retry_after_s(exc)
+                    wait = min(hint if hint is not None else self.retry.delay(failures + 1), MAX_THROTTLE_WAIT_S)
+                    if stats.throttled_s + wait <= self.max_throttle_s and (remaining is None or wait < remaining):
+                        stats.throttled_s += wait
+                        await asyncio.sleep(wait)
+                        continue
+                    raise remote_error(code, exc.details() or "") from exc
+                failures += 1
+                if self.retry.retries(code, failures):  # idempotent: another replica answers the same
+                    delay = self.retry.delay(failures)
+                    if remaining is None or delay < remaining:
+                        self.retried += 1
+                        await asyncio.sleep(delay)
+                        continue
+                raise remote_error(code, exc.details() or "") from exc
+
+    async def verify(self, request: pb.VerifyRequest, timeout_s: float | None = None) -> pb.VerifyResult:
+        return await self._call(self._stub.Verify, request, timeout_s)
+
+    async def verify_batch(self, requests: Sequence[pb.VerifyRequest], timeout_s: float | None = None,
+                           batch_id: str = "", stats: CallStats | None = None) -> list[pb.VerifyResult]:
+        """One VerifyBatch call; ``timeout_s`` is the budget of all its attempts; ``stats`` (if given) counts
+        the RPCs sent and the seconds waited on throttling."""
+        response = await self._call(self._stub.VerifyBatch,
+                                    pb.VerifyBatchRequest(requests=requests, batch_id=batch_id), timeout_s, stats)
+        return list(response.results)
+
+    async def verify_many(self, requests: Sequence[pb.VerifyRequest], batch_size: int = 32, parallel: int = 4,
+                          timeout_s: float | None = None,
+                          on_batch: Callable[[int], None] | None = None) -> list[pb.VerifyResult]:
+        """Many requests as VerifyBatch calls of ``batch_size``, ``parallel`` at once, the results in order;
+        ``on_batch(n)`` after each call (progress). A refused call raises the typed RemoteError, its message
+        naming the requests (1-based) of that call."""
+        chunks = [list(requests[i:i + batch_size]) for i in range(0, len(requests), batch_size)]
+        results: list[list[pb.VerifyResult]] = [[] for _ in chunks]
+        gate = asyncio.Semaphore(max(1, parallel))
+
+        async def one(index: int, chunk: list[pb.VerifyRequest]) -> None:
+            async with gate:
+                try:
+                    results[index] = await self.verify_batch(chunk, timeout_s)
+                except RemoteError as exc:
+                    first, last = index * batch_size + 1, index * batch_size + len(chunk)
+                    raise type(exc)(f"the service rejected requests {first}-{last}: {exc}", exc.code,
+                                    exc.retryable, exc.details) from exc
+            if on_batch is not None:
+                on_batch(len(chunk))
+
+        await asyncio.gather(*(one(i, c) for i, c in enumerate(chunks)))
+        return [r for chunk in results for r in chunk]
+
+    async def list_verifiers(self, timeout_s: float | None = 10.0) -> pb.ListVerifiersResponse:
+        return await self._call(self._stub.ListVerifiers, pb.ListVerifiersRequest(), timeout_s)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> VerifierClient:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
