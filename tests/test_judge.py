@@ -131,14 +131,14 @@ def test_used_names_leave_builtins_to_the_judge():
     assert used_names("assert True\n", "sorted") == ["sorted"]
 
 
-def test_docker_profile_is_the_bwrap_deny_list():
+def test_docker_profile_is_the_bwrap_policy():
     profile = seccomp.docker_profile("x86_64")
-    denied = profile["syscalls"][0]
-    assert profile["defaultAction"] == "SCMP_ACT_ALLOW" and profile["architectures"] == ["SCMP_ARCH_X86_64"]
-    assert set(denied["names"]) == {n for n in seccomp.DENIED if n in seccomp.TABLES["x86_64"][1]}
-    clone_flags = {rule["args"][0]["value"] for rule in profile["syscalls"] if rule["names"] == ["clone"]}
-    assert clone_flags == set(seccomp.CLONE_NAMESPACE_FLAGS.values())
-    assert any(r["names"] == ["clone3"] and r["errnoRet"] == 38 for r in profile["syscalls"])
+    assert profile["defaultAction"] == "SCMP_ACT_ERRNO" and profile["architectures"] == ["SCMP_ARCH_X86_64"]
+    denied = [r for r in profile["syscalls"] if r["action"] == "SCMP_ACT_ERRNO" and r.get("errnoRet") == 1]
+    assert set(denied[0]["names"]) == {n for n in seccomp.DENIED if n in seccomp.TABLES["x86_64"][1]}
+    clone = [rule["args"][0] for rule in profile["syscalls"] if rule["names"] == ["clone"]]
+    assert clone == [{"index": 0, "value": seccomp.CLONE_NAMESPACE_MASK, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}]
+    assert any("clone3" in r["names"] and r.get("errnoRet") == 38 for r in profile["syscalls"])
     assert seccomp.docker_profile("sparc") is None
 
 
@@ -248,7 +248,7 @@ def test_docker_layer_report_says_what_each_sandbox_gets():
     assert "read-only" in rows["filesystem"] and "no Docker socket" in rows["filesystem"]
     assert "uid 10001:10001" in rows["user"] and "pids 64" in rows["cgroup limits"]
     if seccomp.docker_profile() is not None:
-        assert "deny-list" in rows["seccomp"]
+        assert "allow-list" in rows["seccomp"]
     off = dict(DockerSandbox(ServiceConfig(sandbox_seccomp=False)).isolation())
     assert off["seccomp"] == "Docker's default profile (sandbox_seccomp is false)"
     gvisor = DockerSandbox(ServiceConfig(sandbox_runtime="runsc"))

@@ -138,10 +138,11 @@ class DockerSandbox(PooledSandbox):
         gvisor = runtime == "runsc"
         profile = seccomp.docker_profile() if c.sandbox_seccomp else None
         if profile is not None:
-            filtered = (f"{seccomp.describe()}; clone with namespace flags refused; in place of Docker's default "
-                        "profile")
-            seccomp_line = (f"inside gVisor's kernel (applied by runsc only with --oci-seccomp): {filtered}"
-                            if gvisor else filtered)
+            filtered = f"{seccomp.describe()}; Docker's default profile as the base"
+            seccomp_line = (f"inside gVisor's kernel (applied by runsc only with --oci-seccomp): {filtered}; "
+                            f"under gVisor every refused call answers EPERM, clone3 goes to gVisor's kernel "
+                            f"(ENOSYS there) and {', '.join(seccomp.GVISOR_DENIED)} are refused (gVisor lists no "
+                            f"IPC objects, so none may be made)" if gvisor else filtered)
         elif c.sandbox_seccomp:
             seccomp_line = "Docker's default profile (no system call table of ours for this machine)"
         else:
@@ -227,7 +228,8 @@ class DockerSandbox(PooledSandbox):
 
     def _security_opt(self) -> list[str]:
         opts = ["no-new-privileges"]
-        profile = seccomp.docker_security_opt() if self.config.sandbox_seccomp else None
+        gvisor = (self._runtime or self.config.sandbox_runtime) == "runsc"
+        profile = seccomp.docker_security_opt(gvisor=gvisor) if self.config.sandbox_seccomp else None
         if profile is not None:
             opts.append(profile)
         return opts
