@@ -121,9 +121,13 @@ def test_wire_values_round_trip_with_their_types():
 
 def test_remote_objects_decide_neither_truth_nor_equality():
     remote = judge.Remote(None, 1, "Anything")
-    assert remote != 4 and not (remote == 4) and remote == remote
-    with pytest.raises(TypeError):
-        bool(remote)
+    assert remote != 4 and not (remote == 4) and not (4 == remote) and remote != [remote]
+    other = judge.Remote(None, 2, "Anything")
+    for compare in (lambda: remote == remote, lambda: remote != remote, lambda: remote == other,
+                    lambda: other != remote, lambda: bool(remote)):
+        with pytest.raises(TypeError):
+            compare()
+    assert remote in [remote] and remote in {remote} and remote is remote  # identity stays the judge's
 
 
 def test_used_names_leave_builtins_to_the_judge():

@@ -95,13 +95,14 @@ def _spawn(step, job, workdir, standby):
     # process the zygote forks a hundred page copies.
     import subprocess
 
-    report_r, report_w = os.pipe()
+    report_r, report_w = procs.channel()  # sockets, not pipes: see procs.channel
+    stdin_r, stdin_w = procs.channel()
     try:
         proc = subprocess.Popen(
             step["argv"],
             cwd=workdir,
             env=procs.step_env(workdir, report_w),
-            stdin=subprocess.PIPE,
+            stdin=stdin_r,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=(report_w,),
@@ -110,9 +111,12 @@ def _spawn(step, job, workdir, standby):
         )
     except OSError:
         os.close(report_r)
+        os.close(stdin_w)
         raise
     finally:
         os.close(report_w)
+        os.close(stdin_r)
+    proc.stdin = os.fdopen(stdin_w, "wb", buffering=0)
     return proc, report_r
 
 
