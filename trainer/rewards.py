@@ -79,6 +79,12 @@ def completion_text(completion: Any) -> str:
     raise RewardError(f"cannot read a completion of type {type(completion).__name__}")
 
 
+def over_message_limit(exc: grpc.aio.AioRpcError) -> bool:
+    """A RESOURCE_EXHAUSTED that says a message was over a gRPC size limit (the sender's or the receiver's), not
+    that the service is busy or a quota is spent: retrying the same batch whole cannot help."""
+    return "larger than max" in (exc.details() or "")
+
+
 @dataclass
 class BatchStats:
     """What one training batch's verification produced (also logged through ``log_metric``)."""
@@ -219,6 +225,28 @@ class VerifierRewards:
         requests = self._requests(completions, kwargs)
         stats = BatchStats(size=len(requests))
         started = time.perf_counter()
+        results = await self._call(requests, stats)
+        stats.wait_s = time.perf_counter() - started
+        self.total_wait_s += stats.wait_s
+        passed = total = 0
+        for r in results:
+            if r is None:
+                continue
+            stats.verdicts[pb.Verdict.Name(r.verdict)] += 1
+            passed += r.tests_passed
+            total += r.tests_total
+        stats.infra_errors = stats.verdicts.get("INFRA_ERROR", 0) + sum(r is None for r in results)
+        stats.pass_rate = passed / total if total else None
+        if self.shadow is not None and len(self.history) % self.shadow_every == 0:
+            self._run_shadow(stats, results, completions, kwargs)
+        self.history.append(stats)
+        self._log(stats, results, kwargs)
+        return results
+
+    async def _call(self, requests: list, stats: BatchStats) -> list[pb.VerifyResult | None]:
+        """VerifyBatch of ``requests`` with the retry policy; None for each result of a batch lost. A batch
+        whose request or answer is over a gRPC message limit (RESOURCE_EXHAUSTED that is no throttling: it
+        would fail again whole) is verified in halves, each of which fits or halves again."""
         results: list[pb.VerifyResult | None] = [None] * len(requests)
         failures = 0
         while True:
@@ -227,12 +255,21 @@ class VerifierRewards:
                 response = await self._stub().VerifyBatch(pb.VerifyBatchRequest(requests=requests),
                                                           timeout=self.timeout_s,
                                                           metadata=self.credentials.metadata)
-                results = list(response.results)
-                break
+                return list(response.results)
             except grpc.aio.AioRpcError as exc:
                 code = exc.code()
                 if code in CALLER_ERRORS:
                     raise RewardError(f"the verifier rejected the batch ({code.name}): {exc.details()}") from exc
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and over_message_limit(exc):
+                    if len(requests) > 1:
+                        half = len(requests) // 2
+                        log.warning("verifier batch of %d over the message limit (%s): verified in halves",
+                                    len(requests), exc.details())
+                        return [*await self._call(requests[:half], stats), *await self._call(requests[half:], stats)]
+                    stats.lost = True
+                    log.error("verifier answer for one completion over the message limit (%s): scored None",
+                              exc.details())
+                    return results
                 if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
                     wait = min(retry_after_s(exc) or self.retry.delay(failures + 1), MAX_THROTTLE_WAIT_S)
                     if stats.throttled_s + wait <= self.max_throttle_s:
@@ -250,23 +287,7 @@ class VerifierRewards:
                 stats.lost = True
                 log.error("verifier batch of %d lost (%s: %s): scored None, left out of the group means",
                           len(requests), code.name, exc.details())
-                break
-        stats.wait_s = time.perf_counter() - started
-        self.total_wait_s += stats.wait_s
-        passed = total = 0
-        for r in results:
-            if r is None:
-                continue
-            stats.verdicts[pb.Verdict.Name(r.verdict)] += 1
-            passed += r.tests_passed
-            total += r.tests_total
-        stats.infra_errors = stats.verdicts.get("INFRA_ERROR", 0) + (len(requests) if stats.lost else 0)
-        stats.pass_rate = passed / total if total else None
-        if self.shadow is not None and len(self.history) % self.shadow_every == 0:
-            self._run_shadow(stats, results, completions, kwargs)
-        self.history.append(stats)
-        self._log(stats, results, kwargs)
-        return results
+                return results
 
     def _run_shadow(self, stats: BatchStats, results: list[pb.VerifyResult | None], completions: list,
                     kwargs: dict[str, Any]) -> None:

@@ -35,6 +35,7 @@ from verifier_service.errors import (
     VersionMismatch,
 )
 from verifier_service.quota import TenantQuotas
+from verifier_service.results import fit_results
 from verifier_service.rpclog import trailing_metadata
 
 STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
@@ -150,6 +151,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                 self.admission.release(len(prepared))
                 ticket.release()
             self._stamp(results, prepared, labels)
+            fit_results(results, self.engine.config.max_message_bytes)  # never an answer over the message limit
             if self.metrics is not None:
                 self.metrics.observe(tenant.name, results)
             status = "OK"
