@@ -12,6 +12,9 @@ cannot read the tests' expected values from disk.
 
 import linecache
 import os
+import sys
+
+import pytest
 
 
 def _read_nonce():
@@ -39,11 +42,21 @@ pytest_sessionstart = _make_hook(_read_nonce())
 del _read_nonce, _make_hook
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Before the JUnit report is written (this hook runs first: ``tryfirst``): the completion's process and every
+    process it started are killed, so none can rewrite the report file once it holds the nonce."""
+    import judge
+
+    for module in list(sys.modules.values()):
+        if isinstance(module, judge.SolutionModule):
+            module.__dict__["_rlvr"]["candidate"].close()
+    judge.end_other_processes()
+
+
 def _snapshot():
     """The work dir's Python sources as they are now (the completion has not run: its module is a lazy
     ``SolutionModule``), the completion's own file left out."""
-    import sys
-
     import judge
 
     solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, judge.SolutionModule)]

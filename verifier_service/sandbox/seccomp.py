@@ -30,11 +30,13 @@ System calls of another ABI than the native one (x32, i386 on x86_64, arm32 on
 arm64) are refused outright, so they cannot go around the list.
 
 gVisor applies the Docker form inside its own kernel when runsc runs with
-``--oci-seccomp``, but answers EPERM to every refused call (runsc ignores
-``errnoRet``): so its form (``gvisor=True``) lets ``clone3`` through to gVisor's
-kernel, which answers ENOSYS itself (``tests/test_gvisor.py`` checks it, with
-namespace flags too), and refuses the System V IPC and POSIX message queue
-calls that create objects: gVisor shows neither in ``/proc/sysvipc`` nor in a
+``--oci-seccomp``, but runsc (2022) answers EPERM to every refused call (it
+ignores ``errnoRet``) and refused plain calls (``select``) under the
+allow-list: so its form (``gvisor=True``, ``_gvisor_profile``) is the deny-list
+of the same policy over gVisor's own kernel (which answers ENOSYS to what it
+does not implement, ``clone3`` included: threads and ``posix_spawn`` fall back
+to ``clone``), and also refuses the System V IPC and POSIX message queue calls
+that create objects: gVisor shows neither in ``/proc/sysvipc`` nor in a
 ``/dev/mqueue``, so the runner could not verify that a job left none.
 """
 
@@ -218,6 +220,8 @@ def docker_profile(machine: str | None = None, gvisor: bool = False) -> dict | N
     rules = policy(machine, gvisor)
     if rules is None or machine not in DOCKER_ARCH:
         return None
+    if gvisor:
+        return _gvisor_profile(machine, rules)
     syscalls: list[dict] = [{"names": rules["allowed"], "action": "SCMP_ACT_ALLOW"},
                             {"names": rules["denied"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM}]
     for name, alternatives in sorted(rules["conditional"].items()):
@@ -229,6 +233,27 @@ def docker_profile(machine: str | None = None, gvisor: bool = False) -> dict | N
         syscalls.append({"names": rules["enosys"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS})
     return {"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": errno.EPERM,
             "architectures": [DOCKER_ARCH[machine]], "syscalls": syscalls}
+
+
+def _gvisor_profile(machine: str, rules: dict) -> dict:
+    """The form runsc applies inside gVisor's kernel: a deny-list (every other call allowed through to gVisor's
+    kernel, which answers ENOSYS to what it does not implement). runsc 2022's seccomp answers EPERM to what an
+    allow-list leaves out and refused plain calls such as ``select`` under one, so under gVisor the policy is
+    the deny-list of the same calls: ``DENIED`` and ``GVISOR_DENIED`` (EPERM), ``socket`` of every family but
+    the four, ``clone`` with a namespace flag, ``prlimit64`` on another process with a new limit."""
+    refuse = {"action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM}
+    syscalls: list[dict] = [{"names": rules["denied"], **refuse}]
+    for family in range(64):
+        if family not in SOCKET_FAMILIES.values():
+            arg = {"index": 0, "value": 0xFFFFFFFF, "valueTwo": family, "op": "SCMP_CMP_MASKED_EQ"}
+            syscalls.append({"names": ["socket"], **refuse, "args": [arg]})
+    for bit in range(32):
+        if CLONE_NAMESPACE_MASK & (1 << bit):
+            arg = {"index": 0, "value": 1 << bit, "valueTwo": 1 << bit, "op": "SCMP_CMP_MASKED_EQ"}
+            syscalls.append({"names": ["clone"], **refuse, "args": [arg]})
+    syscalls.append({"names": ["prlimit64"], **refuse, "args": [{"index": 0, "value": 0, "op": "SCMP_CMP_NE"},
+                                                                {"index": 2, "value": 0, "op": "SCMP_CMP_NE"}]})
+    return {"defaultAction": "SCMP_ACT_ALLOW", "architectures": [DOCKER_ARCH[machine]], "syscalls": syscalls}
 
 
 def docker_security_opt(machine: str | None = None, gvisor: bool = False) -> str | None:
