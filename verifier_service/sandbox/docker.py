@@ -139,10 +139,12 @@ class DockerSandbox(PooledSandbox):
         profile = seccomp.docker_profile() if c.sandbox_seccomp else None
         if profile is not None:
             filtered = f"{seccomp.describe()}; Docker's default profile as the base"
-            seccomp_line = (f"inside gVisor's kernel (applied by runsc only with --oci-seccomp): {filtered}; "
-                            f"under gVisor every refused call answers EPERM, clone3 goes to gVisor's kernel "
-                            f"(ENOSYS there) and {', '.join(seccomp.GVISOR_DENIED)} are refused (gVisor lists no "
-                            f"IPC objects, so none may be made)" if gvisor else filtered)
+            seccomp_line = ("inside gVisor's kernel (applied by runsc only with --oci-seccomp): the deny-list form "
+                            "of the service's policy (its refused calls with EPERM, socket of other families, clone "
+                            "with namespace flags, prlimit64 on another process, and "
+                            f"{', '.join(seccomp.GVISOR_DENIED)}: gVisor lists no IPC objects, so none may be made); "
+                            "every other call to gVisor's kernel, which answers ENOSYS to what it does not implement"
+                            if gvisor else filtered)
         elif c.sandbox_seccomp:
             seccomp_line = "Docker's default profile (no system call table of ours for this machine)"
         else:
