@@ -76,6 +76,26 @@ TASKS: dict[str, dict] = {
                              {"stdin": "7\n", "expected_stdout": "7000000\n2.333333\n"}]},
     "stdiohuge": {"kind": "stdio", "language": "python", "compare": "float",
                   "cases": [{"stdin": "\n", "expected_stdout": "9" * 400 + "\n1" + "0" * 400 + "\n"}]},
+    # issue 17, class 2: the judge's own iterations, Remote handles, names the tests do not define
+    "iterated": {"kind": "python_assert",
+                 "tests": "assert all(map(lambda x: f(x) == 2 * x, [1, 2, 3]))\n"
+                          "assert not any(filter(lambda x: f(x) != 2 * x, [4, 5, 6]))\n"
+                          "assert sum(1 for _ in iter(lambda: f(7), 14)) == 0\n"
+                          "assert all(a == 2 * b for a, b in zip(map(f, [8, 9]), [8, 9]))\n"},
+    "metamorphic": {"kind": "python_assert",
+                    "tests": "assert f([3, 1, 2]) == f([1, 2, 3])\nassert f([2, 1]) == f([1, 2])\n"
+                             "assert f([1]) != f([1, 2])\n"},
+    "member": {"kind": "python_assert", "tests": "assert 3 in f(5)\nassert 'b' in g('abc')\nassert 0 in f(1)\n"},
+    "helper": {"kind": "python_assert", "entry_point": "decode",
+               "tests": "def check(candidate):\n    for s in ['abc', 'hello']:\n"
+                        "        assert candidate(encode(s)) == s\n"},
+    "mathnoimport": {"kind": "python_assert", "tests": "assert math.isclose(f(0.1), 0.2)\n"
+                                                       "assert math.isclose(f(2.5), 5.0)\n"},
+    # class 1: a spec helper module a test imports late (after the completion ran)
+    "pytesthelper": {"kind": "pytest", "timeout_s": 10, "files": {
+        "test_sol.py": "from solution import f\n\ndef test_a():\n    assert f(2) == 4\n\n"
+                       "def test_b():\n    import helpers\n    assert f(5) == helpers.expected(5)\n",
+        "helpers.py": "def expected(x):\n    return 2 * x\n"}},
 }
 HONEST = {  # a right solution of every task: each must PASS
     "double": "def f(x):\n    return 2 * x\n",
@@ -97,7 +117,28 @@ HONEST = {  # a right solution of every task: each must PASS
     "exactdict": "def f(x):\n    return {x: 'odd' if x % 2 else 'even'}\ndef g(x):\n    return x\n",
     "stdiofloat": "n = int(input())\nprint(n * 1000000)\nprint(f'{n / 3:.6f}')\n",
     "stdiohuge": "input()\nprint('9' * 400)\nprint('1' + '0' * 400)\n",
+    "iterated": "def f(x):\n    return 2 * x\n",
+    "metamorphic": "def f(xs):\n    return sorted(xs)\n",
+    "member": "def f(n):\n    return list(range(n))\ndef g(s):\n    return set(s)\n",
+    # "helper" has none: the check calls a helper (encode) the spec does not define, and only the entry point
+    # is the completion's; a spec must give the prompt's helpers in its setup
+    "mathnoimport": "import math\ndef f(x):\n    return 2 * x\n",
+    "pytesthelper": "def f(x):\n    return 2 * x\n",
 }
+# Honest code the sandbox must not fail (issue 17, class 8): threads and posix_spawn (clone3 answers ENOSYS,
+# so the C library falls back to clone, under gVisor too), `from solution import *` in a pytest suite.
+HONEST_EXTRA = [
+    ("import threading\ndef f(x):\n    out = []\n    t = threading.Thread(target=lambda: out.append(2 * x))\n"
+     "    t.start()\n    t.join()\n    return out[0]\n", "double"),
+    ("import subprocess, sys\ndef f(x):\n    return int(subprocess.run([sys.executable, '-c', f'print(2 * {x})'],"
+     " capture_output=True, text=True, check=True).stdout)\n", "double"),
+    ("from concurrent.futures import ThreadPoolExecutor\ndef f(x):\n"
+     "    with ThreadPoolExecutor(2) as pool:\n        return sum(pool.map(lambda v: v, [x, x]))\n", "double"),
+]
+TASKS["pytestall"] = {"kind": "pytest", "timeout_s": 10, "files": {
+    "test_sol.py": "from solution import *\n\ndef test_a():\n    assert f(2) == 4\n\n"
+                   "def test_b():\n    assert g(5) == 10\n"}}
+HONEST["pytestall"] = "def f(x):\n    return 2 * x\ng = f\n_private = 1\n"
 
 
 @dataclass(frozen=True)
@@ -257,7 +298,8 @@ def test_hostile_programs(hostile_service):
         # The next honest jobs: 10 right, 10 wrong, and a right solution of every task.
         honest = [(f"def f(x):\n    return 2 * x  # {i}\n", spec_for("double")) for i in range(10)]
         honest += [(f"def f(x):\n    return 2 * x + 1  # {i}\n", spec_for("double")) for i in range(10)]
-        honest += [(HONEST[task], spec_for(task)) for task in TASKS if not _task_gap(service, task)]
+        honest += [(HONEST[task], spec_for(task)) for task in TASKS if task in HONEST and not _task_gap(service, task)]
+        honest += [(code, spec_for(task)) for code, task in HONEST_EXTRA]
         results = service.verify_batch(honest, timeout=180)
         for i, r in enumerate(results):
             want = ("FAILED", FORMAT_ONLY) if 10 <= i < 20 else ("PASSED", 1.0)

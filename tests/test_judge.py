@@ -121,9 +121,13 @@ def test_wire_values_round_trip_with_their_types():
 
 def test_remote_objects_decide_neither_truth_nor_equality():
     remote = judge.Remote(None, 1, "Anything")
-    assert remote != 4 and not (remote == 4) and remote == remote
-    with pytest.raises(TypeError):
-        bool(remote)
+    assert remote != 4 and not (remote == 4) and not (4 == remote) and remote != [remote]
+    other = judge.Remote(None, 2, "Anything")
+    for compare in (lambda: remote == remote, lambda: remote != remote, lambda: remote == other,
+                    lambda: other != remote, lambda: bool(remote)):
+        with pytest.raises(TypeError):
+            compare()
+    assert remote in [remote] and remote in {remote} and remote is remote  # identity stays the judge's
 
 
 def test_used_names_leave_builtins_to_the_judge():
@@ -131,14 +135,14 @@ def test_used_names_leave_builtins_to_the_judge():
     assert used_names("assert True\n", "sorted") == ["sorted"]
 
 
-def test_docker_profile_is_the_bwrap_deny_list():
+def test_docker_profile_is_the_bwrap_policy():
     profile = seccomp.docker_profile("x86_64")
-    denied = profile["syscalls"][0]
-    assert profile["defaultAction"] == "SCMP_ACT_ALLOW" and profile["architectures"] == ["SCMP_ARCH_X86_64"]
-    assert set(denied["names"]) == {n for n in seccomp.DENIED if n in seccomp.TABLES["x86_64"][1]}
-    clone_flags = {rule["args"][0]["value"] for rule in profile["syscalls"] if rule["names"] == ["clone"]}
-    assert clone_flags == set(seccomp.CLONE_NAMESPACE_FLAGS.values())
-    assert any(r["names"] == ["clone3"] and r["errnoRet"] == 38 for r in profile["syscalls"])
+    assert profile["defaultAction"] == "SCMP_ACT_ERRNO" and profile["architectures"] == ["SCMP_ARCH_X86_64"]
+    denied = [r for r in profile["syscalls"] if r["action"] == "SCMP_ACT_ERRNO" and r.get("errnoRet") == 1]
+    assert set(denied[0]["names"]) == {n for n in seccomp.DENIED if n in seccomp.TABLES["x86_64"][1]}
+    clone = [rule["args"][0] for rule in profile["syscalls"] if rule["names"] == ["clone"]]
+    assert clone == [{"index": 0, "value": seccomp.CLONE_NAMESPACE_MASK, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}]
+    assert any("clone3" in r["names"] and r.get("errnoRet") == 38 for r in profile["syscalls"])
     assert seccomp.docker_profile("sparc") is None
 
 
@@ -248,7 +252,7 @@ def test_docker_layer_report_says_what_each_sandbox_gets():
     assert "read-only" in rows["filesystem"] and "no Docker socket" in rows["filesystem"]
     assert "uid 10001:10001" in rows["user"] and "pids 64" in rows["cgroup limits"]
     if seccomp.docker_profile() is not None:
-        assert "deny-list" in rows["seccomp"]
+        assert "allow-list" in rows["seccomp"]
     off = dict(DockerSandbox(ServiceConfig(sandbox_seccomp=False)).isolation())
     assert off["seccomp"] == "Docker's default profile (sandbox_seccomp is false)"
     gvisor = DockerSandbox(ServiceConfig(sandbox_runtime="runsc"))
@@ -277,3 +281,73 @@ def test_an_image_of_another_runner_protocol_is_refused_with_the_fix():
         pytest.skip("no unlabelled image (rlvr-base, made by sandboxes/build.sh) to try")
     with pytest.raises(SandboxUnavailable, match=r"runner protocol unknown.*rebuild"):
         DockerSandbox(replace(TEST_CONFIG, sandbox_image=bases[0])).check_blocking()
+
+
+@pytest.mark.parametrize("raise_", ["raise StopIteration", "raise StopIteration(2 * x)", "raise StopAsyncIteration",
+                                    "class StopIteration(StopIteration):\n        pass\n    raise StopIteration"])
+@pytest.mark.parametrize("test", ["assert all(map(lambda x: f(x) == 2 * x, [1, 2, 3]))\n",
+                                  "assert not any(filter(lambda x: f(x) != 2 * x, [1, 2]))\n",
+                                  "assert sum(1 for _ in iter(lambda: f(7), 14)) == 0\n",
+                                  "assert list(zip(map(f, [1]), [2])) in ([], [(2, 2)])\n",
+                                  "assert all(f(x) == 2 * x for x in [1, 2])\n"])
+def test_the_candidate_s_exceptions_never_end_the_judge_s_loops(raise_, test):
+    """Issue 17, class 2: a StopIteration (or StopAsyncIteration) out of the completion fails the test."""
+    assert passed(harness(f"def f(x):\n    {raise_}\n", test)) == [False]
+    assert passed(harness("def f(x):\n    return 2 * x\n", test)) == [True]
+
+
+def test_names_the_tests_do_not_define():
+    helper = "def check(candidate):\n    assert candidate(encode('abc')) == 'abc'\n"
+    hack = "def encode(s):\n    return s\ndef decode(s):\n    return s\n"
+    assert passed(harness(hack, helper, entry_point="decode")) == [False]  # only the entry point is the candidate's
+    assert passed(harness(hack, helper, entry_point="decode", setup="def encode(s):\n    return s[::-1]\n")) == [
+        False]
+    honest = "def decode(s):\n    return s[::-1]\n"
+    assert passed(harness(honest, helper, entry_point="decode", setup="def encode(s):\n    return s[::-1]\n")) == [
+        True]
+    fake_math = "class M:\n    def isclose(self, a, b):\n        return True\nmath = M()\ndef f(x):\n    return 0\n"
+    assert passed(harness(fake_math, "assert math.isclose(f(1), 2.0)\n")) == [False]
+    assert passed(harness("import math\ndef f(x):\n    return 2.0 * x\n", "assert math.isclose(f(1), 2.0)\n")) == [True]
+    assert passed(harness("def string(x):\n    return 2 * x\n", "assert string(2) == 4\n")) == [True]
+
+
+def test_handles_have_no_more_power_than_values():
+    everything = ("class E:\n    def __contains__(self, x):\n        return True\n    def __iter__(self):\n"
+                  "        return iter(())\n    def __eq__(self, o):\n        return True\n"
+                  "    __hash__ = object.__hash__\nONE = E()\ndef f(x):\n    return ONE\n")
+    assert passed(harness(everything, "assert 3 in f(1)\nassert f(1) == f(2)\nassert f(1) != 5\n")) == [
+        False, False, True]
+    honest = ("class Bag:\n    def __init__(self, items):\n        self.items = list(items)\n    def __iter__(self):\n"
+              "        return iter(self.items)\ndef f(x):\n    return Bag(range(x))\n")
+    assert passed(harness(honest, "assert 3 in f(5)\nassert 7 not in f(5)\n")) == [True, True]
+
+
+def test_sealed_imports_refuse_writable_places_and_serve_the_snapshot(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "helpers.py").write_text("VALUE = 'spec'\n")
+    script = f"""
+import os, sys
+sys.path.insert(0, {str(RUNNER)!r})
+import judge
+os.chdir({str(work)!r})
+sys.path.insert(0, {str(work)!r})
+snapshot = judge.snapshot_workdir()
+open('helpers.py', 'w').write("VALUE = 'planted'\\n")
+open('colorsys.py', 'w').write("raise SystemExit('planted module ran')\\n")
+judge.seal_imports(snapshot)
+import helpers
+assert helpers.VALUE == 'spec', helpers.VALUE
+import colorsys
+assert colorsys.__file__.startswith(sys.base_prefix) or 'python3' in colorsys.__file__, colorsys.__file__
+open('planted_new.py', 'w').write('X = 1\\n')
+try:
+    import planted_new
+except ImportError:
+    pass
+else:
+    raise AssertionError('imported from the work dir')
+print('ok')
+"""
+    out = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr

@@ -21,6 +21,7 @@ gets the time left, never a fresh deadline, and waits never run past it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,10 +32,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.client.balancing import SCHEMES, RetryPolicy, _split, addresses, channel_options, channel_target
-from verifier_service.client.errors import remote_error
+from verifier_service.client.errors import MessageTooLarge, over_message_limit, remote_error
 from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import RemoteError, ServiceUnreachable, VerifierError
 from verifier_service.spec import SERVICE_NAME
+
+log = logging.getLogger(__name__)
 
 START_HINT = "start one with `verifier-service serve --port PORT` (or `docker compose up verifier`)"
 MAX_THROTTLE_WAIT_S = 30.0  # the longest single wait on a retry hint
@@ -182,7 +185,7 @@ class VerifierClient:
             except grpc.aio.AioRpcError as exc:
                 code = exc.code()
                 remaining = left()
-                if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not over_message_limit(code, exc.details() or ""):
                     hint = retry_after_s(exc)
                     wait = min(hint if hint is not None else self.retry.delay(failures + 1), MAX_THROTTLE_WAIT_S)
                     if stats.throttled_s + wait <= self.max_throttle_s and (remaining is None or wait < remaining):
@@ -205,9 +208,23 @@ class VerifierClient:
     async def verify_batch(self, requests: Sequence[pb.VerifyRequest], timeout_s: float | None = None,
                            batch_id: str = "", stats: CallStats | None = None) -> list[pb.VerifyResult]:
         """One VerifyBatch call; ``timeout_s`` is the budget of all its attempts; ``stats`` (if given) counts
-        the RPCs sent and the seconds waited on throttling."""
-        response = await self._call(self._stub.VerifyBatch,
-                                    pb.VerifyBatchRequest(requests=requests, batch_id=batch_id), timeout_s, stats)
+        the RPCs sent and the seconds waited on throttling. A batch whose request or answer is over a gRPC
+        message limit is verified in halves (each fits, or halves again), within the same budget; one request
+        that does not fit alone raises ``MessageTooLarge``."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        try:
+            response = await self._call(self._stub.VerifyBatch,
+                                        pb.VerifyBatchRequest(requests=requests, batch_id=batch_id), timeout_s, stats)
+        except MessageTooLarge as exc:
+            if len(requests) < 2:
+                raise
+            half = len(requests) // 2
+            log.warning("verifier batch of %d over the message limit (%s): verified in halves", len(requests),
+                        exc.details)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            first = await self.verify_batch(requests[:half], left, batch_id, stats)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            return first + await self.verify_batch(requests[half:], left, batch_id, stats)
         return list(response.results)
 
     async def verify_many(self, requests: Sequence[pb.VerifyRequest], batch_size: int = 32, parallel: int = 4,

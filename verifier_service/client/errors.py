@@ -51,6 +51,11 @@ class RemoteOverloaded(RemoteError, Overloaded):
     """RESOURCE_EXHAUSTED after the client's waits: the service (or the tenant's quota) is full."""
 
 
+class MessageTooLarge(RemoteError):
+    """RESOURCE_EXHAUSTED that says a message (the request, or the answer) was over a gRPC size limit: not
+    throttling, and the same call fails again whole; a batch is verified in halves instead."""
+
+
 class RemoteUnavailable(RemoteError):
     """UNAVAILABLE after the client's retries: no replica took the call."""
 
@@ -72,7 +77,13 @@ ERROR_CLASSES: dict[grpc.StatusCode, type[RemoteError]] = {
 }
 
 
+def over_message_limit(code: grpc.StatusCode, details: str) -> bool:
+    """Whether a failed call was a message over a gRPC size limit (the sender's or the receiver's), which gRPC
+    answers RESOURCE_EXHAUSTED like a busy service: retrying it unchanged cannot help."""
+    return code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details
+
+
 def remote_error(code: grpc.StatusCode, details: str) -> RemoteError:
     """The typed error of a call that ended with ``code`` (``RemoteError`` itself for codes no table names)."""
-    cls = ERROR_CLASSES.get(code, RemoteError)
+    cls = MessageTooLarge if over_message_limit(code, details) else ERROR_CLASSES.get(code, RemoteError)
     return cls(f"{code.name}: {details}", code.name, code in RETRYABLE, details)

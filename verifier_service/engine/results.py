@@ -52,3 +52,40 @@ def set_timings(result: pb.VerifyResult, queue_s: float, total_s: float) -> None
     timings.queue_s = queue_s
     timings.run_s = max(0.0, total_s - queue_s)
     timings.total_s = total_s
+
+
+MESSAGE_MARGIN = 64 * 1024  # the response's own fields (batch id, framing) besides its results
+
+
+def fit_results(results: list[pb.VerifyResult], limit_bytes: int) -> int:
+    """Shrinks results until the batch's answer fits one gRPC message of ``limit_bytes``: the number of results
+    shrunk. A batch answer over the limit would be lost whole (RESOURCE_EXHAUSTED, which reads as throttling);
+    so each result over its share of the limit gives up, in turn, its tests' details, long test names, its
+    output tails and detail, then the tests beyond what fits. Verdicts, scores and rewards never change: only
+    what explains them is shortened (the detail says so)."""
+    total = sum(r.ByteSize() for r in results)
+    budget = max(0, limit_bytes - MESSAGE_MARGIN)
+    if total + 8 * len(results) <= budget or not results:
+        return 0
+    share = max(1024, budget // len(results) - 8)
+    shrunk = 0
+    for result in results:
+        if result.ByteSize() <= share:
+            continue
+        shrunk += 1
+        steps = (lambda r: [t.ClearField("detail") for t in r.tests],
+                 lambda r: [setattr(t, "name", truncate(t.name, 120)) for t in r.tests],
+                 lambda r: (r.ClearField("stdout_tail"), r.ClearField("stderr_tail"),
+                            setattr(r, "extracted", truncate(r.extracted, 400))),
+                 lambda r: setattr(r, "detail", truncate(r.detail, 300)))
+        for step in steps:
+            step(result)
+            if result.ByteSize() <= share:
+                break
+        while result.tests and result.ByteSize() > share:
+            keep = max(0, len(result.tests) * share // max(1, result.ByteSize()) - 1)
+            del result.tests[keep:]
+        note = " [shortened: the batch's answer was over the message limit]"
+        if len(result.detail) + len(note) <= 1000:
+            result.detail += note
+    return shrunk

@@ -483,6 +483,8 @@ class BwrapSandbox(PooledSandbox):
         # (vm/drop_caches, ...). The kernel answers /proc/sys by the reader's namespaces, not the mount's.
         argv += ["--ro-bind", str(self.runner_dir), HARNESS_DIR,
                  "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+        if "--mqueue" in self.options:  # the sandbox's POSIX message queues, listed (and checked) by the runner
+            argv += ["--mqueue", "/dev/mqueue"]
         for path in ("/tmp", "/dev/shm"):
             if "--size" in self.options:
                 argv += ["--size", str(c.tmpfs_mb << 20)]

@@ -138,9 +138,12 @@ class DockerSandbox(PooledSandbox):
         gvisor = runtime == "runsc"
         profile = seccomp.docker_profile() if c.sandbox_seccomp else None
         if profile is not None:
-            filtered = (f"{seccomp.describe()}; clone with namespace flags refused; in place of Docker's default "
-                        "profile")
-            seccomp_line = (f"inside gVisor's kernel (applied by runsc only with --oci-seccomp): {filtered}"
+            filtered = f"{seccomp.describe()}; Docker's default profile as the base"
+            seccomp_line = ("inside gVisor's kernel (applied by runsc only with --oci-seccomp): the deny-list form "
+                            "of the service's policy (its refused calls with EPERM, socket of other families, clone "
+                            "with namespace flags, prlimit64 on another process, and "
+                            f"{', '.join(seccomp.GVISOR_DENIED)}: gVisor lists no IPC objects, so none may be made); "
+                            "every other call to gVisor's kernel, which answers ENOSYS to what it does not implement"
                             if gvisor else filtered)
         elif c.sandbox_seccomp:
             seccomp_line = "Docker's default profile (no system call table of ours for this machine)"
@@ -227,7 +230,8 @@ class DockerSandbox(PooledSandbox):
 
     def _security_opt(self) -> list[str]:
         opts = ["no-new-privileges"]
-        profile = seccomp.docker_security_opt() if self.config.sandbox_seccomp else None
+        gvisor = (self._runtime or self.config.sandbox_runtime) == "runsc"
+        profile = seccomp.docker_security_opt(gvisor=gvisor) if self.config.sandbox_seccomp else None
         if profile is not None:
             opts.append(profile)
         return opts

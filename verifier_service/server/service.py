@@ -23,6 +23,7 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.credentials import RETRY_AFTER_KEY
 from verifier_service.engine.engine import Engine, Prepared
+from verifier_service.engine.results import fit_results
 from verifier_service.errors import (
     STATUS,
     InvalidSpec,
@@ -148,6 +149,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                 self.admission.release(len(prepared))
                 ticket.release()
             self._stamp(results, prepared, labels)
+            fit_results(results, self.engine.config.max_message_bytes)  # never an answer over the message limit
             if self.metrics is not None:
                 self.metrics.observe(tenant.name, results)
             status = "OK"

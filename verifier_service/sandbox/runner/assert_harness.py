@@ -79,6 +79,43 @@ def _load(candidate, report, setup, solution, names):
     return names
 
 
+def _used_as_modules(codes):
+    """The names the tests read an attribute of (``math.isclose``): how a module is used, not a function."""
+    found = set()
+    for code in codes:
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        found.update(n.value.id for n in ast.walk(tree)
+                     if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name))
+    return found
+
+
+def _candidate_name(name, value, entry_point, namespace, as_module=True):
+    """What a name the tests use but do not define is bound to (``_MISSING``: nothing, a NameError if used).
+
+    The spec's own setup names stay the spec's. With an entry point (HumanEval), the spec says which name is the
+    completion's: only that one; a helper of the prompt the tests call (``encode_cyclic``) must come from the
+    spec's setup, never from the completion, which could redefine it to suit its answer. Without one (MBPP),
+    the tests call the completion's names directly; but a standard library module's name the tests use as a
+    module (an attribute of it: ``math.isclose``, a module they forgot to import) is the judge's own import of
+    that module, never an object of the completion's that says it is one (a function of the completion's named
+    like a module, called by the tests, stays the completion's)."""
+    if name == entry_point:
+        return value
+    if name in namespace or entry_point:
+        return _MISSING
+    if as_module and name in getattr(sys, "stdlib_module_names", ()) and not name.startswith("_"):
+        import importlib
+
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            return _MISSING
+    return value
+
+
 def _failure(exc):
     """(error type, detail) of a test that raised: a failed assert's message, or the exception."""
     if isinstance(exc, AssertionError):
@@ -93,6 +130,7 @@ def _report_test(report, index, name, error, started):
 
 def main():
     judge.make_undumpable()
+    judge.seal_imports()  # whatever the judge imports later (a module the tests use) never comes from the work dir
     candidate = judge.start_candidate()  # before the job is read: the candidate never holds it
     try:
         run(candidate)
@@ -122,9 +160,11 @@ def run(candidate):
         report(event="end")
         return
     entry_point = job.get("entry_point", "")
+    as_modules = _used_as_modules(item["code"] for item, _ in compiled)
     for name, value in names.items():
-        if name not in namespace or name == entry_point:  # the spec's own setup names stay the spec's
-            namespace[name] = value
+        bound = _candidate_name(name, value, entry_point, namespace, name in as_modules)
+        if bound is not _MISSING:
+            namespace[name] = bound
     index = 0
     for item, code in compiled:
         started = _monotonic()

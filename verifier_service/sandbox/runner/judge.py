@@ -28,6 +28,7 @@ import os
 import resource
 import signal
 import sys
+import time
 import traceback
 
 PR_SET_DUMPABLE = 4
@@ -267,6 +268,152 @@ def serve_candidate():  # pragma: no cover - runs in the candidate process
         os._exit(0)
 
 
+# Where a step's processes may write (the root is read-only in every backend): the scratch tmpfs and the work dir.
+WRITABLE_ROOTS = ("/tmp", "/dev/shm", "/var/tmp")
+
+
+class SealedImports:
+    """The judge's imports, once the completion can have written files: never from a place it can write.
+
+    The first finder of ``sys.meta_path``: it asks the others, and refuses a module (or package) found in a
+    writable place (the work dir, the scratch dirs), so a module the completion plants there (``pprint.py``,
+    imported later by pytest's assertion messages, or a standard module the tests use) never runs in the
+    judge. Modules of the work dir that existed before the completion ran (the spec's own helpers) are served
+    from the copy ``snapshot`` took then (``{real path: source}``), never from the disk. ``sys.path`` loses
+    its writable entries too (``seal_imports``)."""
+
+    def __init__(self, roots, snapshot, dirs):
+        import importlib.util  # now: an import inside find_spec would come back to find_spec
+
+        self.spec_from_loader = importlib.util.spec_from_loader
+        self.roots = tuple(roots)
+        self.snapshot = snapshot or {}
+        self.dirs = tuple(dirs)  # the writable sys.path entries taken out: where the snapshot's modules were
+
+    def writable(self, path):
+        real = os.path.realpath(path or ".")
+        return any(real == root or real.startswith(root + os.sep) for root in self.roots)
+
+    def find_spec(self, name, path=None, target=None):
+        last = name.rpartition(".")[2]
+        for folder in (path if path is not None else self.dirs):
+            if not self.writable(folder):
+                continue
+            for file, package in ((os.path.join(folder, last + ".py"), False),
+                                  (os.path.join(folder, last, "__init__.py"), True)):
+                real = os.path.realpath(file)
+                if real in self.snapshot:
+                    spec = self.spec_from_loader(name, _SnapshotLoader(self.snapshot[real], real),
+                                                           origin=real, is_package=package)
+                    if package:
+                        spec.submodule_search_locations = [os.path.dirname(real)]
+                    spec.has_location = True
+                    return spec
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is None:
+                continue
+            places = [spec.origin] if spec.origin and spec.has_location else []
+            places += list(spec.submodule_search_locations or ())
+            for place in places:
+                if self.writable(place):
+                    raise ImportError(f"module {name!r} is not imported from {place}: a place the completion "
+                                      "can write", name=name)
+            return spec
+        return None
+
+
+class _SnapshotLoader:
+    def __init__(self, source, path):
+        self.source, self.path = source, path
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        module.__file__ = self.path
+        exec(compile(self.source, self.path, "exec"), module.__dict__)
+
+
+def snapshot_workdir(skip=(), max_files=2000, max_bytes=32 << 20):
+    """The Python sources under the work dir now, before the completion runs: ``{real path: source}``."""
+    out, total = {}, 0
+    skip = {os.path.realpath(p) for p in skip}
+    for folder, dirs, files in os.walk(os.getcwd()):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for file in files:
+            real = os.path.realpath(os.path.join(folder, file))
+            if not file.endswith(".py") or real in skip or len(out) >= max_files:
+                continue
+            try:
+                with open(real, "rb") as fh:
+                    data = fh.read(max_bytes - total + 1)
+            except OSError:
+                continue
+            total += len(data)
+            if total > max_bytes:
+                return out
+            out[real] = data
+    return out
+
+
+def seal_imports(snapshot=None):
+    """From now on the judge imports nothing from a place the completion can write (``SealedImports``)."""
+    roots = {os.path.realpath(r) for r in (*WRITABLE_ROOTS, os.getcwd())}
+    roots.discard("/")
+    sealed = SealedImports(sorted(roots), snapshot, ())
+    taken = [p for p in sys.path if sealed.writable(p)]
+    sys.path[:] = [p for p in sys.path if not sealed.writable(p)]
+    sealed.dirs = tuple(taken)
+    sys.path_importer_cache.clear()
+    sys.meta_path.insert(0, sealed)
+    return sealed
+
+
+def end_other_processes(give_up_s=2.0):
+    """Kills every process of the sandbox but the runner (PID 1), this process's parent (the zygote, or the
+    runner) and itself: the candidate process and all it started, wherever they were reparented. The pytest
+    judge calls it before it writes its report file (the work dir is the candidate's too: a process of the
+    candidate's left alive could rewrite the report between its write and its collection, with the judge's own
+    nonce read from it). Only inside a sandbox (PID 1 is the runner); True when none is left."""
+    try:
+        with open("/proc/1/cmdline", "rb") as fh:
+            if b"runner.py" not in fh.read():
+                return False
+    except OSError:
+        return False
+    keep, uid = {1, os.getpid(), os.getppid()}, os.getuid()
+    deadline = time.monotonic() + give_up_s
+    while True:
+        left = 0
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in keep:
+                continue
+            try:
+                if os.stat(f"/proc/{name}").st_uid != uid:
+                    continue
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    if fh.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+                        continue  # dead already: its parent reaps it
+                os.kill(int(name), signal.SIGKILL)
+                left += 1
+            except (OSError, IndexError):
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        if not left:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+
+
 def start_candidate():
     """Forks the candidate process now (before any job data is read); the judge's end of its pipes."""
     req_r, req_w = os.pipe()
@@ -311,8 +458,13 @@ class CandidateError(Exception):
     """An exception of a type the candidate defined (or a BaseException it raised) in its code."""
 
 
+# A candidate's exception crosses as the built-in type of that name, so tests can catch it, except the types that
+# end the judge's own iterations when they pass through them: a StopIteration out of a call inside ``map``,
+# ``filter``, ``zip``, ``iter(f, x)`` (or a StopAsyncIteration in async iteration) would end the loop early and
+# the asserts never made would count as held. Those arrive as CandidateError: the test fails.
+_CONTROL_FLOW = (StopIteration, StopAsyncIteration)
 _BUILTIN_ERRORS = {name: obj for name, obj in vars(builtins).items()
-                   if isinstance(obj, type) and issubclass(obj, Exception)}
+                   if isinstance(obj, type) and issubclass(obj, Exception) and not issubclass(obj, _CONTROL_FLOW)}
 
 
 def end_detail(code):
@@ -361,7 +513,8 @@ class Candidate:
             name, detail = str(answer["error"]), str(answer.get("detail", ""))
             cls = _BUILTIN_ERRORS.get(name)
             try:
-                error = cls(detail) if cls is not None else CandidateError(detail)
+                error = cls(detail) if cls is not None else CandidateError(
+                    detail if detail.startswith(name) else f"{name}: {detail}")
             except Exception:  # noqa: BLE001 - a built-in error that takes other arguments
                 error = CandidateError(f"{name}: {detail}")
             raise error
@@ -515,10 +668,15 @@ _SUBCLASS = {int: _SubInt, bool: _SubInt, float: _SubFloat, str: _SubStr, bytes:
 class Remote:
     """An object of the completion's, living in the candidate process; the judge only holds its handle.
 
-    Calls, attributes, ``len``, iteration, indexing and ``in`` are asked of the
-    candidate (they are its class's behaviour, which is what the tests test). Equality
-    is identity, and truth and hashing of its value are refused: those are what an
-    always-true ``__eq__`` / ``__bool__`` would forge.
+    Calls, attributes, ``len``, iteration and indexing are asked of the candidate
+    (they are its class's behaviour, which is what the tests test). Nothing else is
+    decided by it, nor by the handle: a handle never has more power than a built-in
+    value the candidate could have returned instead. It is unequal to every judge
+    value; equality of two handles and truth are refused (``f(a) == f(b)`` of one
+    object would otherwise hold by identity, whatever the object is), and ``x in obj``
+    is the judge's own comparison of ``x`` with the items the object's iteration
+    gives (as for a list of them), not the candidate's
+    ``__contains__`` (which could hold for everything). Hashing is the handle's.
     """
 
     __slots__ = ("_candidate", "_handle", "_type")
@@ -566,13 +724,19 @@ class Remote:
         self._ask("setitem", key=self._wire(key), value=self._wire(value))
 
     def __contains__(self, item):
-        return self._ask("contains", item=self._wire(item)) is True
+        if isinstance(item, Remote):
+            return any(element is item for element in self.__iter__())
+        return any(element is item or (not isinstance(element, Remote) and element == item)
+                   for element in self.__iter__())
 
     def __eq__(self, other):
-        return other is self
+        if not isinstance(other, Remote):
+            return False  # as a built-in value of another type would not be
+        raise TypeError(f"equality of {object.__getattribute__(self, '_type')} objects of the completion's is "
+                        "not decided by the tests' judge (compare their attributes or their items)")
 
     def __ne__(self, other):
-        return other is not self
+        return not self.__eq__(other)
 
     def __hash__(self):
         return hash((Remote, object.__getattribute__(self, "_handle")))
@@ -640,6 +804,8 @@ class SolutionModule(type(sys)):
         self._rlvr = {"candidate": candidate, "path": path, "loaded": None, "names": {}}
 
     def __getattr__(self, name):
+        if name == "__all__":  # ``from solution import *``: the public names its source defines, not run
+            return _public_names(self.__dict__["_rlvr"]["path"])
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         names = self.__dict__["_rlvr"]["names"]
@@ -658,6 +824,35 @@ class SolutionModule(type(sys)):
         if state["loaded"]:
             raise ImportError(f"the completion does not compile: {state['loaded']}")
         return candidate.call("name", name=name)
+
+
+def _public_names(path):
+    """What ``from solution import *`` takes, read from the completion's source without running it: its literal
+    ``__all__``, else the top-level names it defines, assigns or imports that do not start with ``_``."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+                if isinstance(target, ast.Name) and target.id == "__all__":
+                    try:
+                        declared = ast.literal_eval(node.value)
+                        if all(isinstance(n, str) for n in declared):
+                            return list(declared)
+                    except (ValueError, TypeError, SyntaxError):
+                        pass
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    return sorted({n for n in names if not n.startswith("_")})
 
 
 class LazyName:

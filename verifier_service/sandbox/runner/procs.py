@@ -11,6 +11,7 @@ import ctypes
 import os
 import resource
 import select
+import socket
 import time
 
 import assert_harness
@@ -70,6 +71,18 @@ def limits(step, job):
         default_signals()
 
     return apply
+
+
+def channel():
+    """(read end, write end) of a one-way byte stream to or from a step's process: a Unix socket pair, not a
+    pipe. Another process of the sandbox cannot open a socket through ``/proc/<pid>/fd/`` (the kernel, and
+    gVisor's, answer ENXIO) as it can a pipe wherever non-dumpable is not honoured (gVisor): a step's stdin
+    (the job's tests and nonce) and its report channel are these, so a candidate process cannot take the
+    judge's job or write the judge's reports through ``/proc``."""
+    read, write = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    read.shutdown(socket.SHUT_WR)
+    write.shutdown(socket.SHUT_RD)
+    return read.detach(), write.detach()
 
 
 def step_env(workdir, report_fd):

@@ -12,6 +12,9 @@ cannot read the tests' expected values from disk.
 
 import linecache
 import os
+import sys
+
+import pytest
 
 
 def _read_nonce():
@@ -39,6 +42,30 @@ pytest_sessionstart = _make_hook(_read_nonce())
 del _read_nonce, _make_hook
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Before the JUnit report is written (this hook runs first: ``tryfirst``): the completion's process and every
+    process it started are killed, so none can rewrite the report file once it holds the nonce."""
+    import judge
+
+    for module in list(sys.modules.values()):
+        if isinstance(module, judge.SolutionModule):
+            module.__dict__["_rlvr"]["candidate"].close()
+    judge.end_other_processes()
+
+
+def _snapshot():
+    """The work dir's Python sources as they are now (the completion has not run: its module is a lazy
+    ``SolutionModule``), the completion's own file left out."""
+    import judge
+
+    solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, judge.SolutionModule)]
+    return judge.snapshot_workdir(skip=solution)
+
+
+_SOURCES = _snapshot()
+
+
 def pytest_collection_finish(session):
     workdir = os.path.realpath(os.getcwd()) + os.sep
     modules = {str(item.path) for item in session.items}
@@ -53,3 +80,9 @@ def pytest_collection_finish(session):
                 os.unlink(real)
             except OSError:
                 pass
+    # From here on the completion runs (when a test first uses one of its names): the judge imports nothing
+    # from the work dir or the scratch dirs (pytest put the test dirs first on sys.path); the spec's own helper
+    # modules a test imports late come from the sources read before the completion could change them.
+    import judge
+
+    judge.seal_imports(_SOURCES)

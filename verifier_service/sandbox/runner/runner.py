@@ -95,13 +95,14 @@ def _spawn(step, job, workdir, standby):
     # process the zygote forks a hundred page copies.
     import subprocess
 
-    report_r, report_w = os.pipe()
+    report_r, report_w = procs.channel()  # sockets, not pipes: see procs.channel
+    stdin_r, stdin_w = procs.channel()
     try:
         proc = subprocess.Popen(
             step["argv"],
             cwd=workdir,
             env=procs.step_env(workdir, report_w),
-            stdin=subprocess.PIPE,
+            stdin=stdin_r,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=(report_w,),
@@ -110,9 +111,12 @@ def _spawn(step, job, workdir, standby):
         )
     except OSError:
         os.close(report_r)
+        os.close(stdin_w)
         raise
     finally:
         os.close(report_w)
+        os.close(stdin_r)
+    proc.stdin = os.fdopen(stdin_w, "wb", buffering=0)
     return proc, report_r
 
 
@@ -197,6 +201,21 @@ def _failed(result):
 
 SCRATCH_DIRS = ("/tmp", "/dev/shm")
 SYSV_IPC = ("/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg")
+MQUEUE_DIR = "/dev/mqueue"  # POSIX message queues: Docker and bwrap (--mqueue) mount the IPC namespace's here
+RLIMITS = tuple(getattr(resource, name) for name in sorted(dir(resource)) if name.startswith("RLIMIT_"))
+
+
+def process_state(pid):
+    """What a process of the sandbox passes on to what it forks and that another process of the same uid can
+    change: its resource limits (``prlimit``), nice value, CPU affinity and scheduling policy. The runner
+    records its own and the zygote's before the first job and compares them after each (``_scrub``): a step
+    that changed them (on its parents: same uid) would make honest jobs fail or crawl, so the sandbox is then
+    retired. None for a process that is gone."""
+    try:
+        return (tuple(resource.prlimit(pid, r) for r in RLIMITS), os.getpriority(os.PRIO_PROCESS, pid),
+                tuple(sorted(os.sched_getaffinity(pid))), os.sched_getscheduler(pid))
+    except OSError:
+        return None
 
 
 def _remove_tree(path):
@@ -210,14 +229,69 @@ def _remove_tree(path):
     os.rmdir(path)
 
 
-def _scrub():
-    """Leaves nothing of a job for the next one; True when something could not be removed.
+_UNLISTED_IPC = None
+
+
+def unlisted_ipc():
+    """The kinds of IPC object this sandbox lets a process make but gives the runner no way to list (gVisor shows
+    neither ``/proc/sysvipc`` nor ``/dev/mqueue``; its seccomp profile then refuses making them). Found once, by
+    making one of each (and removing it) where the list is missing: a kind that can be made but not listed makes
+    every job's sandbox dirty (it is retired), since a job could leave one for the next."""
+    global _UNLISTED_IPC
+    if _UNLISTED_IPC is not None:
+        return _UNLISTED_IPC
+    found = []
+    sysv_listed = all(os.path.exists(t) for t in SYSV_IPC)
+    mqueue_listed = os.path.isdir(MQUEUE_DIR) and os.path.ismount(MQUEUE_DIR)
+    if not (sysv_listed and mqueue_listed):
+        try:
+            import ctypes  # only here: an image whose kernel lists everything never loads it
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if not sysv_listed:
+                for kind, make, remove in (("shm", lambda: libc.shmget(0, 4096, 0o1600), libc.shmctl),
+                                           ("msg", lambda: libc.msgget(0, 0o1600), libc.msgctl),
+                                           ("sem", lambda: libc.semget(0, 1, 0o1600), None)):
+                    ident = make()
+                    if ident >= 0:
+                        found.append(kind)
+                        if remove is None:
+                            libc.semctl(ident, 0, 0)  # IPC_RMID
+                        else:
+                            remove(ident, 0, None)  # IPC_RMID
+            if not mqueue_listed:
+                name = b"/rlvr-probe-" + os.urandom(6).hex().encode()
+                fd = libc.mq_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600, None)
+                if fd >= 0:
+                    found.append("mqueue")
+                    os.close(fd)
+                    libc.mq_unlink(name)
+        except (OSError, AttributeError):
+            found.append("unknown")  # cannot even probe: not verifiable
+    _UNLISTED_IPC = found
+    return found
+
+
+def _scrub(baseline=None):
+    """Leaves nothing of a job for the next one; True when something could not be removed or verified clean.
 
     Files live only in the tmpfs scratch dirs (the root is read-only) and
-    processes were killed after each step. SysV IPC objects would outlive the
-    job: if any exist the container is reported dirty and the host replaces it.
+    processes were killed after each step. SysV IPC objects and POSIX message
+    queues would outlive the job: if any exist the container is reported dirty
+    and the host replaces it; so it is when the message queues cannot be
+    listed (no ``/dev/mqueue``), or when the runner's or the zygote's limits,
+    priority, affinity or scheduling differ from ``baseline`` (``process_state``).
     """
     dirty = False
+    if baseline is not None and any(process_state(pid) != state for pid, state in baseline.items()):
+        dirty = True
+    if unlisted_ipc():
+        dirty = True  # cannot be verified: an object there would reach the next job
+    try:
+        if os.listdir(MQUEUE_DIR):
+            dirty = True
+    except OSError:
+        pass  # not there: unlisted_ipc() says whether queues can be made at all
     for root in SCRATCH_DIRS:
         try:
             names = os.listdir(root)
@@ -263,7 +337,7 @@ def run_job(job, out, zygote=None):
         if index + 1 < len(steps):
             out.flush()  # the host sees each step as it ends (fast-fail); the last one goes out with "done"
     # A zygote a step killed or stopped is an anomaly: the host replaces the sandbox.
-    dirty = _scrub() or (zygote is not None and (zygote.gone or zygote.unclean))
+    dirty = _scrub(getattr(zygote, "baseline", None)) or (zygote is not None and (zygote.gone or zygote.unclean))
     done = {"event": "done", "dirty": dirty, "token": token, "usage": _job_usage(before, zygote)}
     out.write(json.dumps(done) + "\n")
     out.flush()
@@ -314,6 +388,8 @@ def main():
         while True:
             if zygote is None or zygote.gone:
                 zygote = Zygote()
+                zygote.baseline = {0: process_state(0), zygote.pid: process_state(zygote.pid)}
+                unlisted_ipc()  # before any job: probing later would be probing what a job may have left
             zygote.ask_standby()
             line = stdin.readline()
             if not line:

@@ -471,7 +471,8 @@ def _zygote_loop(sock, wake_r):  # pragma: no cover - runs in the zygote
                 pass
             say(answer)
         if data.endswith(b"S"):
-            pipes = [os.pipe() for _ in range(5)]  # stdin, stdout, stderr, report, control
+            # stdin, stdout, stderr, report, control: stdin and report as sockets (``procs.channel``)
+            pipes = [procs.channel(), os.pipe(), os.pipe(), procs.channel(), os.pipe()]
             gc.freeze()
             pid = os.fork()
             if pid == 0:
