@@ -50,6 +50,7 @@ from verifier_service.client import SERVICE_NAME, START_HINT
 from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import request_from_json
+from verifier_service.wire import wire_text
 
 log = logging.getLogger(__name__)
 RETRY_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
@@ -211,7 +212,7 @@ class VerifierRewards:
                         from exc
             request = pb.VerifyRequest()
             request.CopyFrom(template)
-            request.id, request.completion = str(i), completion_text(completion)
+            request.id, request.completion = str(i), wire_text(completion_text(completion))
             requests.append(request)
         return requests
 

@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection
 
 from verifier_service.errors import VerifierError
 from verifier_service.spec import Spec
-from verifier_service.verdict import Outcome, Verdict
+from verifier_service.verdict import Outcome, Verdict, truncate
 
 log = logging.getLogger(__name__)
 CHUNK_MAX = 512                # checks per worker round trip
@@ -49,6 +49,9 @@ class _Channel:
 
 
 def _worker_main(conn: _Channel) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the service's to handle; it ends the workers
     from verifier_service.kinds import get_kind, preload_pure
 
     preload_pure()
@@ -59,6 +62,8 @@ def _worker_main(conn: _Channel) -> None:
     def check(kind_name, text, spec):
         try:
             return "ok", get_kind(kind_name).check(text, spec)  # type: ignore[attr-defined]
+        except RecursionError:  # the spec was walked at validation: it is the model's output
+            return "ok", Outcome.malformed("the completion is nested too deeply to check", truncate(text, 200))
         except Exception as exc:  # noqa: BLE001 - reported to the caller as INFRA_ERROR
             return "error", f"{type(exc).__name__}: {exc}"
 

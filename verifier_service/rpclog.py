@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 
 import grpc
 
+from verifier_service import wire
 from verifier_service.auth import PROTECTED_PREFIX, current_tenant
 
 log = logging.getLogger("verifier_service.rpc")
@@ -112,7 +113,7 @@ def _decoder(deserializer):
 
     def decode(raw: bytes):
         try:
-            return deserializer(raw) if deserializer is not None else raw
+            return wire.decode(deserializer, raw) if deserializer is not None else raw
         except Exception as exc:
             raise ValueError(f"the request is not a valid message of this method ({type(exc).__name__}: "
                              f"{str(exc)[:200] or 'cannot parse'})") from exc

@@ -86,9 +86,25 @@ def _failure(exc):
     return type(exc).__name__, _error_detail(exc)
 
 
-def _report_test(report, index, name, error, started):
+def _report_test(report, index, name, error, started, asserts):
     report(event="test", index=index, name=name, passed=error is None, error=error[0] if error else None,
-           detail=error[1] if error else "", duration_s=round(_monotonic() - started, 6))
+           detail=error[1] if error else "", duration_s=round(_monotonic() - started, 6), asserts=asserts)
+
+
+class _CountAsserts(ast.NodeTransformer):
+    """``assert t, m`` becomes ``assert __rlvr_asserted(t), m``: the same check, counted (a test that passes
+    without running an assert checked nothing, and the host does not count it as passed)."""
+
+    def visit_Assert(self, node):
+        self.generic_visit(node)
+        if isinstance(node.test, ast.Constant):  # ``assert True`` checks nothing
+            return node
+        node.test = ast.copy_location(ast.Call(ast.Name("__rlvr_asserted", ast.Load()), [node.test], []), node.test)
+        return node
+
+
+def _compile_counted(code, filename):
+    return compile(ast.fix_missing_locations(_CountAsserts().visit(ast.parse(code, filename))), filename, "exec")
 
 
 def main():
@@ -104,11 +120,17 @@ def run(candidate):
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
     report = _report_channel(job.pop("nonce"))
+    asserted = [0]
+
+    def count(value):
+        asserted[0] += 1
+        return value
+
     namespace = {"__name__": "tests", "__builtins__": builtins, "__rlvr_explain": _explain,
-                 "__rlvr_same": judge.same}
+                 "__rlvr_same": judge.same, "__rlvr_asserted": count}
     try:
         setup = compile(job.get("setup", ""), "<setup>", "exec")
-        compiled = [(item, compile(item["code"], f"<tests:{item['name']}>", "exec")) for item in job["items"]]
+        compiled = [(item, _compile_counted(item["code"], f"<tests:{item['name']}>")) for item in job["items"]]
     except (SyntaxError, ValueError) as exc:
         report(event="compile_error", detail=_error_detail(exc))
         return
@@ -128,6 +150,7 @@ def run(candidate):
     index = 0
     for item, code in compiled:
         started = _monotonic()
+        asserted[0] = 0
         try:
             exec(code, namespace)
             error = None
@@ -138,7 +161,7 @@ def run(candidate):
                 report(event="setup_error", error=error[0], detail=f"{item['name']}: {error[1]}")
                 break
             continue
-        _report_test(report, index, item["name"], error, started)
+        _report_test(report, index, item["name"], error, started, asserted[0])
         index += 1
         if error is not None and job.get("fast_fail"):
             break
@@ -188,7 +211,7 @@ def judge_calls(candidate, job, report):
             raise
         except BaseException as exc:  # noqa: BLE001
             error = _failure(exc)
-        _report_test(report, index, item["name"], error, started)
+        _report_test(report, index, item["name"], error, started, len(by_test.get(index, ())))
         if error is not None and job.get("fast_fail"):
             break
     report(event="end")
