@@ -231,7 +231,7 @@ async def _run_verify(args, config: ServiceConfig) -> int:
     requests = read_requests(args.input, args.verifier)
     if done:
         requests = [r for r in requests if r.id not in done]
-        console.print(f"resuming: {len(done)} result(s) already in {args.output}, {len(requests)} to verify")
+        print(f"resuming: {len(done)} result(s) already in {args.output}, {len(requests)} to verify", file=sys.stderr)
         if not requests:
             return 0
     writer = args.writer = ResultWriter(args.output, append=bool(done))
@@ -325,7 +325,7 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
     kept = {}
     if done:
         kept = {str(row["id"]): row for row in map(json.loads, partial.read_text(encoding="utf-8").splitlines())}
-        console.print(f"resuming: {len(done)} result(s) already in {partial}")
+        print(f"resuming: {len(done)} result(s) already in {partial}", file=sys.stderr)
     todo = [r for r in requests if r.id not in done]
     writer = args.writer = ResultWriter(partial, append=bool(done))
     try:
