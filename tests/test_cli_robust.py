@@ -249,3 +249,30 @@ def test_sync_verify_against_a_server_and_inside_a_running_loop(service):
     bad = [FORMAT_ROW, {**FORMAT_ROW, "id": "oops", "spec": {"kind": "format", "pattern": "("}}]
     with pytest.raises(InvalidSpec, match=r"request 1 \(id 'oops'\)"):
         verifier_service.verify(bad, server=service.address, batch_size=1)
+
+
+@pytest.mark.docker
+def test_inspect_writes_results_as_they_finish_and_resumes(service, tmp_path):
+    rows = [{"id": f"s{i}", "prompt": "p", "completion": str(i) if i % 2 else "x",
+             "spec": {"kind": "format", "pattern": r"\d+"}} for i in range(6)]
+    samples = write_rows(tmp_path / "samples.jsonl", rows)
+    report = tmp_path / "report"
+    args = ("inspect", "--input", str(samples), "--report", str(report), "--server", service.address, "--quiet",
+            "--batch-size", "2")
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr
+    results = report / "results.jsonl"
+    full = results.read_text().splitlines()
+    assert [json.loads(line)["id"] for line in full] == [r["id"] for r in rows]
+    # as after a crash: two results written, the third cut short
+    results.write_text("\n".join(full[:2]) + "\n" + full[2][:20])
+    again = cli(*args, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert f"resuming: 2 result(s) already in {results}" in again.stderr
+    assert [json.loads(line)["verdict"] for line in results.read_text().splitlines()] == [
+        "MALFORMED", "PASSED"] * 3
+    file_report = tmp_path / "a-file"
+    file_report.write_text("")
+    line = one_line_error(cli("inspect", "--input", str(samples), "--report", str(file_report), "--server",
+                              "127.0.0.1:1"), 2)
+    assert line == f"error: --report {file_report} is a file: give a directory (it will hold report.html)"

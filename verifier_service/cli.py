@@ -400,7 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the gRPC verifier service")
     add_config_flags(serve, title="service settings (also RLVR_VERIFIER_<NAME> variables or --config YAML)")
-    verify = sub.add_parser("verify", help="verify a JSONL file of requests (embedded sandbox or --server)")
+    verify = sub.add_parser("verify", help="verify a JSONL file of requests (embedded sandbox or --server)",
+                            usage="%(prog)s --input FILE [--output FILE [--resume]] [--server HOST:PORT]\n"
+                                  "       [options] [embedded service settings]")
     verify.add_argument("--input", type=Path, required=True,
                         help="JSONL: {id, completion, spec} per line (- reads stdin)")
     verify.add_argument("--output", type=Path, help="results JSONL, written as batches finish (default: stdout)")
@@ -414,7 +416,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="catalog verifier for lines whose spec names none (their spec: the per-sample fields)")
     add_client_flags(verify)
     add_config_flags(verify, title="embedded service settings (ignored with --server)", leave_out=SERVER_ONLY)
-    inspect = sub.add_parser("inspect", help="verify sampled completions and build a report to read by hand")
+    inspect = sub.add_parser("inspect", help="verify sampled completions and build a report to read by hand",
+                             usage="%(prog)s --input FILE --report DIR [--resume] [--server HOST:PORT]\n"
+                                   "       [options] [embedded service settings]\n"
+                                   "       %(prog)s --import-labels FILE --report DIR")
     inspect.add_argument("--input", type=Path, help="JSONL: {id, prompt, completion, spec} per line (- reads stdin)")
     inspect.add_argument("--resume", action="store_true",
                          help="skip the samples whose results are already in the report directory")

@@ -8,6 +8,9 @@ engine gives it a MALFORMED verdict) and the message is parsed strictly again.
 Anything else that is not UTF-8 (an id, a spec field) is the caller's error and
 still fails the call. ``UNDECODABLE`` holds a per-process random part, so no
 client can send it.
+
+``wire_text`` is the client side: a Python string with lone surrogates cannot
+be sent as a proto string at all; its surrogates go as U+FFFD instead.
 """
 
 from __future__ import annotations
