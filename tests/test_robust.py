@@ -196,10 +196,10 @@ HUMANEVAL_CODE = "def inc(x):\n    return x - 1\n"  # wrong
 def test_a_check_that_never_asserts_is_refused(service):
     spec = {"kind": "python_assert", "entry_point": "inc", "tests": "def check(candidate):\n    candidate(1)\n"}
     assert refused(service, HUMANEVAL_CODE, spec) == (
-        "request 0 (id 'r'): spec.tests holds no assert statement that checks a value: the tests could pass "
-        "without checking anything (write the checks as assert statements)")
-    spec["tests"] = "def check(candidate):\n    candidate(1)\n    assert True\n"
-    assert "no assert statement that checks a value" in refused(service, HUMANEVAL_CODE, spec)
+        "request 0 (id 'r'): spec.tests holds no assert statement: the tests could pass without checking anything "
+        "(write the checks as assert statements)")
+    spec["tests"] = "def check(candidate):\n    candidate(1)\n    if candidate(2) != 3:\n        raise ValueError\n"
+    assert "holds no assert statement" in refused(service, HUMANEVAL_CODE, spec)
     spec["tests"] = "assert inc(1) == 2\n"
     assert "defines no check function" in refused(service, HUMANEVAL_CODE, spec)
 
@@ -222,7 +222,8 @@ def test_a_pytest_suite_with_nothing_to_collect_or_assert_is_refused(service):
                 "files": {"test_x.py": "from solution import inc\n\ndef helper():\n    assert inc(1)\n"}}
     assert "holds no test for pytest to collect" in refused(service, HUMANEVAL_CODE, no_tests)
     no_assert = {"kind": "pytest", "files": {"test_x.py": "from solution import inc\n\ndef test_inc():\n    inc(1)\n"}}
-    assert "holds no assert statement that checks a value" in refused(service, HUMANEVAL_CODE, no_assert)
+    assert "holds no assert statement (nor pytest.raises, nor a unittest assert method)" in refused(
+        service, HUMANEVAL_CODE, no_assert)
     broken = {"kind": "pytest", "files": {"test_x.py": "def test_inc(:\n"}}
     assert "spec.files['test_x.py'] is not valid Python" in refused(service, HUMANEVAL_CODE, broken)
 
@@ -237,3 +238,20 @@ def test_a_pytest_run_that_asserts_nothing_is_not_passed(service):
     r = result_to_json(service.stub.Verify(req("def inc(x):\n    return x + 1\n", {"kind": "pytest", "files": files},
                                                "p2"), timeout=90))
     assert r["verdict"] == "PASSED", r
+
+
+def test_unittest_methods_and_pytest_raises_count_as_checks(service):
+    good, bad = "def inc(x):\n    return x + 1\n", HUMANEVAL_CODE
+    spec = {"kind": "python_assert", "entry_point": "inc",
+            "tests": "import unittest\n\ndef check(candidate):\n    tc = unittest.TestCase()\n"
+                     "    tc.assertEqual(candidate(1), 2)\n"}
+    assert service.stub.Verify(req(good, spec, "u"), timeout=60).verdict == pb.PASSED
+    assert service.stub.Verify(req(bad, spec, "u"), timeout=60).verdict == pb.FAILED
+    files = {"test_x.py": "import unittest\n\nimport pytest\n\nfrom solution import inc\n\n\n"
+                          "class TestInc(unittest.TestCase):\n    def test_one(self):\n"
+                          "        self.assertEqual(inc(1), 2)\n\n\n"
+                          "def test_raises():\n    with pytest.raises(TypeError):\n        inc('a')\n"}
+    r = result_to_json(service.stub.Verify(req(good, {"kind": "pytest", "files": files}, "p"), timeout=90))
+    assert r["verdict"] == "PASSED", r
+    r = result_to_json(service.stub.Verify(req(bad, {"kind": "pytest", "files": files}, "p"), timeout=90))
+    assert r["verdict"] == "PARTIAL", r

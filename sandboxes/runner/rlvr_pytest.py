@@ -1,5 +1,5 @@
 """pytest plugin of the sandbox (``-p rlvr_pytest``): stamps the JUnit report with the job's nonce.
-It also records how many asserts held (``rlvr_asserts``): all tests passing with none run is no pass.
+It also records how many checks ran (``rlvr_asserts``): all tests passing with none run is no pass.
 
 The nonce arrives on stdin and is read when pytest imports this plugin, before
 output capture starts and before any test module is imported (the completion
@@ -56,16 +56,36 @@ def pytest_collection_finish(session):
                 pass
 
 
-_asserts = [0]  # asserts that held (the tests' own modules are rewritten by pytest; a failed one fails its test)
+_asserts = [0]  # checks that ran: asserts that held (pytest rewrites the test modules), pytest.raises, unittest
+# assert methods (a failed one fails its test anyway). The completion runs in another process: it cannot count.
 
 
 def pytest_assertion_pass(item, lineno, orig, expl):
-    import ast
+    _asserts[0] += 1
 
-    try:
-        ast.literal_eval(orig)  # ``assert True`` checks nothing
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        _asserts[0] += 1
+
+def _count_other_checks():
+    import functools
+    import unittest
+
+    import pytest
+
+    def counted(function):
+        @functools.wraps(function)
+        def check(*args, **kwargs):
+            _asserts[0] += 1
+            return function(*args, **kwargs)
+
+        return check
+
+    pytest.raises = counted(pytest.raises)
+    for name in dir(unittest.TestCase):
+        if name.startswith("assert") and callable(getattr(unittest.TestCase, name)):
+            setattr(unittest.TestCase, name, counted(getattr(unittest.TestCase, name)))
+
+
+_count_other_checks()  # before any test module is imported (``from pytest import raises`` gets the counted one)
+del _count_other_checks
 
 
 def _sessionfinish(session):

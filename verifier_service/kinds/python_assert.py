@@ -69,12 +69,20 @@ def _checked(tests: str, entry_point: str) -> None:
     tree = _tree(tests)
     if not entry_point and not any(_is_test(node) for node in tree.body):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
-    if not any(isinstance(n, ast.Assert) and not isinstance(n.test, ast.Constant) for n in ast.walk(tree)):
-        raise InvalidSpec("spec.tests holds no assert statement that checks a value: the tests could pass without "
-                          "checking anything (write the checks as assert statements)")
+    if not any(is_check(n) for n in ast.walk(tree)):
+        raise InvalidSpec("spec.tests holds no assert statement: the tests could pass without checking anything "
+                          "(write the checks as assert statements)")
     if entry_point and "check" not in _bound_names(tree):
         raise InvalidSpec(f"entry_point is set, so check({entry_point}) runs, but spec.tests defines no "
                           "check function")
+
+
+def is_check(node: ast.AST) -> bool:
+    """An ``assert`` statement, or a call of a unittest-style ``assert*`` method (``tc.assertEqual(...)``)."""
+    if isinstance(node, ast.Assert):
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr.startswith("assert"))
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
