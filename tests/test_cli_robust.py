@@ -276,3 +276,17 @@ def test_inspect_writes_results_as_they_finish_and_resumes(service, tmp_path):
     line = one_line_error(cli("inspect", "--input", str(samples), "--report", str(file_report), "--server",
                               "127.0.0.1:1"), 2)
     assert line == f"error: --report {file_report} is a file: give a directory (it will hold report.html)"
+
+
+@pytest.mark.docker
+def test_the_readme_catalog_example_runs_as_written(make_service):
+    """README, "Teams": the example tenants and catalog, the public example key, the example input file."""
+    svc = make_service(tenants=str(ROOT / "examples" / "tenants.yaml"), catalog=str(ROOT / "examples" / "catalog"))
+    proc = cli("verify", "--server", svc.address, "--verifier", "math/gsm8k-answer@1", "--input",
+               "examples/catalog/gsm8k-requests.jsonl", "--quiet",
+               env={"RLVR_VERIFIER_API_KEY": "rlvr_example-math-KpXfGFQaYuk4jsx9KcK9GSzk"})
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["verdict"] for line in proc.stdout.splitlines()] == ["PASSED", "PASSED", "FAILED"]
+    readme = (ROOT / "README.md").read_text()
+    assert "--verifier math/gsm8k-answer@1 --input examples/catalog/gsm8k-requests.jsonl" in readme
+    assert "--input requests.jsonl" not in readme and "trainer diagnose" in readme
