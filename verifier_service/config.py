@@ -165,7 +165,8 @@ SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_ag
 SANDBOX_SETTINGS = ("sandbox_backend", "sandbox_image", "sandbox_runtime", "docker_url", "sandbox_transport",
                     "sandbox_labels", "bwrap_path", "bwrap_python", "bwrap_runner_dir", "bwrap_cgroup",
                     "bwrap_unprivileged", "bwrap_host_uid", "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",
-                    "tmpfs_mb", "file_size_mb", "open_files", "log_level")
+                    "tmpfs_mb", "file_size_mb", "open_files", "max_concurrency", "sandbox_pool", "pool_max_jobs",
+                    "pool_max_age_s", "log_level")
 
 
 def add_config_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None,
