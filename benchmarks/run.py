@@ -210,14 +210,24 @@ def targets(result: dict) -> list[tuple[str, str, bool]]:
             ("every verdict as expected", "", result["all_correct"])]
 
 
+def output_dir(out: Path | None, quick: bool) -> Path:
+    """--out, else benchmarks/ (benchmarks/quick/ for a --quick smoke run: the committed results stay)."""
+    if out is not None:
+        return out
+    return HERE / "quick" if quick else HERE
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=96, help="Python assert and stdio Python tasks per harness")
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--quick", action="store_true", help="small runs: a smoke check of the benchmark itself")
     parser.add_argument("--rounds", type=int, default=3, help="rounds the harnesses take turns in")
-    parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where results.json and RESULTS.md go (default: benchmarks/, or benchmarks/quick/ with "
+                             "--quick, so a smoke run never replaces the committed results)")
     args = parser.parse_args(argv)
+    args.out = output_dir(args.out, args.quick)
     from verifier_service.config import load_config
 
     n = args.tasks

@@ -346,7 +346,7 @@ def test_doctor_shows_the_layers():
     assert "cgroup limits:" in out.stdout and "network: none" in out.stdout and "ok: the bwrap" in out.stdout
     out = subprocess.run([sys.executable, "-m", "verifier_service.tools.cli", "doctor", "--bwrap-path", "/nope/bwrap"],
                          capture_output=True, text=True, timeout=120, env=env)
-    assert out.returncode == 2 and "bubblewrap not found" in out.stderr
+    assert out.returncode == 3 and "bubblewrap not found" in out.stderr
 
 
 # ---- cgroup detection and limits, on fake cgroup trees ---------------------------------------------------------

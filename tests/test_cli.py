@@ -67,12 +67,12 @@ def test_unreachable_server_says_how_to_start_one(tmp_path):
     path = tmp_path / "in.jsonl"
     path.write_text('{"id": "a", "completion": "x", "spec": {"kind": "format", "pattern": "x"}}\n')
     proc = cli("verify", "--input", str(path), "--server", "127.0.0.1:1", timeout=60)
-    assert proc.returncode == 2 and "verifier-service serve" in proc.stderr
+    assert proc.returncode == 3 and "verifier-service serve" in proc.stderr  # infrastructure
 
 
 def test_no_docker_engine_gives_the_fix(tmp_path):
     proc = cli("verify", "--input", str(EXAMPLES), "--docker-url", f"unix://{tmp_path}/no-docker.sock", timeout=60)
-    assert proc.returncode == 2
+    assert proc.returncode == 3  # infrastructure
     assert "Docker engine is not reachable" in proc.stderr and "setup.sh" in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -80,7 +80,7 @@ def test_no_docker_engine_gives_the_fix(tmp_path):
 @pytest.mark.docker
 def test_missing_image_gives_the_build_command(docker_ready):
     proc = cli("verify", "--input", str(EXAMPLES), "--sandbox-image", "rlvr-no-such-image:latest", timeout=60)
-    assert proc.returncode == 2 and "sandboxes/build.sh" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 3 and "sandboxes/build.sh" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_list_shows_every_kind():

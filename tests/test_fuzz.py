@@ -130,15 +130,17 @@ def test_fuzzing_the_api_gives_the_right_status_codes(fuzz_svc, record_property)
         marker = "Z" * 8
         data = inline(marker, {"kind": "format", "pattern": "x"}).SerializeToString()
         bad = bytes(rng.choice([0xFF, 0xFE, 0xC0, 0x80, 0xED]) for _ in range(8))
-        f.call("bad UTF-8", {"INVALID_ARGUMENT"}, data.replace(marker.encode(), bad))
+        f.call("bad UTF-8", {"OK"}, data.replace(marker.encode(), bad))  # in the completion: its verdict
+        in_id = inline("x", {"kind": "format", "pattern": "x"}, id=marker).SerializeToString()
+        f.call("bad UTF-8", {"INVALID_ARGUMENT"}, in_id.replace(marker.encode(), bad))  # in the id: the caller's
     for depth in (50, 101, 1000, 20000):
         f.call("nested groups", {"INVALID_ARGUMENT", "OK"} if depth < 100 else {"INVALID_ARGUMENT"},
                valid[0].SerializeToString() + nested_groups(depth))
 
     # -- huge payloads ---------------------------------------------------------------------------------------
     f.call("huge payload", {"RESOURCE_EXHAUSTED"}, inline("x" * (MAX_MESSAGE + 10), {"kind": "format", "pattern": "x"}))
-    f.call("huge payload", {"INVALID_ARGUMENT"}, inline("1" * (MAX_COMPLETION + 1), {"kind": "format",
-                                                                                     "pattern": "1+"}))
+    f.call("huge payload", {"OK"}, inline("1" * (MAX_COMPLETION + 1), {"kind": "format",  # its verdict: MALFORMED
+                                                                       "pattern": "1+"}))
     batch = pb.VerifyBatchRequest(requests=[valid[0]] * (MAX_BATCH + 1))
     f.call("huge payload", {"INVALID_ARGUMENT"}, batch, VERIFY_BATCH)
     f.call("huge payload", {"INVALID_ARGUMENT", "OK"},

@@ -113,10 +113,10 @@ class TestInvalidArgument:
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "request 2" in err.details() and "the-bad-one" in err.details()
 
-    def test_completion_too_large(self, service):
+    def test_completion_too_large_is_its_verdict_not_an_error(self, service):
         limit = service.app.config.max_completion_bytes
-        message = invalid(service, req("#" * (limit + 1), OK_SPEC))
-        assert str(limit) in message
+        result = service.verify("#" * (limit + 1), OK_SPEC)  # model output: a verdict (tests/test_robust.py)
+        assert (result["verdict"], result["reward"]) == ("MALFORMED", 0.0) and str(limit) in result["detail"]
         # exactly at the limit is accepted
         assert service.verify(OK_CODE + "#" * (limit - len(OK_CODE)), OK_SPEC)["verdict"] == "PASSED"
 

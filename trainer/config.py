@@ -74,6 +74,8 @@ class RunConfig:
     max_steps: int = _f(-1, "optimizer steps (-1: run num_train_epochs)")
     num_train_epochs: float = _f(1.0, "passes over the dataset")
     save_steps: int = _f(500, "checkpoint every N steps")
+    report_to: str = _f("none", "where TRL also logs metrics: none, or a comma-separated list of trackers TRL "
+                                "knows (tensorboard, wandb, trackio, mlflow, ...); run.json is written either way")
     gradient_checkpointing: bool = _f(True, "recompute activations to save memory")
     # Generation and hardware.
     generation: str = _f("vllm", "vllm, or transformers (only when asked for: it is much slower)",
@@ -247,7 +249,8 @@ class RunConfig:
             reward_weights=[float(w) for w in self.reward_weights],
             use_vllm=self.generation == "vllm",
             use_cpu=self.use_cpu,
-            report_to="none",
+            report_to=[t.strip() for t in self.report_to.split(",") if t.strip()] if "," in self.report_to
+            else (self.report_to.strip() or "none"),
         )
         if self.generation == "vllm":
             kwargs["vllm_mode"] = self.vllm_mode

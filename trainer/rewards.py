@@ -50,6 +50,7 @@ from verifier_service.client.balancing import RetryPolicy
 from verifier_service.credentials import Credentials
 from verifier_service.errors import InvalidSpec, RemoteError, ServiceUnreachable
 from verifier_service.spec import request_from_json
+from verifier_service.wire import wire_text
 
 log = logging.getLogger(__name__)
 COMPONENTS = ("format", "correctness")
@@ -201,7 +202,7 @@ class VerifierRewards:
                         from exc
             request = pb.VerifyRequest()
             request.CopyFrom(template)
-            request.id, request.completion = str(i), completion_text(completion)
+            request.id, request.completion = str(i), wire_text(completion_text(completion))
             requests.append(request)
         return requests
 

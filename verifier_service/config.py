@@ -157,12 +157,29 @@ def _convert(name: str, typ: Any, raw: Any) -> Any:
         raise VerifierError(f"config {name}: cannot read {raw!r} as {typ.__name__}") from exc
 
 
-def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """One ``--flag`` per config field; unset flags stay None so they do not override."""
-    parser.add_argument("--config", type=Path, help="YAML file with service settings")
+# Settings of a listening service only: an embedded service (verify, inspect) listens on loopback for its own
+# process, without TLS, tenants, metrics or worker processes.
+SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_age_s", "metrics_port", "metrics_host",
+               "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
+               "max_message_bytes", "max_batch_size")
+SANDBOX_SETTINGS = ("sandbox_backend", "sandbox_image", "sandbox_runtime", "docker_url", "sandbox_transport",
+                    "sandbox_labels", "bwrap_path", "bwrap_python", "bwrap_runner_dir", "bwrap_cgroup",
+                    "bwrap_unprivileged", "bwrap_host_uid", "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",
+                    "tmpfs_mb", "file_size_mb", "open_files", "max_concurrency", "sandbox_pool", "pool_max_jobs",
+                    "pool_max_age_s", "log_level")
+
+
+def add_config_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None,
+                     leave_out: tuple[str, ...] = (), title: str = "") -> None:
+    """One ``--flag`` per config field (``only`` those, none of ``leave_out``); unset flags stay None so they
+    do not override. ``title`` groups them under a heading of the command's help."""
+    group = parser.add_argument_group(title) if title else parser
+    group.add_argument("--config", type=Path, help="YAML file with service settings")
     for f in fields(ServiceConfig):
-        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None,
-                            help=f"{f.metadata['help']} (default: {f.default!r})")
+        if (only is not None and f.name not in only) or f.name in leave_out:
+            continue
+        group.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None,
+                           help=f"{f.metadata['help']} (default: {f.default!r})")
 
 
 def load_config(args: argparse.Namespace | None = None, environ: dict[str, str] | None = None) -> ServiceConfig:

@@ -15,6 +15,7 @@ from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.errors import InvalidSpec
+from verifier_service.wire import wire_text
 
 
 class _Missing:
@@ -321,6 +322,7 @@ def request_from_json(obj: Any) -> pb.VerifyRequest:
     completion = obj.get("completion")
     if not isinstance(completion, str):
         raise InvalidSpec(f"request {rid!r}: completion must be a string")
+    completion = wire_text(completion)  # model output: lone surrogates (a JSON \udcff escape) are no error
     spec = obj.get("spec")
     if is_catalog_ref(spec):
         ref = spec["verifier"]

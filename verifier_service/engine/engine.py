@@ -23,6 +23,7 @@ from verifier_service.kinds import COMMON_PARAMS, Context, PureKind, VerifierKin
 from verifier_service.sandbox import Sandbox
 from verifier_service.spec import EXTRACT_MODES, SCORING_MODES, Spec, spec_from_proto
 from verifier_service.verdict import Outcome
+from verifier_service.wire import UNDECODABLE
 
 log = logging.getLogger(__name__)
 _COMMON = {p.name for p in COMMON_PARAMS}
@@ -38,6 +39,7 @@ class Prepared:
     kind: VerifierKind
     timeout_s: float
     key: bytes = b""  # same key, same result: GRPO groups repeat completions
+    verdict: Outcome | None = None  # decided before any check: the completion itself is unusable
 
 
 
@@ -50,12 +52,10 @@ class Engine:
         self._results: OrderedDict[bytes, pb.VerifyResult] = OrderedDict()
 
     def prepare(self, request: pb.VerifyRequest) -> Prepared:
-        """Validates one request; InvalidSpec says what is wrong."""
+        """Validates one request; InvalidSpec says what the caller got wrong. Whatever is wrong with
+        the completion (model output: untrusted) is that sample's verdict, never an error."""
         completion = request.completion
-        encoded = completion.encode("utf-8")
-        size = len(encoded)
-        if size > self.config.max_completion_bytes:
-            raise InvalidSpec(f"completion is {size} bytes; the limit is {self.config.max_completion_bytes}")
+        encoded = completion.encode("utf-8", "surrogatepass")  # (a surrogate never comes off the wire)
         if not request.HasField("spec") or not request.spec.kind:
             raise InvalidSpec("spec.kind is required; ListVerifiers names the kinds")
         spec_bytes = request.spec.SerializeToString(deterministic=True)
@@ -68,8 +68,11 @@ class Engine:
             while len(self._specs) > SPEC_CACHE:
                 self._specs.pop(next(iter(self._specs)))
         spec, kind = cached
+        verdict = completion_verdict(completion, len(encoded), self.config.max_completion_bytes)
+        if verdict is not None:
+            completion, encoded = "", b"\0" + verdict.detail.encode()
         return Prepared(request.id, completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
-                        spec_bytes + b"\0" + encoded)
+                        spec_bytes + b"\0" + encoded, verdict)
 
     def _validate_spec(self, message: pb.VerificationSpec) -> tuple[Spec, VerifierKind]:
         """The validated spec with its defaults, and its kind (cached by the caller: batches share specs)."""
@@ -105,7 +108,8 @@ class Engine:
                 unique.append(item)
         results: list[pb.VerifyResult] = [self._cached(item) for item in unique]  # type: ignore[misc]
         todo = [i for i, r in enumerate(results) if r is None]
-        pure = [i for i in todo if isinstance(unique[i].kind, PureKind)] if self.pure_pool else []
+        pure = [i for i in todo if isinstance(unique[i].kind, PureKind) and unique[i].verdict is None] \
+            if self.pure_pool else []
         pure_set = set(pure)
         other = [i for i in todo if i not in pure_set]
         batch, checked = await asyncio.gather(self._verify_pure([unique[i] for i in pure]),
@@ -152,6 +156,8 @@ class Engine:
             self._results.popitem(last=False)
 
     async def verify(self, item: Prepared) -> pb.VerifyResult:
+        if item.verdict is not None:
+            return to_proto(item, item.verdict, 0.0, 0.0)
         started = time.monotonic()
         ctx = Context(self.config, self.sandbox, self.pure_pool, item.timeout_s)
         try:
@@ -203,6 +209,20 @@ class Engine:
                 k.parameters.add(name=p.name, type=p.type, required=p.required, description=p.description,
                                  default="" if p.default is None else str(p.default), choices=p.choices)
         return response
+
+
+def completion_verdict(completion: str, size: int, limit: int) -> Outcome | None:
+    """MALFORMED (scored below any well-formed answer) for a completion no verifier should read:
+    over the size limit, not valid UTF-8 (the wire's decoder marked it), or holding NUL bytes."""
+    if size > limit:
+        return Outcome.malformed(f"completion is {size} bytes; the limit is {limit} (max_completion_bytes): "
+                                 f"not checked")
+    if completion == UNDECODABLE:
+        return Outcome.malformed("completion is not valid UTF-8: not checked")
+    nul = completion.find("\0")
+    if nul >= 0:
+        return Outcome.malformed(f"completion holds a NUL byte (at character {nul}): not checked")
+    return None
 
 
 def to_proto(item: Prepared, outcome: Outcome, queue_s: float, total_s: float) -> pb.VerifyResult:

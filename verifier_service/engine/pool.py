@@ -49,6 +49,9 @@ class _Channel:
 
 
 def _worker_main(conn: _Channel) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the service's to handle; it ends the workers
     from verifier_service.kinds import get_kind, preload_pure
 
     preload_pure()

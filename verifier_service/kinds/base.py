@@ -98,6 +98,8 @@ class PureKind(VerifierKind):
         way out of a penalty that a policy would learn). Logged: it is a checker bug to fix."""
         try:
             return self.check(text, spec)
+        except RecursionError:  # the spec was walked at validation: the depth is the completion's
+            return Outcome.malformed("the completion is nested too deeply to check", truncate(text, 200))
         except Exception as exc:  # noqa: BLE001 - see above
             log.error("%s check raised on a completion: %s: %s", self.name, type(exc).__name__, exc)
             detail = f"the answer could not be checked ({type(exc).__name__}); it counts as wrong"

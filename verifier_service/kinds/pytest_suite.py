@@ -7,6 +7,7 @@ tests reach it only through calls that return plain values."""
 
 from __future__ import annotations
 
+import ast
 import posixpath
 
 from defusedxml import ElementTree
@@ -52,6 +53,58 @@ def parse_junit(xml: str, nonce: str) -> list[TestOutcome]:
     return tests
 
 
+def junit_asserts(xml: str) -> int | None:
+    """The asserts the run executed (the plugin's ``rlvr_asserts`` property), None if the report lacks it."""
+    root = ElementTree.fromstring(xml)
+    counts = [p.get("value") for p in root.iter("property") if p.get("name") == "rlvr_asserts"]
+    return int(counts[0]) if len(counts) == 1 and (counts[0] or "").isdigit() else None
+
+
+_CONFIG_FILES = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "conftest.py")
+
+
+def _check_suite(files: dict[str, str]) -> None:
+    """A suite that could pass without checking anything is refused: the .py files must parse, hold a check
+    (``_is_check``) and (unless a config file changes what pytest collects) a test function."""
+    has_assert = has_test = False
+    for path, text in files.items():
+        if not path.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError) as exc:
+            raise InvalidSpec(f"spec.files[{path!r}] is not valid Python: {exc}") from exc
+        except RecursionError as exc:
+            raise InvalidSpec(f"spec.files[{path!r}] is nested too deeply to check") from exc
+        has_assert = has_assert or any(_is_check(n) for n in ast.walk(tree))
+        name = posixpath.basename(path)
+        if name.startswith("test_") or name.endswith("_test.py"):
+            has_test = has_test or any(_is_test_def(node) for node in tree.body)
+    if not has_test and not any(posixpath.basename(p) in _CONFIG_FILES for p in files):
+        raise InvalidSpec("spec.files holds no test for pytest to collect (a test_*.py or *_test.py file with a "
+                          "test_* function or a Test* class): nothing would be tested")
+    if not has_assert:
+        raise InvalidSpec("spec.files holds no assert statement (nor pytest.raises, nor a unittest assert method): "
+                          "the suite could pass without checking anything")
+
+
+def _is_check(node: ast.AST) -> bool:
+    """What the sandbox's pytest plugin counts when it runs: ``assert``, ``pytest.raises``, ``self.assert*``."""
+    if isinstance(node, ast.Assert):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    return name == "raises" or name.startswith("assert")
+
+
+def _is_test_def(node: ast.stmt) -> bool:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.name.startswith("test")
+    return isinstance(node, ast.ClassDef) and node.name.startswith("Test") and any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test") for n in node.body)
+
+
 def _safe_relative(path: str) -> bool:
     norm = posixpath.normpath(path)
     return bool(path) and not path.startswith("/") and norm != "." and not norm.startswith("..")
@@ -77,6 +130,7 @@ class PytestSuite(VerifierKind):
             raise InvalidSpec(f"spec.files must not contain the solution path {spec.solution_path!r}")
         if REPORT in spec.files:
             raise InvalidSpec(f"{REPORT} is reserved for the test report")
+        _check_suite(spec.files)
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
@@ -86,7 +140,8 @@ class PytestSuite(VerifierKind):
                 # Under bwrap the judge's interpreter is the service's: its dev plugins stay out of the judge
                 # (hypothesis' made every pytest job here miss a 10 s limit).
                 "-p", "no:hypothesispytest",
-                "--color=no", f"--junitxml={REPORT}", "-o", "junit_family=xunit2"]
+                "--color=no", f"--junitxml={REPORT}", "-o", "junit_family=xunit2",
+                "-o", "enable_assertion_pass_hook=true"]
         step = Step("pytest", argv,
                     ctx.timeout_s, stdin=nonce + "\n", memory_bytes=ctx.config.memory_mb << 20,
                     output_limit=ctx.config.output_limit_bytes, collect=(REPORT,))
@@ -115,6 +170,10 @@ class PytestSuite(VerifierKind):
             return Outcome(Verdict.RUNTIME_ERROR if result.exit_code not in (0, 5) else Verdict.FAILED,
                            detail=detail, **extra)
         outcome = Outcome.from_tests(tests, **extra)
+        if outcome.verdict is Verdict.PASSED and junit_asserts(xml) == 0:
+            return Outcome(Verdict.FAILED, tests=[TestOutcome(t.name, Verdict.FAILED, "no assert ran",
+                                                              t.duration_s) for t in tests],
+                           detail="every test passed, but no assert ran: the suite checked nothing", **extra)
         if outcome.verdict is Verdict.PASSED and result.exit_code != 0:
             # The report says all passed but pytest did not: the report cannot be trusted.
             outcome = Outcome(Verdict.RUNTIME_ERROR, tests=tests, **extra)

@@ -67,8 +67,36 @@ def _checked(tests: str, entry_point: str) -> None:
     """What makes the tests valid (they parse, and something is tested): the cheap part of ``_analysed``, for
     validation, so that a batch's items are checked quickly and the first jobs start while later items are
     being analysed (``verify`` analyses each spec once)."""
-    if not entry_point and not any(_is_test(node) for node in _tree(tests).body):
+    tree = _tree(tests)
+    if not entry_point and not any(_is_test(node) for node in tree.body):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
+    if not any(is_check(n) for n in ast.walk(tree)):
+        raise InvalidSpec("spec.tests holds no assert statement: the tests could pass without checking anything "
+                          "(write the checks as assert statements)")
+    if entry_point and "check" not in _bound_names(tree):
+        raise InvalidSpec(f"entry_point is set, so check({entry_point}) runs, but spec.tests defines no "
+                          "check function")
+
+
+def is_check(node: ast.AST) -> bool:
+    """An ``assert`` statement, or a call of a unittest-style ``assert*`` method (``tc.assertEqual(...)``)."""
+    if isinstance(node, ast.Assert):
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr.startswith("assert"))
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Names the top level of ``tests`` binds (definitions, assignments, imports)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, _DEFINITIONS):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return names
 
 
 @functools.lru_cache(maxsize=ANALYSIS_CACHE)
@@ -336,7 +364,9 @@ def interpret(run: SandboxRun, names: list[str], limit_s: float, text: str, nonc
             tests += [TestOutcome(n, verdict, detail if i == 0 else "not run") for i, n in enumerate(rest)]
         elif kind == "test":
             error = event.get("error")
-            if event.get("passed") is True and not error:
+            if event.get("passed") is True and not error and event.get("asserts", 1) == 0:
+                verdict, event["detail"] = Verdict.FAILED, "no assert ran in this test: it checked nothing"
+            elif event.get("passed") is True and not error:
                 verdict = Verdict.PASSED
             elif error == "AssertionError":
                 verdict = Verdict.FAILED

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 import grpc
 
 from verifier_service.tenancy.auth import PROTECTED_PREFIX, current_tenant
+from verifier_service.wire import decode as wire_decode
 
 log = logging.getLogger("verifier_service.rpc")
 REQUEST_ID_KEY = "x-request-id"
@@ -112,7 +113,7 @@ def _decoder(deserializer):
 
     def decode(raw: bytes):
         try:
-            return deserializer(raw) if deserializer is not None else raw
+            return wire_decode(deserializer, raw) if deserializer is not None else raw
         except Exception as exc:
             raise ValueError(f"the request is not a valid message of this method ({type(exc).__name__}: "
                              f"{str(exc)[:200] or 'cannot parse'})") from exc

@@ -205,11 +205,18 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                 await finished.put(exc)
 
         async def read_all():
-            async for batch in request_iterator:
+            try:
+                async for batch in request_iterator:
+                    state["outstanding"] += 1
+                    task = asyncio.create_task(one(batch))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+            except BaseException as exc:  # a request that cannot be read ends the RPC there
                 state["outstanding"] += 1
-                task = asyncio.create_task(one(batch))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
+                await finished.put(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                return
             await finished.put(None)
 
         reader = asyncio.create_task(read_all())

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -14,15 +15,23 @@ from dataclasses import replace
 from pathlib import Path
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.config import ServiceConfig, add_config_flags, load_config
+from verifier_service.config import SANDBOX_SETTINGS, SERVER_ONLY, ServiceConfig, add_config_flags, load_config
 from verifier_service.credentials import add_client_flags, credentials_from_args
-from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, VerifierError
+from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, ServiceUnreachable, VerifierError
 from verifier_service.server.rpclog import configure_logging
 from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.tools.jsonl import read_jsonl
 
+EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INFRA = 3
+EXIT_INTERRUPTED = 130
+EXIT_CODES = """exit codes:
+  0    done (every result written)
+  1    an unexpected error (a bug: the message names it; please report it)
+  2    bad usage or input (a flag, a file, a request the service refused): the message says what to fix
+  3    infrastructure: the sandbox backend or the service is unavailable, or a result is INFRA_ERROR
+  130  interrupted (Ctrl-C): the results finished so far are in --output; --resume finishes the run"""
 BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "sandboxes" / "build.sh"
 
 
@@ -59,27 +68,111 @@ def read_requests(path: Path, verifier: str | None = None) -> list[pb.VerifyRequ
     return requests
 
 
-async def _verify_all(client, requests, batch_size: int, parallel: int, console, show_progress: bool):
+async def _verify_all(client, requests, batch_size: int, parallel: int, console, show_progress: bool,
+                      sink=None):
+    """Results in request order. ``sink(results)`` gets each batch's results as soon as every batch before
+    it has finished (at most ``4 * parallel`` batches are started ahead of the oldest unfinished one), so
+    an interrupted run keeps all it wrote."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     chunks = [requests[i:i + batch_size] for i in range(0, len(requests), batch_size)]
-    results: list[list[pb.VerifyResult] | None] = [None] * len(chunks)
+    out: list[pb.VerifyResult] = []
     gate = asyncio.Semaphore(parallel)
     with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, disable=not show_progress, transient=False) as progress:
         task = progress.add_task("verify", total=len(requests))
 
-        async def one(index: int, chunk):
+        async def one(index: int, chunk) -> list[pb.VerifyResult]:
             async with gate:
                 try:
-                    results[index] = await client.verify_batch(chunk)
+                    results = await client.verify_batch(chunk)
                 except RemoteError as exc:
                     first, last = index * batch_size + 1, index * batch_size + len(chunk)
                     raise VerifierError(f"the service rejected requests {first}-{last}: {exc}") from exc
             progress.advance(task, len(chunk))
+            return results
 
-        await asyncio.gather(*(one(i, c) for i, c in enumerate(chunks)))
-    return [r for chunk in results for r in chunk]  # type: ignore[union-attr]
+        window: list[asyncio.Task] = []
+        started = 0
+        try:
+            while started < len(chunks) or window:
+                while started < len(chunks) and len(window) < 4 * parallel:
+                    window.append(asyncio.ensure_future(one(started, chunks[started])))
+                    started += 1
+                results = await window.pop(0)
+                if sink is not None:
+                    sink(results)
+                out.extend(results)
+        finally:
+            for pending in window:
+                pending.cancel()
+            if window:
+                await asyncio.gather(*window, return_exceptions=True)
+    return out
+
+
+class ResultWriter:
+    """Writes result lines to ``--output`` (or stdout) as batches finish, flushed each time. The path was
+    checked before any work (``check_output``); the file is opened at the first results, so a run that
+    fails before any result leaves an existing file as it was (with ``append``, it is added to)."""
+
+    def __init__(self, path: Path | None, append: bool = False):
+        self.path, self.append = path, append
+        self.written = 0
+        self._file = None
+
+    def __call__(self, results: list[pb.VerifyResult]) -> None:
+        if self._file is None:
+            self._file = open(self.path, "a" if self.append else "w", encoding="utf-8") if self.path else sys.stdout
+        self._file.write("".join(json.dumps(result_to_json(r)) + "\n" for r in results))
+        self._file.flush()
+        self.written += len(results)
+
+    def close(self) -> None:
+        if self._file is not None and self._file is not sys.stdout:
+            self._file.close()
+
+
+def check_output(path: Path | None, resume: bool) -> set[str]:
+    """Refuses an ``--output`` that cannot be written before any work starts; with ``resume`` returns the
+    ids already there (a line cut short by a crash is dropped from the file)."""
+    if path is None:
+        if resume:
+            raise VerifierError("--resume needs --output FILE (the results written so far)")
+        return set()
+    if path.is_dir():
+        raise VerifierError(f"--output {path} is a directory: give a file path, e.g. {path / 'results.jsonl'}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise VerifierError(f"--output {path}: the directory {parent} does not exist: create it "
+                            f"(mkdir -p {parent}) or choose another path")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise VerifierError(f"--output {path} is not writable: choose a path you may write to")
+    if not resume or not path.exists():
+        return set()
+    return finished_ids(path)
+
+
+def finished_ids(path: Path) -> set[str]:
+    """The ids of the result lines of ``path``; a last line cut short (an interrupted write) is removed."""
+    data = path.read_bytes()
+    done: set[str] = set()
+    good = 0
+    for number, line in enumerate(data.splitlines(keepends=True), 1):
+        try:
+            row = json.loads(line)
+            if not line.endswith(b"\n") or not isinstance(row, dict) or "id" not in row:
+                raise ValueError("not a result line")
+        except ValueError as exc:
+            if good + len(line) == len(data):  # the last line: written when the run was cut short
+                with open(path, "r+b") as f:
+                    f.truncate(good)
+                break
+            raise VerifierError(f"{path}:{number}: not a result line ({exc}): --resume needs the file that "
+                                f"`verify --output` wrote; fix or remove that line") from exc
+        done.add(str(row["id"]))
+        good += len(line)
+    return done
 
 
 def summary_table(results: list[pb.VerifyResult], seconds: float):
@@ -102,7 +195,8 @@ def summary_table(results: list[pb.VerifyResult], seconds: float):
     return table
 
 
-async def _verify_requests(args, config: ServiceConfig, requests, console) -> tuple[list[pb.VerifyResult], float]:
+async def _verify_requests(args, config: ServiceConfig, requests, console, sink=None
+                           ) -> tuple[list[pb.VerifyResult], float]:
     """Verifies through ``--server`` or an embedded service (started here, stopped after)."""
     from verifier_service.client import VerifierClient
 
@@ -123,7 +217,7 @@ async def _verify_requests(args, config: ServiceConfig, requests, console) -> tu
     started = time.monotonic()
     try:
         show = not args.quiet and (console.is_terminal or len(requests) >= 50)
-        results = await _verify_all(client, requests, args.batch_size, args.parallel, console, show)
+        results = await _verify_all(client, requests, args.batch_size, args.parallel, console, show, sink)
     finally:
         await client.close()
         if app is not None:
@@ -133,13 +227,18 @@ async def _verify_requests(args, config: ServiceConfig, requests, console) -> tu
 
 async def _run_verify(args, config: ServiceConfig) -> int:
     console = _console()
+    done = check_output(args.output, args.resume)
     requests = read_requests(args.input, args.verifier)
-    results, elapsed = await _verify_requests(args, config, requests, console)
-    lines = "".join(json.dumps(result_to_json(r)) + "\n" for r in results)
-    if args.output:
-        args.output.write_text(lines, encoding="utf-8")
-    else:
-        sys.stdout.write(lines)
+    if done:
+        requests = [r for r in requests if r.id not in done]
+        print(f"resuming: {len(done)} result(s) already in {args.output}, {len(requests)} to verify", file=sys.stderr)
+        if not requests:
+            return 0
+    writer = args.writer = ResultWriter(args.output, append=bool(done))
+    try:
+        results, elapsed = await _verify_requests(args, config, requests, console, writer)
+    finally:
+        writer.close()
     if not args.quiet:
         console.print(summary_table(results, elapsed))
     infra = sum(r.verdict == pb.INFRA_ERROR for r in results)
@@ -151,8 +250,6 @@ async def _run_verify(args, config: ServiceConfig) -> int:
 
 
 async def _run_list(args) -> int:
-    from rich.table import Table
-
     from verifier_service.client import VerifierClient
     from verifier_service.engine.engine import Engine
 
@@ -161,23 +258,51 @@ async def _run_list(args) -> int:
             response = await client.list_verifiers()
     else:
         response = Engine.describe()
-    from rich.console import Console
+    kinds = list(response.kinds)
+    if args.kind:
+        kinds = [k for k in kinds if k.name == args.kind]
+        if not kinds:
+            raise VerifierError(f"no verifier kind {args.kind!r}; the kinds: "
+                                f"{', '.join(k.name for k in response.kinds)}")
+    if args.json:
+        from google.protobuf.json_format import MessageToDict
 
-    console = Console()
-    for kind in response.kinds:
-        table = Table(title=f"{kind.name}{' (sandboxed)' if kind.sandboxed else ''}: {kind.description}",
-                      title_justify="left")
-        for column in ("parameter", "type", "required", "default", "description"):
-            table.add_column(column)
-        for p in kind.parameters:
-            desc = p.description + (f" [{' | '.join(p.choices)}]" if p.choices else "")
-            table.add_row(p.name, p.type, "yes" if p.required else "", p.default, desc)
-        console.print(table)
-    if response.catalog:
+        out = {"kinds": [MessageToDict(k, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+                         for k in kinds]}
+        if not args.kind:
+            out.update(extract_modes=list(response.extract_modes), scoring_modes=list(response.scoring_modes),
+                       catalog=[MessageToDict(e, preserving_proto_field_name=True) for e in response.catalog])
+        print(json.dumps(out, indent=2))
+        return 0
+    print(kinds_text(kinds))
+    if response.catalog and not args.kind:
+        from rich.console import Console
+
         from verifier_service.tools.tenancy_cli import catalog_table
 
-        console.print(catalog_table(response.catalog))
+        Console().print(catalog_table(response.catalog))
+    elif not args.kind:
+        print("verifier-service list --kind KIND: one kind; docs/specs.md: an example of each")
     return 0
+
+
+def kinds_text(kinds, width: int | None = None) -> str:
+    """The kinds and their parameters as plain text that reads well at 80 columns."""
+    import shutil
+    import textwrap
+
+    width = width or max(60, min(shutil.get_terminal_size((80, 24)).columns, 100))
+    lines: list[str] = []
+    for kind in kinds:
+        lines.append(f"{kind.name}{'  (sandboxed: runs the completion as code)' if kind.sandboxed else ''}")
+        lines += textwrap.wrap(kind.description, width, initial_indent="  ", subsequent_indent="  ")
+        for p in kind.parameters:
+            facts = [p.type, *(["required"] if p.required else []), *([f"default {p.default}"] if p.default else [])]
+            lines.append(f"    {p.name} ({', '.join(facts)})")
+            text = p.description + (f"; one of: {', '.join(p.choices)}" if p.choices else "")
+            lines += textwrap.wrap(text, width, initial_indent="        ", subsequent_indent="        ")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
 
 
 async def _run_inspect(args, config: ServiceConfig) -> int:
@@ -187,24 +312,44 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
     from verifier_service.tools import inspection
 
     console = _console()
+    if args.report.exists() and not args.report.is_dir():
+        raise VerifierError(f"--report {args.report} is a file: give a directory (it will hold report.html)")
+    try:
+        args.report.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise VerifierError(f"cannot create the report directory {args.report}: {exc.strerror}") from exc
+    partial = args.report / inspection.RESULTS_FILE
+    done = check_output(partial, args.resume)
     requests = read_requests(args.input, args.verifier)
     rows = [with_verifier(row, args.verifier) for row in inspection.read_rows(args.input)]
-    results, elapsed = await _verify_requests(args, config, requests, console)
-    samples = inspection.build_samples(rows, [r.id for r in requests], [result_to_json(r) for r in results])
+    kept = {}
+    if done:
+        kept = {str(row["id"]): row for row in map(json.loads, partial.read_text(encoding="utf-8").splitlines())}
+        print(f"resuming: {len(done)} result(s) already in {partial}", file=sys.stderr)
+    todo = [r for r in requests if r.id not in done]
+    writer = args.writer = ResultWriter(partial, append=bool(done))
+    try:
+        results, elapsed = await _verify_requests(args, config, todo, console, writer) if todo else ([], 0.0)
+    finally:
+        writer.close()
+    fresh = {r.id: result_to_json(r) for r in results}
+    results_json = [fresh[r.id] if r.id in fresh else kept[r.id] for r in requests]
+    samples = inspection.build_samples(rows, [r.id for r in requests], results_json)
     inspection.flag_samples(samples, config.default_timeout_s)
     meta = {"source": str(args.input), "verifier": args.server or "embedded",
             "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "default_timeout_s": config.default_timeout_s}
     page = inspection.write_report(args.report, samples, meta)
     if not args.quiet:
-        console.print(summary_table(results, elapsed))
+        if results:
+            console.print(summary_table(results, elapsed))
         for table in inspection.summary_renderables(samples):
             console.print(table)
     read, agreed = inspection.label_counts(inspection.load_labels(args.report / inspection.LABELS_FILE))
     if read:
         console.print(f"labels already recorded: {read} read, {agreed} agree")
     console.print(f"report: {page} (read it, export the labels to {args.report / inspection.LABELS_FILE})")
-    infra = sum(r.verdict == pb.INFRA_ERROR for r in results)
+    infra = sum(r["verdict"] == "INFRA_ERROR" for r in results_json)
     if infra:
         console.print(f"[bold red]{infra} INFRA_ERROR result(s): the sandbox failed, not the code[/]")
         return EXIT_INFRA
@@ -237,7 +382,7 @@ def _doctor(config: ServiceConfig) -> int:
     except SandboxUnavailable as exc:
         print(format_isolation(sandbox.isolation()))
         print(f"error: the {config.sandbox_backend} sandbox backend cannot run jobs: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INFRA
     print(format_isolation(sandbox.isolation()))
     print(f"ok: the {config.sandbox_backend} sandbox backend runs jobs (image id {sandbox.image_id})")
     return 0
@@ -250,13 +395,19 @@ def _build_sandbox(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="verifier-service", description=__doc__)
+    parser = argparse.ArgumentParser(prog="verifier-service", description=__doc__, epilog=EXIT_CODES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the gRPC verifier service")
-    add_config_flags(serve)
-    verify = sub.add_parser("verify", help="verify a JSONL file of requests (embedded sandbox or --server)")
-    verify.add_argument("--input", type=Path, required=True, help="JSONL: {id, completion, spec} per line")
-    verify.add_argument("--output", type=Path, help="results JSONL (default: stdout)")
+    add_config_flags(serve, title="service settings (also RLVR_VERIFIER_<NAME> variables or --config YAML)")
+    verify = sub.add_parser("verify", help="verify a JSONL file of requests (embedded sandbox or --server)",
+                            usage="%(prog)s --input FILE [--output FILE [--resume]] [--server HOST:PORT]\n"
+                                  "       [options] [embedded service settings]")
+    verify.add_argument("--input", type=Path, required=True,
+                        help="JSONL: {id, completion, spec} per line (- reads stdin)")
+    verify.add_argument("--output", type=Path, help="results JSONL, written as batches finish (default: stdout)")
+    verify.add_argument("--resume", action="store_true",
+                        help="skip the ids already in --output and add the rest to it (after an interruption)")
     verify.add_argument("--server", help="HOST:PORT of a running service (default: an embedded one)")
     verify.add_argument("--batch-size", type=int, default=32, help="completions per VerifyBatch call")
     verify.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
@@ -264,9 +415,14 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--verifier", metavar="TEAM/NAME@VERSION",
                         help="catalog verifier for lines whose spec names none (their spec: the per-sample fields)")
     add_client_flags(verify)
-    add_config_flags(verify)
-    inspect = sub.add_parser("inspect", help="verify sampled completions and build a report to read by hand")
-    inspect.add_argument("--input", type=Path, help="JSONL: {id, prompt, completion, spec} per line")
+    add_config_flags(verify, title="embedded service settings (ignored with --server)", leave_out=SERVER_ONLY)
+    inspect = sub.add_parser("inspect", help="verify sampled completions and build a report to read by hand",
+                             usage="%(prog)s --input FILE --report DIR [--resume] [--server HOST:PORT]\n"
+                                   "       [options] [embedded service settings]\n"
+                                   "       %(prog)s --import-labels FILE --report DIR")
+    inspect.add_argument("--input", type=Path, help="JSONL: {id, prompt, completion, spec} per line (- reads stdin)")
+    inspect.add_argument("--resume", action="store_true",
+                         help="skip the samples whose results are already in the report directory")
     inspect.add_argument("--report", type=Path, required=True, help="report directory (report.html, labels.jsonl)")
     inspect.add_argument("--import-labels", type=Path, metavar="FILE",
                          help="merge labels exported from the page into DIR/labels.jsonl and rebuild the page")
@@ -277,16 +433,18 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--verifier", metavar="TEAM/NAME@VERSION",
                          help="catalog verifier for lines whose spec names none (their spec: the per-sample fields)")
     add_client_flags(inspect)
-    add_config_flags(inspect)
+    add_config_flags(inspect, title="embedded service settings (ignored with --server)", leave_out=SERVER_ONLY)
     listing = sub.add_parser("list", help="list the verifier kinds and their parameters (and, with --server, "
                                           "the catalog verifiers you may use)")
     listing.add_argument("--server", help="HOST:PORT of a running service (default: this installation)")
+    listing.add_argument("--kind", metavar="KIND", help="show only this kind")
+    listing.add_argument("--json", action="store_true", help="print JSON (kinds, parameters, catalog) instead")
     add_client_flags(listing)
     from verifier_service.tools.tenancy_cli import add_parsers
 
     add_parsers(sub)
     doctor = sub.add_parser("doctor", help="check the sandbox backend and show which isolation layers are in force")
-    add_config_flags(doctor)
+    add_config_flags(doctor, only=SANDBOX_SETTINGS, title="sandbox settings")
     sub.add_parser("build-sandbox", help="build the sandbox image (runs sandboxes/build.sh)")
     return parser
 
@@ -322,14 +480,37 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
             return asyncio.run(_run_inspect(args, config))
         return asyncio.run(_run_verify(args, config))
-    except SandboxUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except (SandboxUnavailable, ServiceUnreachable) as exc:
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_INFRA
     except VerifierError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(exc)}{_kept(args)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        print(f"interrupted{_kept(args)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        print(f"error: {exc.filename or ''}{': ' if exc.filename else ''}{exc.strerror or exc}{_kept(args)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback; a bug to report
+        print(f"error: unexpected {type(exc).__name__}: {one_line(exc)}{_kept(args)} (a bug: please report it "
+              f"with the command you ran)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _kept(args) -> str:
+    """What an interrupted or failed verify kept, and how to finish it."""
+    writer = getattr(args, "writer", None)
+    if writer is None or not writer.written:
+        return ""
+    where = f" in {writer.path}" if writer.path else ""
+    resume = "; run the same command with --resume to finish" if writer.path else ""
+    return f" ({writer.written} result(s) written{where}{resume})"
 
 
 if __name__ == "__main__":

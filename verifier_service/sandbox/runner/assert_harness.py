@@ -123,9 +123,37 @@ def _failure(exc):
     return type(exc).__name__, _error_detail(exc)
 
 
-def _report_test(report, index, name, error, started):
+def _report_test(report, index, name, error, started, asserts):
     report(event="test", index=index, name=name, passed=error is None, error=error[0] if error else None,
-           detail=error[1] if error else "", duration_s=round(_monotonic() - started, 6))
+           detail=error[1] if error else "", duration_s=round(_monotonic() - started, 6), asserts=asserts)
+
+
+class _CountAsserts(ast.NodeTransformer):
+    """``assert t, m`` becomes ``assert __rlvr_asserted(t), m``: the same check, counted (a test that passes
+    without running an assert checked nothing, and the host does not count it as passed)."""
+
+    def visit_Assert(self, node):
+        self.generic_visit(node)
+        node.test = ast.copy_location(ast.Call(ast.Name("__rlvr_asserted", ast.Load()), [node.test], []), node.test)
+        return node
+
+
+def _count_unittest_asserts(count):
+    """unittest's ``assert*`` methods (``tc.assertEqual(...)``) count as asserts too (this process only)."""
+    import unittest
+
+    for name in dir(unittest.TestCase):
+        method = getattr(unittest.TestCase, name)
+        if name.startswith("assert") and callable(method):
+            def counted(*args, _method=method, **kwargs):
+                count(True)
+                return _method(*args, **kwargs)
+
+            setattr(unittest.TestCase, name, functools.wraps(method)(counted))
+
+
+def _compile_counted(code, filename):
+    return compile(ast.fix_missing_locations(_CountAsserts().visit(ast.parse(code, filename))), filename, "exec")
 
 
 def main():
@@ -142,14 +170,23 @@ def run(candidate):
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
     report = _report_channel(job.pop("nonce"))
+    asserted = [0]
+
+    def count(value):
+        asserted[0] += 1
+        return value
+
     namespace = {"__name__": "tests", "__builtins__": builtins, "__rlvr_explain": _explain,
-                 "__rlvr_same": judge.same, "__rlvr_same_in": judge.same_in}
+                 "__rlvr_same": judge.same, "__rlvr_same_in": judge.same_in,
+                 "__rlvr_asserted": count}
     try:
         setup = compile(job.get("setup", ""), "<setup>", "exec")
-        compiled = [(item, compile(item["code"], f"<tests:{item['name']}>", "exec")) for item in job["items"]]
+        compiled = [(item, _compile_counted(item["code"], f"<tests:{item['name']}>")) for item in job["items"]]
     except (SyntaxError, ValueError) as exc:
         report(event="compile_error", detail=_error_detail(exc))
         return
+    if any(".assert" in item["code"] for item in job["items"]):
+        _count_unittest_asserts(count)
     names = _load(candidate, report, job.get("setup", ""), job["solution"], job.get("names", ()))
     if names is None:
         return
@@ -168,6 +205,7 @@ def run(candidate):
     index = 0
     for item, code in compiled:
         started = _monotonic()
+        asserted[0] = 0
         try:
             exec(code, namespace)
             error = None
@@ -178,7 +216,7 @@ def run(candidate):
                 report(event="setup_error", error=error[0], detail=f"{item['name']}: {error[1]}")
                 break
             continue
-        _report_test(report, index, item["name"], error, started)
+        _report_test(report, index, item["name"], error, started, asserted[0])
         index += 1
         if error is not None and job.get("fast_fail"):
             break
@@ -228,7 +266,7 @@ def judge_calls(candidate, job, report):
             raise
         except BaseException as exc:  # noqa: BLE001
             error = _failure(exc)
-        _report_test(report, index, item["name"], error, started)
+        _report_test(report, index, item["name"], error, started, len(by_test.get(index, ())))
         if error is not None and job.get("fast_fail"):
             break
     report(event="end")

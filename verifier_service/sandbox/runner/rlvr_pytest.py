@@ -1,4 +1,5 @@
 """pytest plugin of the sandbox (``-p rlvr_pytest``): stamps the JUnit report with the job's nonce.
+It also records how many checks ran (``rlvr_asserts``): all tests passing with none run is no pass.
 
 The nonce arrives on stdin and is read when pytest imports this plugin, before
 output capture starts and before any test module is imported (the completion
@@ -52,6 +53,7 @@ def pytest_sessionfinish(session, exitstatus):
         if isinstance(module, judge.SolutionModule):
             module.__dict__["_rlvr"]["candidate"].close()
     judge.end_other_processes()
+    _record_asserts(session)
 
 
 def _snapshot():
@@ -86,3 +88,45 @@ def pytest_collection_finish(session):
     import judge
 
     judge.seal_imports(_SOURCES)
+
+
+_asserts = [0]  # checks that ran: asserts that held (pytest rewrites the test modules), pytest.raises, unittest
+# assert methods (a failed one fails its test anyway). The completion runs in another process: it cannot count.
+
+
+def pytest_assertion_pass(item, lineno, orig, expl):
+    _asserts[0] += 1
+
+
+def _count_other_checks():
+    import functools
+    import unittest
+
+    import pytest
+
+    def counted(function):
+        @functools.wraps(function)
+        def check(*args, **kwargs):
+            _asserts[0] += 1
+            return function(*args, **kwargs)
+
+        return check
+
+    pytest.raises = counted(pytest.raises)
+    for name in dir(unittest.TestCase):
+        if name.startswith("assert") and callable(getattr(unittest.TestCase, name)):
+            setattr(unittest.TestCase, name, counted(getattr(unittest.TestCase, name)))
+
+
+_count_other_checks()  # before any test module is imported (``from pytest import raises`` gets the counted one)
+del _count_other_checks
+
+
+def _record_asserts(session):
+    """The count goes into the report (before junitxml writes it): a run whose tests all passed without
+    running an assert checked nothing, and the host does not count it as passed."""
+    from _pytest.junitxml import xml_key
+
+    xml = session.config.stash.get(xml_key, None)
+    if xml is not None:
+        xml.add_global_property("rlvr_asserts", str(_asserts[0]))

@@ -35,7 +35,14 @@ from verifier_service.errors import VerifierError
 from verifier_service.spec import canonical_json, normal_spec_json
 from verifier_service.tools.jsonl import read_jsonl
 
-CODE_KINDS = ("python_assert", "python_io", "stdio", "pytest")
+
+def code_kinds() -> tuple[str, ...]:
+    """The kinds that run the completion as code (the sandboxed ones), as the kinds registry says."""
+    from verifier_service.kinds import all_kinds
+
+    return tuple(kind.name for kind in all_kinds() if kind.sandboxed)
+
+
 SHORT_CODE_CHARS = 16       # non-whitespace characters under which passing code is "suspiciously short"
 HIGH_CORRECTNESS = 0.5      # correctness at or above which a reward counts as "high"
 NEAR_LIMIT_SHARE = 0.8      # a run taking this share of its time limit is "near the limit"
@@ -178,7 +185,7 @@ def flag_samples(samples: list[Sample], default_timeout_s: float = 10.0) -> None
         if r.get("verdict") == "INFRA_ERROR":
             flags.append("infra_error")
         code = "".join((r.get("extracted") or "").split())
-        if r.get("kind") in CODE_KINDS and correctness >= HIGH_CORRECTNESS and len(code) < SHORT_CODE_CHARS:
+        if r.get("kind") in code_kinds() and correctness >= HIGH_CORRECTNESS and len(code) < SHORT_CODE_CHARS:
             flags.append("high_reward_short_code")
         if correctness > 0 and not r.get("tests_total"):
             flags.append("reward_without_tests")
@@ -342,7 +349,7 @@ def _lexer_name(sample: Sample, part: str) -> str:
     kind = sample.result.get("kind") or (sample.spec.get("kind") if isinstance(sample.spec, dict) else "")
     if kind == "stdio" and isinstance(sample.spec, dict) and sample.spec.get("language") == "cpp":
         return "cpp"
-    if kind in CODE_KINDS:
+    if kind in code_kinds():
         return "python"
     if kind in ("json_schema", "tool_call"):
         return "json"

@@ -1,0 +1,120 @@
+"""A synchronous API for notebooks and scripts: ``verifier_service.verify(requests)`` -> results.
+
+Requests are the JSON form of `verifier-service verify` (dicts with ``id``,
+``completion`` and ``spec``) or ``VerifyRequest`` messages; results are the JSON
+objects that command writes, in request order. Without ``server`` an embedded
+service (loopback only, this process's sandbox backend) starts for the call and
+stops after it; with ``server="host:port"`` the call goes to a running service.
+It works where an event loop already runs (Jupyter): the work then runs on a
+thread of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.config import ServiceConfig
+from verifier_service.errors import InvalidSpec, RemoteError, VerifierError
+from verifier_service.spec import request_from_json, result_to_json
+
+
+def verify(requests: Iterable[dict | pb.VerifyRequest], *, server: str | None = None,
+           config: ServiceConfig | None = None, credentials=None, batch_size: int = 64,
+           timeout_s: float | None = None) -> list[dict[str, Any]]:
+    """Verifies ``requests`` and returns their results (JSON objects) in order.
+
+    ``server``: HOST:PORT of a running service (default: an embedded one, configured by ``config``).
+    ``credentials``: ``verifier_service.credentials.Credentials`` for ``server`` (default: from the
+    environment). A request the service refuses raises ``InvalidSpec`` (or another ``VerifierError``)
+    naming it; whatever a completion does is its result's verdict.
+    """
+    messages = []
+    for index, request in enumerate(requests):
+        if isinstance(request, pb.VerifyRequest):
+            message = request
+        else:
+            try:
+                message = request_from_json(request)
+            except InvalidSpec as exc:
+                raise InvalidSpec(f"request {index}: {exc}") from exc
+        if not message.id:
+            message.id = str(index)
+        messages.append(message)
+    if batch_size <= 0:
+        raise VerifierError("batch_size must be positive")
+    return _run(_verify(messages, server, config or ServiceConfig(), credentials, batch_size, timeout_s))
+
+
+async def _verify(messages, server, config, credentials, batch_size, timeout_s) -> list[dict[str, Any]]:
+    from verifier_service.client import VerifierClient
+    from verifier_service.credentials import Credentials
+
+    app = None
+    if server:
+        client = await VerifierClient.connect(server, credentials=credentials)
+    else:
+        from verifier_service.sandbox import make_sandbox
+        from verifier_service.server import VerifierApp
+
+        if any(_sandboxed(m) for m in messages):
+            make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
+        app = VerifierApp(replace(config, host="127.0.0.1", port=0, tenants="", tls_cert="", tls_key="",
+                                  tls_client_ca="", workers=1))
+        port = await app.start()
+        client = await VerifierClient.connect(f"127.0.0.1:{port}", credentials=Credentials())
+    try:
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(messages), batch_size):
+            try:
+                results = await client.verify_batch(messages[start:start + batch_size], timeout_s)
+            except RemoteError as exc:
+                if exc.code == "INVALID_ARGUMENT":
+                    raise InvalidSpec(_shifted(str(exc), start)) from exc
+                raise
+            out.extend(result_to_json(r) for r in results)
+        return out
+    finally:
+        await client.close()
+        if app is not None:
+            await app.stop(grace=1.0)
+
+
+def _sandboxed(message: pb.VerifyRequest) -> bool:
+    if message.verifier:
+        return True  # a catalog entry: its kind is known to the service
+    from verifier_service.kinds import all_kinds
+
+    return message.spec.kind in {k.name for k in all_kinds() if k.sandboxed}
+
+
+def _shifted(message: str, start: int) -> str:
+    """The service names a request by its index in the batch; the caller's index is ``start`` more."""
+    import re
+
+    return re.sub(r"request (\d+)", lambda m: f"request {int(m.group(1)) + start}", message, count=1)
+
+
+def _run(coro):
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="verifier-sync", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
