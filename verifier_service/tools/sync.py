@@ -59,7 +59,7 @@ async def _verify(messages, server, config, credentials, batch_size, timeout_s) 
         client = await VerifierClient.connect(server, credentials=credentials)
     else:
         from verifier_service.sandbox import make_sandbox
-        from verifier_service.server import VerifierApp
+        from verifier_service.server.server import VerifierApp
 
         if any(_sandboxed(m) for m in messages):
             make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
