@@ -394,6 +394,18 @@ def _build_sandbox(args) -> int:
     return subprocess.call(["bash", str(BUILD_SCRIPT)])
 
 
+def _add_run_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags ``verify`` and ``inspect`` share: where the completions are verified and how."""
+    parser.add_argument("--server", help="HOST:PORT of a running service (default: an embedded one)")
+    parser.add_argument("--batch-size", type=int, default=32, help="completions per VerifyBatch call")
+    parser.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    parser.add_argument("--verifier", metavar="TEAM/NAME@VERSION",
+                        help="catalog verifier for lines whose spec names none (their spec: the per-sample fields)")
+    add_client_flags(parser)
+    add_config_flags(parser, title="embedded service settings (ignored with --server)", leave_out=SERVER_ONLY)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verifier-service", description=__doc__, epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -408,14 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--output", type=Path, help="results JSONL, written as batches finish (default: stdout)")
     verify.add_argument("--resume", action="store_true",
                         help="skip the ids already in --output and add the rest to it (after an interruption)")
-    verify.add_argument("--server", help="HOST:PORT of a running service (default: an embedded one)")
-    verify.add_argument("--batch-size", type=int, default=32, help="completions per VerifyBatch call")
-    verify.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
-    verify.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    verify.add_argument("--verifier", metavar="TEAM/NAME@VERSION",
-                        help="catalog verifier for lines whose spec names none (their spec: the per-sample fields)")
-    add_client_flags(verify)
-    add_config_flags(verify, title="embedded service settings (ignored with --server)", leave_out=SERVER_ONLY)
+    _add_run_flags(verify)
     inspect = sub.add_parser("inspect", help="verify sampled completions and build a report to read by hand",
                              usage="%(prog)s --input FILE --report DIR [--resume] [--server HOST:PORT]\n"
                                    "       [options] [embedded service settings]\n"
@@ -426,14 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--report", type=Path, required=True, help="report directory (report.html, labels.jsonl)")
     inspect.add_argument("--import-labels", type=Path, metavar="FILE",
                          help="merge labels exported from the page into DIR/labels.jsonl and rebuild the page")
-    inspect.add_argument("--server", help="HOST:PORT of a running service (default: an embedded one)")
-    inspect.add_argument("--batch-size", type=int, default=32, help="completions per VerifyBatch call")
-    inspect.add_argument("--parallel", type=int, default=4, help="batches in flight at once")
-    inspect.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    inspect.add_argument("--verifier", metavar="TEAM/NAME@VERSION",
-                         help="catalog verifier for lines whose spec names none (their spec: the per-sample fields)")
-    add_client_flags(inspect)
-    add_config_flags(inspect, title="embedded service settings (ignored with --server)", leave_out=SERVER_ONLY)
+    _add_run_flags(inspect)
     listing = sub.add_parser("list", help="list the verifier kinds and their parameters (and, with --server, "
                                           "the catalog verifiers you may use)")
     listing.add_argument("--server", help="HOST:PORT of a running service (default: this installation)")
