@@ -33,10 +33,24 @@ def cmd_config(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise TrainerError(str(exc)) from exc
         explicit = flags_to_changes(args)  # what the user set stays; the plan fills in the rest
-        config = config.override({k: v for k, v in plan.as_run_config_changes().items() if k not in explicit})
-        zero_stage = plan.zero_stage if config.num_gpus > 1 else 0
+        planned = {**plan.as_run_config_changes(), "zero_stage": plan.zero_stage if plan.training_gpus > 1 else 0}
+        if plan.generation == "vllm" and plan.vllm_mode == "server":  # the server's GPUs first, training on the rest
+            planned.update(vllm_gpu_ids=",".join(map(str, range(plan.vllm_gpus))),
+                           gpu_ids=",".join(map(str, range(plan.vllm_gpus, plan.vllm_gpus + plan.training_gpus))))
+        config = config.override({k: v for k, v in planned.items() if k not in explicit})
+        zero_stage = config.zero_stage if config.num_gpus > 1 else 0
         estimate = memory.estimate_config(shape, config, gpu_memory_gb=args.gpu_memory, zero_stage=zero_stage)
     deviations = config.validate()
+    if args.output:
+        from trainer.launch import write_accelerate_config
+
+        try:
+            Path(args.output).write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+        except OSError as exc:
+            raise TrainerError(f"cannot write the run config {args.output}: {exc}") from exc
+        accelerate_path = write_accelerate_config(config, args.output)
+        print(f"run config: {args.output}; accelerate config: {accelerate_path} (trainer train --config "
+              f"{args.output} --launch)", file=sys.stderr)
     out = sys.stdout
     out.write("# Validated GRPO run config (trainer train --config FILE)\n")
     out.write(yaml.safe_dump(config.to_dict(), sort_keys=False))
@@ -58,19 +72,30 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_train(args: argparse.Namespace) -> int:
-    from trainer.train import run_training
-
+def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     config = _load(args)
     deviations = config.validate()
     if not config.model or not config.dataset:
         raise TrainerError("model and dataset are required (in the YAML file or as --model / --dataset)")
+    if args.launch:
+        from trainer.launch import launch
+
+        if not args.config:
+            raise TrainerError("--launch needs the run config file (--config FILE): the accelerate config is "
+                               "written beside it and each process reads it")
+        child_argv = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--launch"]
+        if child_argv and child_argv[0] == "train":
+            child_argv = child_argv[1:]
+        return launch(config, args.config, child_argv)
+    from trainer.train import run_training
+
     record = run_training(config, deviations)
-    timing = record["reward_timing"]
+    timing = record["reward_timing"] if record is not None else None
     if timing:
         print(f"reward wait: {timing['mean_reward_wait_s']:.2f}s of {timing['mean_step_s']:.2f}s per step "
               f"({timing['mean_share']:.0%} on average, at most {timing['max_share']:.0%})", file=sys.stderr)
-    print(f"run record: {config.output_dir}/run.json", file=sys.stderr)
+    if record is not None:  # None on the other processes of a launch: the main one writes the record
+        print(f"run record: {config.output_dir}/run.json", file=sys.stderr)
     return 0
 
 
@@ -196,9 +221,14 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--model-size", help="target size class (0.5B, 1.5B, 3B, 7B, 14B, 32B, 70B)")
     config.add_argument("--gpus", type=int, default=1, help="GPUs available")
     config.add_argument("--gpu-memory", type=float, default=80.0, help="memory of one GPU in GB")
+    config.add_argument("--output", help="also write the run config to this YAML file, and its accelerate config "
+                        "beside it (FILE.accelerate.yaml) for trainer train --launch")
     add_run_flags(config)
     train = sub.add_parser("train", help="run GRPO against the verifier service")
     train.add_argument("--config", help="run config YAML")
+    train.add_argument("--launch", action="store_true", help="run the config's process layout through "
+                       "`accelerate launch` (accelerate config written beside the run config; GPUs split from the "
+                       "vLLM server's; the server checked first)")
     add_run_flags(train)
     sample = sub.add_parser("sample", help="N completions per prompt from the model, as verify JSONL with prompt")
     _add_data_flags(sample)
@@ -254,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_gate(args)
         if args.command == "diagnose":
             return cmd_diagnose(args)
-        return cmd_train(args)
+        return cmd_train(args, argv)
     except TrainerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -89,6 +89,14 @@ class RunConfig:
                                              "step (less peak memory, slower steps: 0.46 vs 0.28 s on the H200)")
     num_gpus: int = _f(1, "GPUs used for training")
     use_cpu: bool = _f(False, "train on the CPU (tests and smoke runs)")
+    # The launch (trainer train --launch writes the accelerate config of these beside the run config).
+    num_processes: int = _f(0, "training processes accelerate launches (0: num_gpus, or 1 with use_cpu)")
+    zero_stage: int = _f(0, "DeepSpeed ZeRO stage of a multi-GPU launch (0: plain data parallel)",
+                         choices=(0, 1, 2, 3))
+    sharding: str = _f("deepspeed", "deepspeed (ZeRO at zero_stage), or fsdp2 (FSDP2 full shard)",
+                       choices=("deepspeed", "fsdp2"))
+    gpu_ids: str = _f("", "training GPUs, e.g. 1 or 1,2,3 (empty: the first num_gpus not in vllm_gpu_ids)")
+    vllm_gpu_ids: str = _f("", "GPUs of the vLLM server (vllm_mode=server), e.g. 0; never shared with gpu_ids")
     lora: bool = _f(False, "train LoRA adapters instead of every weight")
     lora_r: int = _f(16, "LoRA rank")
     lora_alpha: int = _f(32, "LoRA alpha")
@@ -139,7 +147,8 @@ class RunConfig:
         for f in fields(self):
             choices = f.metadata.get("choices")
             if choices and getattr(self, f.name) not in choices:
-                raise ConfigError(f"{f.name} must be one of {', '.join(choices)}, not {getattr(self, f.name)!r}")
+                raise ConfigError(f"{f.name} must be one of {', '.join(map(str, choices))}, "
+                                  f"not {getattr(self, f.name)!r}")
         if self.num_generations < 2:
             raise ConfigError("num_generations must be at least 2: GRPO's advantage compares completions of a prompt")
         if self.num_generations < MIN_GENERATIONS:
@@ -166,7 +175,12 @@ class RunConfig:
                      "max_completion_length"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
-        processes = 1 if self.use_cpu else self.num_gpus
+        if self.num_processes < 0:
+            raise ConfigError("num_processes must be 0 (one per training GPU) or positive")
+        if self.num_processes and not self.use_cpu and self.num_processes != self.num_gpus:
+            raise ConfigError(f"num_processes={self.num_processes} on {self.num_gpus} GPU(s): a GPU run has one "
+                              "process per training GPU (set num_gpus)")
+        processes = self.processes
         generation_batch = self.per_device_train_batch_size * self.gradient_accumulation_steps * processes
         if generation_batch % self.num_generations:
             raise ConfigError(
@@ -224,6 +238,13 @@ class RunConfig:
         name = deviation.split("=", 1)[0].split(" ", 1)[0]
         reason = self.deviation_reasons.get(name)
         return f"{deviation}; reason: {reason}" if reason else deviation
+
+    @property
+    def processes(self) -> int:
+        """Training processes of the launch: one per training GPU, or ``num_processes`` (default 1) on the CPU."""
+        if self.use_cpu:
+            return self.num_processes or 1
+        return self.num_gpus
 
     # ---- TRL -------------------------------------------------------------
 

@@ -83,6 +83,8 @@ class RewardWaitCallback(TrainerCallback):
         }
 
     def on_train_end(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:  # the main process's steps; run.json keeps every process's summary
+            return
         path = Path(args.output_dir) / "reward_timing.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"summary": self.summary(), "steps": self.steps}, indent=2))

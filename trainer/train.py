@@ -65,9 +65,29 @@ def check_generation_backend(config: RunConfig) -> None:
                           "which is much slower and recorded as a deviation")
 
 
+def _gather_process_stats(trainer, rewards: VerifierRewards, timing: RewardWaitCallback) -> list[dict[str, Any]]:
+    """Each training process's own verifier traffic (its VerifyBatch calls), gathered on every process."""
+    from accelerate.utils import gather_object
+
+    mine = {
+        "process": trainer.accelerator.process_index,
+        "verifier_batches": len(rewards.history),
+        "verifier_batch_sizes": [s.size for s in rewards.history],
+        "verifier_infra_errors": sum(s.infra_errors for s in rewards.history),
+        "verifier_lost_batches": sum(1 for s in rewards.history if s.lost),
+        "verifier_wait_s": rewards.total_wait_s,
+        "reward_timing": timing.summary(),
+    }
+    if trainer.accelerator.num_processes == 1:
+        return [mine]
+    return sorted(gather_object([mine]), key=lambda p: p["process"])
+
+
 def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: ShadowReward | None = None,
-                 shadow_every: int = 1, callbacks: list | None = None) -> dict[str, Any]:
-    """Runs GRPO; returns the run record (also written to output_dir/run.json).
+                 shadow_every: int = 1, callbacks: list | None = None) -> dict[str, Any] | None:
+    """Runs GRPO; returns the run record (also written to output_dir/run.json), on the main process only
+    (None on the other processes of a launch). Each process sends its own batches to the verifier; the record
+    sums their counts and keeps each process's (``processes``).
 
     ``shadow_reward``: an in-process reward computed on the same batches, timed apart from the remote wait (it never
     affects training), on every ``shadow_every``-th batch; ``callbacks``: extra TrainerCallbacks (e.g. a time budget).
@@ -98,15 +118,19 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
     for deviation in deviations:
         log.warning("deviation from the recipe: %s", deviation)
     result = trainer.train()
-    trainer.save_model(config.output_dir)
+    trainer.save_model(config.output_dir)  # every process takes part (sharded weights are gathered)
+    processes = _gather_process_stats(trainer, rewards, timing)
+    if not trainer.accelerator.is_main_process:
+        return None
     record = {
         "config": config.to_dict(),
         "deviations": deviations,
         "train_metrics": result.metrics,
         "log_history": trainer.state.log_history,
         "reward_timing": timing.summary(),
-        "verifier_batches": len(rewards.history),
-        "verifier_infra_errors": sum(s.infra_errors for s in rewards.history),
+        "verifier_batches": sum(p["verifier_batches"] for p in processes),
+        "verifier_infra_errors": sum(p["verifier_infra_errors"] for p in processes),
+        "processes": processes,
         "shadow_disagreements": (sum(s.shadow_disagreements or 0 for s in rewards.history)
                                  if shadow_reward is not None else None),
         "gates": gates,
