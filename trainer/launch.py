@@ -111,9 +111,9 @@ def write_accelerate_config(config: RunConfig, run_config_path: str | Path) -> P
     """The accelerate config written beside the run config; returns its path."""
     path = accelerate_config_path(run_config_path)
     try:
-        path.write_text("# accelerate launch --config_file of the run config " + Path(run_config_path).name
-                        + " (written by the trainer command)\n" + yaml.safe_dump(accelerate_config(config),
-                                                                                   sort_keys=False))
+        path.write_text(f"# accelerate launch --config_file of the run config {Path(run_config_path).name}, rewritten "
+                        "by every `trainer train --launch`: change the run config, not this file\n"
+                        + yaml.safe_dump(accelerate_config(config), sort_keys=False))
     except OSError as exc:
         raise ConfigError(f"cannot write the accelerate config {path}: {exc}") from exc
     return path
