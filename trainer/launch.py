@@ -150,8 +150,19 @@ def check_vllm_server(config: RunConfig, timeout_s: float = 10.0) -> str:
     return config.model
 
 
-def launch_command(accelerate_path: Path, train_argv: list[str]) -> list[str]:
-    return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_path),
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_command(accelerate_path: Path, train_argv: list[str], processes: int = 1) -> list[str]:
+    """The ``accelerate launch`` command; several processes rendezvous on a port free now (one machine), not on
+    torchrun's fixed 29500, which another run on the host may hold."""
+    port = ["--main_process_port", str(_free_port())] if processes > 1 else []
+    return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_path), *port,
             "-m", "trainer.cli", "train", *train_argv]
 
 
@@ -173,7 +184,7 @@ def launch(config: RunConfig, run_config_path: str | Path, train_argv: list[str]
     env = dict(os.environ)
     if train:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, train))
-    command = launch_command(path, train_argv)
+    command = launch_command(path, train_argv, config.processes)
     print(f"launching {config.processes} training process(es)"
           + (f" on GPU(s) {env['CUDA_VISIBLE_DEVICES']}" if train else " on the CPU")
           + f" with {path}", file=sys.stderr)
