@@ -4,18 +4,22 @@ CPU processes (torchrun, gloo) against the real verifier service, each process s
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
-from trainer_smoke import trainer_cli, write_dataset, write_smoke_config
+from conftest import wait_for
+from trainer_smoke import OFFLINE_ENV, ROOT, trainer_cli, write_dataset, write_smoke_config
 
 from trainer.config import RunConfig
 from trainer.errors import ConfigError
 from trainer.launch import accelerate_config, check_gpu_split, check_vllm_server, write_accelerate_config
 from trainer.tiny_model import build_tiny_model
-from verifier_service.testing import free_port
+from verifier_service.testing import ServedProcess, free_port
 
 GPU = dict(generation="vllm", model="org/model")
 
@@ -170,3 +174,46 @@ def test_two_cpu_processes_each_send_their_own_batches(service, tmp_path):
     for h in steps:  # TRL averages log_metric values over the processes on the main one
         assert "rewards/verifier_format/mean" in h and h["verifier/infra_errors"] == 0.0
     assert proc.stderr.count("run record:") == 1  # only the main process writes and reports the record
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(400)
+def test_two_processes_score_none_when_the_service_goes_away(docker_ready, tmp_path):
+    """The service stops after both processes' first batches: each process's later batches are lost, scored None
+    (never 0), counted per process, and training goes on to its last step."""
+    model = build_tiny_model(tmp_path / "model")
+    data = tmp_path / "prompts.jsonl"
+    write_dataset(data)
+    out = tmp_path / "run"
+    service = ServedProcess("--max-concurrency", "2", "--shutdown-grace-s", "5", log_path=tmp_path / "service.log")
+    service.start()
+    try:
+        path = write_smoke_config(tmp_path / "run.yaml", model, data, out, service.address, num_processes=2,
+                                  per_device_train_batch_size=4, max_steps=3, max_completion_length=12,
+                                  reward_timeout_s=30)
+        env = dict(os.environ, **OFFLINE_ENV, PYTHONPATH=str(ROOT))
+        with open(tmp_path / "train.log", "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "trainer.cli", "train", "--config", str(path), "--launch"],
+                                    stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        try:
+            wait_for(lambda: service.log_path.read_text(errors="replace").count("VerifyBatch OK") >= 2
+                     or proc.poll() is not None, timeout=240)
+            service.stop()
+            rc = proc.wait(300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+    finally:
+        service.stop()
+    train_log = (tmp_path / "train.log").read_text(errors="replace")
+    assert rc == 0, train_log[-4000:]
+    record = json.loads((out / "run.json").read_text())
+    for p in record["processes"]:
+        assert p["verifier_batch_sizes"] == [4, 4, 4]
+        assert 1 <= p["verifier_lost_batches"] <= 2  # the first batch was answered, the last was lost
+        assert p["verifier_infra_errors"] == 4 * p["verifier_lost_batches"]
+    steps = [h for h in record["log_history"] if "verifier/batch_lost" in h]
+    assert len(steps) == 3
+    assert steps[0]["verifier/batch_lost"] == 0.0 and steps[-1]["verifier/batch_lost"] == 1.0
+    assert steps[-1]["verifier/infra_errors"] == 4.0  # the mean over the two processes of 4 lost samples each
