@@ -180,13 +180,17 @@ def latency_and_scaling(service: Service, quick: bool) -> dict:
     return out
 
 
-def machine_facts() -> dict:
-    cpu = ""
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo ("" where it has none)."""
     try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
+        return next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name"))
     except (OSError, StopIteration):
-        pass
+        return ""
+
+
+def machine_facts() -> dict:
+    cpu = cpu_model()
     docker = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True,
                             text=True, check=False).stdout.strip()
     return {"cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "docker": docker,

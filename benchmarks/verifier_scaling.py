@@ -29,6 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from benchmarks.run import cpu_model
+
 HERE = Path(__file__).resolve().parent
 TRAIN_BATCH = 64
 KNEE_WITHIN = 0.10
@@ -126,13 +128,8 @@ def knee(rows: list[dict]) -> int:
 
 
 def machine() -> dict:
-    cpu = ""
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return {"cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "kernel": platform.release(),
+    return {"cpus": os.cpu_count(), "cpu": cpu_model(), "python": platform.python_version(),
+            "kernel": platform.release(),
             "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
 
 

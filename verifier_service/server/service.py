@@ -45,6 +45,13 @@ HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
 log = logging.getLogger(__name__)
 
 
+async def _abort_internal(context, what: str) -> None:
+    """An unexpected fault (called from an ``except``): logged with its traceback under a reference, and the
+    call ended INTERNAL naming that reference, never a stack trace to the client."""
+    ref = uuid.uuid4().hex[:12]
+    log.exception("%s (ref %s)", what, ref)
+    await context.abort(grpc.StatusCode.INTERNAL, f"internal error; the server log has reference {ref}")
+
 class Admission:
     """Counts admitted completions; refuses a batch that would exceed the limit."""
 
@@ -179,10 +186,8 @@ class VerifierServicer(pb_grpc.VerifierServicer):
             return await coro
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
-        except Exception:
-            ref = uuid.uuid4().hex[:12]
-            log.exception("internal error (ref %s)", ref)
-            await context.abort(grpc.StatusCode.INTERNAL, f"internal error; the server log has reference {ref}")
+        except Exception:  # noqa: BLE001 - logged with its traceback by _abort_internal
+            await _abort_internal(context, "internal error")
 
     async def Verify(self, request, context):
         results = await self._guard(self._run([request], context, "Verify"), context)
@@ -233,10 +238,8 @@ class VerifierServicer(pb_grpc.VerifierServicer):
             await reader
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
-        except Exception:
-            ref = uuid.uuid4().hex[:12]
-            log.exception("internal error in VerifyStream (ref %s)", ref)
-            await context.abort(grpc.StatusCode.INTERNAL, f"internal error; the server log has reference {ref}")
+        except Exception:  # noqa: BLE001 - logged with its traceback by _abort_internal
+            await _abort_internal(context, "internal error in VerifyStream")
         finally:
             # Ending early (an error, a cancelled RPC): stop every batch still running and wait
             # until their sandboxes are gone, so nothing outlives the RPC.
