@@ -1,8 +1,10 @@
 """stdio: a program fed each case's stdin; its stdout is compared outside the sandbox.
 
-Python and C++ (compiled once per check, then run per case). Compile errors
-are their own verdict. With ``fast_fail`` the sandbox is stopped at the first
-failing case.
+Python (compiled once per check; each case a fork of the warm program host,
+see ``sandbox/runner/pyprog.py``) and C++ (compiled once per check, then run
+per case). Compile errors are their own verdict. With ``fast_fail``, or with
+all-or-nothing scoring (where nothing after a failing case can change the
+reward), the job stops at the first failing case.
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ LANGUAGES = {
     },
 }
 COMPARE_MODES = ("exact", "tokens", "float")
+
+
+def python_program(memory: int | None) -> dict:
+    """The compile step's runner fields for Python: where the runner has a zygote, this step's process becomes the
+    job's program host (the program compiled once; each case, ``harness="python_case"``, a fork of it); elsewhere
+    the step runs its argv (a compile check) and each case ``python3 solution.py``."""
+    return {"harness": "python_program", "memory_bytes": memory}
 # Contest judges' rules (testlib's checkers), on the output's characters:
 _WHITESPACE = re.compile(r"[ \t\r\n]+")  # the only separators: ASCII space, tab, CR, LF (testlib's blanks)
 _INTEGER = re.compile(r"[+-]?[0-9]+")  # ASCII digits only (\d would take any Unicode digit)
@@ -146,11 +155,17 @@ class Stdio(VerifierKind):
         case_limit = min(spec.case_timeout_s or ctx.timeout_s, ctx.config.max_timeout_s)
         tol = spec.float_tolerance if spec.is_set("float_tolerance") else 1e-6
         names = [c.name or f"case {i}" for i, c in enumerate(spec.cases)]
+        python = spec.language == "python"
+        memory = (ctx.config.memory_mb << 20) if python else None
+        # Stop at the first failing case when nothing after it can change the reward: fast_fail, or all-or-nothing
+        # scoring (the runner stops at a case that fails inside the sandbox; the others are judged here and the
+        # runner is told to stop, keeping its sandbox).
+        stop_early = spec.fast_fail or spec.scoring != "fraction"
         steps = [Step("compile", lang["compile"], ctx.config.compile_timeout_s, output_limit=64 * 1024,
-                      stop_on_failure=True)]
-        steps += [Step(name, lang["run"], case_limit, stdin=case.stdin,
-                       memory_bytes=(ctx.config.memory_mb << 20) if spec.language == "python" else None,
-                       output_limit=ctx.config.output_limit_bytes)
+                      stop_on_failure=True, **python_program(memory) if python else {})]
+        steps += [Step(name, lang["run"], case_limit, stdin=case.stdin, memory_bytes=memory,
+                       output_limit=ctx.config.output_limit_bytes, stop_on_failure=stop_early,
+                       harness="python_case" if python else "")
                   for name, case in zip(names, spec.cases, strict=False)]
         tests: list[TestOutcome] = []
 
@@ -159,9 +174,10 @@ class Stdio(VerifierKind):
                 return step.ok
             case = spec.cases[len(tests)]
             tests.append(self._judge_case(step, case.expected_stdout or "", spec.compare, tol, case_limit))
-            return tests[-1].passed or not spec.fast_fail
+            return tests[-1].passed or not stop_early
 
-        run = await run_job(ctx, Job(steps=steps, files={lang["file"]: text}), on_step=judge)
+        job = Job(steps=steps, files={lang["file"]: text}, stoppable=stop_early, stream=stop_early)
+        run = await run_job(ctx, job, on_step=judge)
         if isinstance(run, Outcome):
             return run
         extra = dict(extracted=truncate(text, 4000))
@@ -174,8 +190,11 @@ class Stdio(VerifierKind):
                            **streams(compile_step))
         if run.oom_killed and len(tests) < len(names):
             tests.append(TestOutcome(names[len(tests)], Verdict.MEMORY_LIMIT, "memory limit exceeded"))
-        skipped = "not run (fast_fail)" if run.stopped_early else (
-            "not run: the sandbox timed out" if run.host_timeout else "not run")
+        failed_before = any(not t.passed for t in tests)
+        if run.stopped_early or (stop_early and failed_before and run.completed):
+            skipped = "not run (fast_fail)" if spec.fast_fail else "not run (all_or_nothing: an earlier case failed)"
+        else:
+            skipped = "not run: the sandbox timed out" if run.host_timeout else "not run"
         verdict_rest = Verdict.TIMEOUT if run.host_timeout and not run.stopped_early else Verdict.FAILED
         tests += [TestOutcome(n, verdict_rest, skipped) for n in names[len(tests):]]
         last_step = run.steps[-1]

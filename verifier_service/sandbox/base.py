@@ -29,14 +29,24 @@ class Step:
 class Job:
     steps: list[Step]
     files: dict[str, str] = field(default_factory=dict)
+    # The host may stop the job between steps (``on_step`` returned False) and keep the sandbox: the runner reads a
+    # "stop" line then. Only where it matters (a stdio job that ends at its first failing case).
+    stoppable: bool = False
+    # Each step's result sent as it ends (the host acts on it); False: all of them with the job's end, in one go.
+    stream: bool = True
 
     def to_runner_json(self, file_size_limit: int, open_files: int) -> dict[str, Any]:
-        return {
+        data = {
             "files": self.files,
             "steps": [dict(vars(s)) for s in self.steps],  # not asdict: it deep-copies every value, stdin too
             "file_size_limit": file_size_limit,
             "open_files": open_files,
         }
+        if self.stoppable:
+            data["stoppable"] = True
+        if not self.stream:
+            data["stream"] = False
+        return data
 
     @property
     def total_timeout_s(self) -> float:

@@ -347,7 +347,9 @@ def exchange(stream: RunnerStream, payload: bytes, token: str, on_step, deadline
 
 
 async def exchange_async(stream: RunnerStream, payload: bytes, token: str, on_step, deadline: float) -> SandboxRun:
-    """``exchange`` on the event loop, for a warm sandbox's job; cancelling the caller stops it where it waits."""
+    """``exchange`` on the event loop, for a warm sandbox's job; cancelling the caller stops it where it waits.
+    When ``on_step`` stops a job the runner can stop (its events say ``stoppable``), the runner is told so and the
+    job ends with its "done" (the sandbox stays warm); the steps it finished meanwhile are left out."""
     run = SandboxRun(steps=[], completed=False)
     try:
         await stream.send_async(payload, deadline)
@@ -357,7 +359,10 @@ async def exchange_async(stream: RunnerStream, payload: bytes, token: str, on_st
     try:
         while True:
             for event in stream.buffered_events():
-                if _take(run, event, token, on_step):
+                over = _take(run, event, token, on_step)
+                if over == STOP:
+                    await stream.send_async(json.dumps({"stop": token}).encode() + b"\n", deadline)
+                elif over:
                     return run
             if time.monotonic() >= deadline:
                 raise TimeoutError
@@ -388,8 +393,12 @@ def _usage(value) -> dict[str, tuple[float, int]]:
     return out
 
 
-def _take(run: SandboxRun, event, token: str, on_step) -> bool:
-    """Adds one runner event to ``run``; True when the job is over (its "done", or ``on_step`` stopped it)."""
+STOP = "stop"
+
+
+def _take(run: SandboxRun, event, token: str, on_step) -> bool | str:
+    """Adds one runner event to ``run``; True when the job is over (its "done", or ``on_step`` stopped it), STOP
+    when ``on_step`` stopped a job the runner can stop (it is then over at its "done")."""
     if not isinstance(event, dict) or event.get("token") != token:
         return False
     if event.get("event") == "done":
@@ -397,11 +406,13 @@ def _take(run: SandboxRun, event, token: str, on_step) -> bool:
         run.dirty = bool(event.get("dirty"))
         run.usage = _usage(event.get("usage"))
         return True
+    if run.stopped_early:
+        return False  # a step the runner finished before it read "stop"
     step = StepResult.from_runner(event)
     run.steps.append(step)
     if on_step is not None and on_step(step) is False:
         run.stopped_early = True
-        return True
+        return STOP if event.get("stoppable") is True else True
     return False
 
 

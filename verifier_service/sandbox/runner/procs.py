@@ -17,11 +17,14 @@ import time
 import assert_harness
 import io_harness
 import judge
+import pyprog
 
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 # What a standby can become without an interpreter start: the harnesses, and the candidate process of a step
 # the runner judges itself (see ``stepio.judge_calls``).
-HARNESSES = {"assert_harness": assert_harness.main, "io_harness": io_harness.main, "candidate": judge.serve_candidate}
+# "python_program": a stdio job's program host (see ``pyprog.py``).
+HARNESSES = {"assert_harness": assert_harness.main, "io_harness": io_harness.main, "candidate": judge.serve_candidate,
+             "python_program": pyprog.main}
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 # Signals a candidate could send to PID 1 that Python would otherwise handle

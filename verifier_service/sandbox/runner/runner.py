@@ -34,6 +34,7 @@ import gc
 import json
 import os
 import resource
+import select
 import shutil
 import socket
 import sys
@@ -43,6 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import procs
 import stepio
 from procs import HARNESSES, IGNORED_SIGNALS, signal
+from pyprog import ProgramHost
 from stepio import REPORT_LIMIT
 from zygote import Standby, Zygote, usage_of
 
@@ -167,8 +169,10 @@ def run_step(step, job, workdir, standby=None):
             io.stderr += b"\n[runner] the step stopped or killed the sandbox's zygote: its reports are void\n"
     else:
         os.close(report_r)
-    duration = time.monotonic() - started
+    return _result(step, workdir, code, timed_out, io, report, time.monotonic() - started)
 
+
+def _result(step, workdir, code, timed_out, io, report, duration):
     result = {
         "exit_code": code if code is not None and code >= 0 else None,
         "signal": -code if code is not None and code < 0 else None,
@@ -190,6 +194,77 @@ def run_step(step, job, workdir, standby=None):
     if collected:
         result["collected"] = collected
     return result
+
+
+def start_program(step, job, workdir, standby):
+    """A stdio Python job's compile step (``harness: python_program``): the standby becomes the job's program host
+    (``pyprog``), which compiles the program once; (the step's result, the host, or None when it did not
+    compile or is gone). Its CPU limit spans the job: it lives through every case."""
+    started = time.monotonic()
+    output_limit = int(step.get("output_limit", 1 << 20))
+    whole_job = sum(float(s["timeout_s"]) for s in job["steps"])
+    try:
+        standby.start({**step, "timeout_s": whole_job}, job, workdir)
+    except OSError as exc:
+        standby.discard()
+        return {"exit_code": None, "signal": None, "spawn_error": str(exc), "timed_out": False,
+                "output_limited": False, "duration_s": 0.0, "stdout": "", "stderr": "", "report": ""}, None
+    io = stepio.StepIO(standby, standby.report_r, b"", output_limit, keep_stdin=True)  # (its stdin: the orders)
+    deadline = started + float(step["timeout_s"])
+    timed_out = False
+    while standby.poll() is None and not io.limited and b"\n" not in io.report:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        io.pump(min(remaining, 0.5))
+    if bytes(io.report) == b"R\n" and standby.returncode is None and not io.limited and not timed_out:
+        # Compiled: the host stays for the cases; what it wrote so far (warnings) is the step's output.
+        io.sel.close()
+        for f in (standby.stdout, standby.stderr):
+            f.close()
+        result = _result(step, workdir, 0, False, io, "", time.monotonic() - started)
+        return result, ProgramHost(standby)
+    standby.kill_tree()
+    io.finish()
+    standby.close()
+    code = standby.returncode
+    if standby.zygote.gone:
+        code = None
+        io.stderr += b"\n[runner] the sandbox's zygote is gone\n"
+    return _result(step, workdir, code, timed_out, io, "", time.monotonic() - started), None
+
+
+def run_case(step, job, workdir, host, zygote):
+    """A stdio Python case (``harness: python_case``) as a fork of the job's program host, with the step's stdin,
+    deadline, limits and output cap; None when the host is gone (the step then runs as a fresh interpreter)."""
+    started = time.monotonic()
+    case = host.fork_case(step, job)
+    if case is None:
+        return None
+    io = stepio.StepIO(case, None, step.get("stdin", "").encode(), int(step.get("output_limit", 1 << 20)))
+    deadline = started + float(step["timeout_s"])
+    timed_out = False
+    while case.poll() is None and not io.limited and not host.gone:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        io.pump(min(remaining, 0.5))
+    host.end_case()  # the case's process and all it left killed and reaped
+    io.finish()
+    case.close()
+    if zygote is not None:
+        zygote.read_events()
+    code = case.returncode
+    if case.host_lost or zygote is None or zygote.gone:
+        # The case killed or stopped its host or the zygote (same uid: it can): what it did is void, a runtime
+        # error, as for a step that kills the zygote.
+        code = None
+        io.stderr += b"\n[runner] the case stopped or killed the sandbox's own processes: its result is void\n"
+    elif case.unclean:
+        host.unclean = True
+    return _result(step, workdir, code, timed_out, io, "", time.monotonic() - started)
 
 
 def _failed(result):
@@ -312,9 +387,11 @@ def _scrub(baseline=None):
     return dirty
 
 
-def run_job(job, out, zygote=None):
+def run_job(job, out, zygote=None, jobs_in=None):
     """Runs one job's steps in a fresh work dir, then scrubs; ends with a "done" event.
-    With a zygote, each step's process is one of its standbys."""
+    With a zygote, each step's process is one of its standbys; a stdio Python job's cases are forks of its
+    program host (``pyprog``). ``jobs_in``: the job stream, where the host may say "stop" between steps
+    (a job marked ``stoppable``: the host judges each step's output and needs no more)."""
     token = job.get("token")  # echoed on every event: the host ignores lines without it
     before = (usage_of(resource.RUSAGE_SELF), list(zygote.usage) if zygote is not None else None)
     workdir = f"/tmp/job-{os.urandom(8).hex()}"  # not tempfile: it imports random (an at-fork hook)
@@ -327,20 +404,66 @@ def run_job(job, out, zygote=None):
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(content)
     steps = job["steps"]
+    stoppable = bool(job.get("stoppable")) and jobs_in is not None
+    # Each step's event goes out as it ends when the host may act on it (fast-fail); else they go out together.
+    each = job.get("stream", True)
+    host = None
+    host_unclean = False
+    stopped = False
     for index, step in enumerate(steps):
-        standby = zygote.standby() if zygote is not None and not zygote.gone else None
-        result = run_step(step, job, workdir, standby)
+        if stoppable and index and _stop_asked(jobs_in, token):
+            stopped = True
+            break
+        result = None
+        if step.get("harness") == "python_case" and host is not None and not host.gone:
+            result = run_case(step, job, workdir, host, zygote)
+        if result is None:
+            if host is not None:
+                host_unclean |= host.unclean
+                host.close()  # the zygote kills it (and all else) and forks the next standby
+                host = None
+            standby = zygote.standby() if zygote is not None and not zygote.gone else None
+            if step.get("harness") == "python_program" and standby is not None:
+                result, host = start_program(step, job, workdir, standby)
+            else:
+                result = run_step(step, job, workdir, standby)
         result.update(event="step", index=index, name=step.get("name", str(index)), token=token)
+        if stoppable:
+            result["stoppable"] = True
         out.write(json.dumps(result) + "\n")
         if step.get("stop_on_failure") and _failed(result):
             break
-        if index + 1 < len(steps):
+        if index + 1 < len(steps) and each:
             out.flush()  # the host sees each step as it ends (fast-fail); the last one goes out with "done"
+    if host is not None:
+        host_unclean |= host.unclean
+        if not host.gone:
+            host.close()
     # A zygote a step killed or stopped is an anomaly: the host replaces the sandbox.
-    dirty = _scrub(getattr(zygote, "baseline", None)) or (zygote is not None and (zygote.gone or zygote.unclean))
+    dirty = _scrub(getattr(zygote, "baseline", None)) or host_unclean or (
+        zygote is not None and (zygote.gone or zygote.unclean))
     done = {"event": "done", "dirty": dirty, "token": token, "usage": _job_usage(before, zygote)}
+    if stopped:
+        done["stopped"] = True
     out.write(json.dumps(done) + "\n")
     out.flush()
+
+
+def _stop_asked(jobs_in, token):
+    """Whether the host said "stop" for this job (a line ``{"stop": token}`` on the job stream, read only when
+    there is one: the host sends nothing else while a job runs)."""
+    try:
+        if not select.select([jobs_in], [], [], 0)[0]:
+            return False
+        line = jobs_in.readline()
+    except (OSError, ValueError):
+        return False
+    if not line:
+        return True  # the stream ended: nobody wants the rest
+    try:
+        return json.loads(line).get("stop") == token
+    except (ValueError, AttributeError):
+        return False
 
 
 def _job_usage(before, zygote):
@@ -397,7 +520,9 @@ def main():
                 return
             job = json.loads(line)
             del line
-            run_job(job, stdout, zygote)
+            if "stop" in job:
+                continue  # a "stop" that came after its job had ended
+            run_job(job, stdout, zygote, stdin)
             del job
     job = json.loads(sys.stdin.buffer.read())
     sys.stdin.close()

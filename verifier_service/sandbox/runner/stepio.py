@@ -28,14 +28,15 @@ class StepIO:
         self.report = bytearray()
         self.stderr_total = 0
         self.limited = False
-        self.report_open = True
+        self.report_open = report_r is not None
         self.pending = memoryview(stdin_data)
         self.sel = selectors.DefaultSelector()
         for f in (proc.stdout, proc.stderr):
             os.set_blocking(f.fileno(), False)
             self.sel.register(f, selectors.EVENT_READ)
-        os.set_blocking(report_r, False)
-        self.sel.register(report_r, selectors.EVENT_READ, "report")
+        if report_r is not None:  # (a stdio case has no report channel)
+            os.set_blocking(report_r, False)
+            self.sel.register(report_r, selectors.EVENT_READ, "report")
         self.exit_fd = getattr(proc, "exit_fd", None)  # a standby's exit is a message on the zygote's socket
         if self.exit_fd is not None:
             self.sel.register(self.exit_fd, selectors.EVENT_READ, "exit")

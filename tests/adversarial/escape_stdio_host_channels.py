@@ -1,0 +1,44 @@
+# class: escape/proc
+# task: stdio
+# expect: PASSED
+"""stdio: a case's process is a fork of the job's program host. It tries every way to the host and the runner:
+descriptors it could have inherited (3..1023), the host's and the runner's pipes and sockets through
+/proc/<pid>/fd, their memory, ptrace of the host. Any of them open means the attack worked: the answer is then
+wrong."""
+import ctypes, os, stat
+
+opened = []
+for fd in range(3, 1024):
+    try:
+        os.fstat(fd)
+        opened.append(f"fd {fd}")
+    except OSError:
+        pass
+host = os.getppid()
+for pid in {host, 1}:
+    try:
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                handle = os.open(f"/proc/{pid}/fd/{name}", os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue
+            mode = os.fstat(handle).st_mode
+            os.close(handle)
+            if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):  # (/dev/null is nobody's channel)
+                opened.append(f"{pid} fd {name}")
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{pid}/mem", "r+b", buffering=0):
+            opened.append(f"{pid} mem")
+    except OSError:
+        pass
+try:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.ptrace(16, host, None, None) == 0:  # PTRACE_ATTACH
+        opened.append("ptrace")
+        libc.ptrace(17, host, None, None)  # PTRACE_DETACH
+except OSError:
+    pass
+n = int(input())
+print(n * 2 + (1 if opened else 0))
