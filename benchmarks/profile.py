@@ -1,6 +1,6 @@
 """Where the time of a VerifyBatch goes, for python_assert and json_schema: benchmarks/PROFILE.md.
 
-    python -m benchmarks.profile [--assert-n 256] [--json-n 4096] [--parallel 4] [--out DIR]
+    python -m benchmarks.profile [--assert-n 256] [--json-n 4096] [--groups 40] [--parallel 4] [--out DIR]
 
 A server process (this module with ``--serve``) runs the service with timers
 wrapped around each phase (wrappers installed in that process only; the
@@ -21,6 +21,11 @@ process sends the batches and times them end to end. Phases:
 - json_schema: ``PurePool.run_many`` (chunking + dispatch), ``_call`` (pipe
   round trip to a worker, in a thread) and, measured here, the checks
   themselves and the pickling of a chunk.
+
+Also a GRPO group of 8 (``--groups`` batches of 8, one at a time) of python_assert and of contest stdio
+programs with 10 cases, with the client's own work (building the requests, protobuf encode) measured here and
+the split of one group's wall time: client and transport, queueing for a sandbox, the runner round trip, and
+the candidates' own processes inside the sandbox.
 
 Summed phase times overlap when work runs concurrently (4 sandboxes, 2 pure
 workers): read "per item" as busy time, and compare with the wall time.
@@ -193,9 +198,13 @@ async def measure(server: Server, stats_path: Path, kind: str, n: int, chunk: in
         warm = [request_from_json(workloads.request_json(t, i, "warm")) for i, t in enumerate(items[:chunk])]
         await client.verify_batch(warm)
         batches = []
+        t0 = time.perf_counter()
         for r in range(rounds):
             reqs = [request_from_json(workloads.request_json(t, i, f"p{r}")) for i, t in enumerate(items)]
             batches += [reqs[s:s + chunk] for s in range(0, len(reqs), chunk)]
+        for b in batches:
+            pb.VerifyBatchRequest(requests=b).SerializeToString()
+        client_encode = time.perf_counter() - t0
         server.say("start")
         wall = 0.0
         responses = []
@@ -221,7 +230,9 @@ async def measure(server: Server, stats_path: Path, kind: str, n: int, chunk: in
     for message in encoded:
         message.SerializeToString()
     encode = time.perf_counter() - t0
-    phases = {"RPC end to end (client)": [wall, len(batches)], **stats["phases"],
+    phases = {"RPC end to end (client)": [wall, len(batches)],
+              "client: requests built + protobuf encode (measured here)": [client_encode, len(batches)],
+              **stats["phases"],
               "request decode (protobuf parse, measured here)": [decode, len(batches)],
               "response encode (protobuf serialize, measured here)": [encode, len(batches)]}
     if kind == "json_schema":
@@ -269,7 +280,7 @@ def summary(run: dict) -> list[str]:
     out = [f"- outside the handler (gRPC transport, protobuf, the client): {100 * (wall - handler) / wall:.0f}% of "
            "the wall time",
            f"- on the event loop per item: prepare {per_item('prepare (validate requests)'):.3f} ms"]
-    if run["kind"] in ("python_assert", "python_check"):
+    if run["kind"] not in ("json_schema", "format"):
         trip = per_call("exchange (runner round trip, event loop)")
         steps = per_call("runner steps in the container (the step's processes, judging)")
         out[-1] += f", result building {per_call('to_proto (outcome -> result)'):.3f} ms"
@@ -282,13 +293,15 @@ def summary(run: dict) -> list[str]:
         if usage:
             parts = {"runner": "the runner", "zygote": "the zygote (its forks)",
                      "steps": "the steps' processes (the completion's: the runner judges calls on literals, "
-                              "HumanEval's checks of them too)"}
+                              "HumanEval's checks of them too; stdio: the program host and a fork per case)"}
             jobs = max(u[2] for u in usage.values())
             cpu = sum(u[0] for u in usage.values())
             out.append(f"- inside the sandbox, by the runner's own account of {jobs} jobs: {1000 * cpu / jobs:.2f} ms "
                        "of CPU per job: " + "; ".join(
                            f"{parts[part]} {1000 * u[0] / jobs:.2f} ms ({u[1] / jobs:.0f} page faults)"
                            for part, u in usage.items() if part in parts))
+        if run["batch"] == 8:
+            out += group_split(run, per_call)
     else:
         trip = per_item("pure worker round trip (pipe + checks, thread)")
         checks = per_item("checks themselves (in one process, measured here)")
@@ -296,6 +309,27 @@ def summary(run: dict) -> list[str]:
             out.append(f"- the workers: {trip:.3f} ms of round trip per item (summed over the workers), of which "
                        f"the checks themselves are {checks:.3f} ms ({100 * checks / trip:.0f}%)")
     return out
+
+
+def group_split(run: dict, per_call) -> list[str]:
+    """Where one group of 8's wall time goes, from the client's call to its results."""
+    groups = run["items"] // 8
+    wall = 1000 * run["wall_s"] / groups
+    handler = per_call("handler (server)")
+    encode = per_call("client: requests built + protobuf encode (measured here)")
+    queue = per_call("pool: wait for an idle sandbox")
+    trip = per_call("exchange (runner round trip, event loop)")
+    steps = per_call("runner steps in the container (the step's processes, judging)")
+    usage = run.get("usage", {})
+    jobs = max((u[2] for u in usage.values()), default=0)
+    own = 1000 * usage["steps"][0] / jobs if jobs and "steps" in usage else 0.0
+    rest = 1000 * sum(u[0] for k, u in usage.items() if k != "steps") / jobs if jobs else 0.0
+    return [f"- one group of 8: {wall:.1f} ms at the client (+ {encode:.2f} ms building and encoding its requests); "
+            f"outside the handler (gRPC, protobuf, the client) {wall - handler:.1f} ms; in the handler "
+            f"{handler:.1f} ms, of which prepare {per_call('prepare (validate requests)'):.2f} ms",
+            f"- per job (8 jobs on 4 warm sandboxes: two rounds): waiting for a sandbox {queue:.1f} ms on average, "
+            f"the runner round trip {trip:.1f} ms, of which {steps:.1f} ms in its steps; by the runner's account, "
+            f"CPU per job {own:.2f} ms in the candidate's processes and {rest:.2f} ms in the runner and zygote"]
 
 
 def render(runs: list[dict], load: tuple[str, str]) -> str:
@@ -328,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--assert-n", type=int, default=256)
     parser.add_argument("--json-n", type=int, default=4096)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--groups", type=int, default=40, help="groups of 8 per round for the group profile")
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -343,7 +378,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         runs = [asyncio.run(measure(server, stats_path, "python_assert", args.assert_n, args.assert_n, args.rounds)),
                 asyncio.run(measure(server, stats_path, "python_check", args.assert_n, args.assert_n, args.rounds)),
-                asyncio.run(measure(server, stats_path, "json_schema", args.json_n, 1000, args.rounds))]
+                asyncio.run(measure(server, stats_path, "json_schema", args.json_n, 1000, args.rounds)),
+                asyncio.run(measure(server, stats_path, "python_assert", 8 * args.groups, 8, args.rounds)),
+                asyncio.run(measure(server, stats_path, "contest10", 8 * max(1, args.groups // 4), 8, args.rounds))]
     finally:
         server.close()
         stats_path.unlink(missing_ok=True)

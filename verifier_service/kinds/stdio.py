@@ -130,7 +130,8 @@ class Stdio(VerifierKind):
               "tokens with float tolerance", default="tokens", choices=COMPARE_MODES),
         Param("float_tolerance", "number", "tolerance of compare=float", default=1e-6),
         Param("case_timeout_s", "number", "time limit of each case (default: timeout_s)"),
-        Param("fast_fail", "bool", "stop at the first failing case", default=False),
+        Param("fast_fail", "bool", "stop at the first failing case (all-or-nothing scoring stops there too: "
+              "nothing after it can change the reward)", default=False),
     )
 
     def validate(self, spec: Spec) -> Spec:
