@@ -88,7 +88,9 @@ async def one_round(client, name: str, salt: str, pid: int) -> tuple[float, floa
         results += await client.verify_batch(reqs[s:s + chunk])
     seconds, cpu = time.perf_counter() - t0, cpu_seconds(pid) - cpu0
     got = [pb.Verdict.Name(r.verdict) for r in results]
-    assert got == [t["expected"] for t in items], f"{name}: a verdict differs from the expected one"
+    wrong = [(t.get("task_id", i), v, t["expected"]) for i, (v, t) in enumerate(zip(got, items, strict=True))
+             if v != t["expected"] and v not in t.get("accept", ())]
+    assert not wrong, f"{name}: verdicts differ from the expected ones: {wrong[:5]}"
     return n / seconds, 1000 * cpu / n
 
 

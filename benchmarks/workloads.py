@@ -48,14 +48,28 @@ def humaneval_problems() -> list[dict]:
 
 def humaneval(i: int) -> dict:
     """Real HumanEval: problem ``i % 164`` with its canonical solution (prompt + body) and its own
-    ``check(candidate)`` tests; every third task answers with a body that returns None instead (FAILED)."""
+    ``check(candidate)`` tests; every third task answers with a body that returns None instead. Such an answer
+    fails by an assert or by an exception in the check (HumanEval counts both as failed: ``accept``). A check that
+    calls a helper of the prompt (``poly``, ``encode_cyclic``) gets the prompt as the spec's ``setup``: only the
+    entry point is the candidate's."""
     problem = humaneval_problems()[i % len(humaneval_problems())]
     wrong = i % 3 == 2
     completion = problem["prompt"] + ("    return None\n" if wrong else problem["canonical_solution"])
+    spec = {"kind": "python_assert", "tests": problem["test"], "entry_point": problem["entry_point"]}
+    if _prompt_helpers(problem["prompt"], problem["entry_point"]):
+        spec["setup"] = problem["prompt"]
     return {"kind": "humaneval", "completion": completion, "tests": problem["test"],
-            "entry_point": problem["entry_point"], "task_id": problem["task_id"],
-            "spec": {"kind": "python_assert", "tests": problem["test"], "entry_point": problem["entry_point"]},
-            "expected": "FAILED" if wrong else "PASSED"}
+            "entry_point": problem["entry_point"], "task_id": problem["task_id"], "spec": spec,
+            "expected": "FAILED" if wrong else "PASSED", "accept": ["RUNTIME_ERROR"] if wrong else []}
+
+
+@lru_cache(maxsize=256)
+def _prompt_helpers(prompt: str, entry_point: str) -> tuple[str, ...]:
+    """The functions a HumanEval prompt defines besides its entry point."""
+    import ast
+
+    return tuple(node.name for node in ast.parse(prompt).body
+                 if isinstance(node, ast.FunctionDef) and node.name != entry_point)
 
 
 CONTEST_PROGRAM = """import sys

@@ -3,8 +3,9 @@
 # expect: PASSED
 """stdio: a case's process is a fork of the job's program host. It tries every way to the host and the runner:
 descriptors it could have inherited (3..1023), the host's and the runner's pipes and sockets through
-/proc/<pid>/fd, their memory, ptrace of the host. Any of them open means the attack worked: the answer is then
-wrong."""
+/proc/<pid>/fd (but its own stdout and stderr pipes, whose other ends the runner holds: under gVisor, which does
+not honour non-dumpable there, those open, as in every step), their memory, ptrace of the host. Any of them open
+means the attack worked: the answer is then wrong."""
 import ctypes, os, stat
 
 opened = []
@@ -15,6 +16,7 @@ for fd in range(3, 1024):
     except OSError:
         pass
 host = os.getppid()
+own = {(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in (0, 1, 2)}  # its own pipes, which the runner holds too
 for pid in {host, 1}:
     try:
         for name in os.listdir(f"/proc/{pid}/fd"):
@@ -22,9 +24,9 @@ for pid in {host, 1}:
                 handle = os.open(f"/proc/{pid}/fd/{name}", os.O_WRONLY | os.O_NONBLOCK)
             except OSError:
                 continue
-            mode = os.fstat(handle).st_mode
+            info = os.fstat(handle)
             os.close(handle)
-            if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):  # (/dev/null is nobody's channel)
+            if (stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode)) and (info.st_dev, info.st_ino) not in own:
                 opened.append(f"{pid} fd {name}")
     except OSError:
         pass

@@ -222,12 +222,17 @@ def main():  # pragma: no cover - runs in the program host
     _as_fresh_interpreter(workdir)
     procs.prctl(procs.PR_SET_CHILD_SUBREAPER, 1)
     keep = _ancestors()
-    wake_r, wake_w = os.pipe()
+    # The SIGCHLD wake-up channel a socket pair, not a pipe: no case can open it through /proc (see procs.channel).
+    wake_r, wake_w = procs.channel()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, _noop)
     fresh = _fresh_objects(code.co_filename)
+    null = os.open(os.devnull, os.O_WRONLY)  # its own stdout and stderr: nothing reads them from now on
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
     gc.collect()
     gc.freeze()  # the cases share these pages instead of the collector touching them in every fork
     _send(report, b"R\n")
@@ -332,7 +337,9 @@ def _host_loop(code, fresh, report, keep, wake_r, wake_w):  # pragma: no cover -
                 case = None
             elif words[:1] == [b"F"] and case is None:
                 limits = [int(n) for n in words[1:5]]
-                ends = [os.pipe(), os.pipe(), os.pipe()]  # stdin, stdout, stderr: as a judge's would be
+                # stdin a socket pair as every step's (procs.channel: no /proc/<pid>/fd link opens it), stdout and
+                # stderr pipes
+                ends = [procs.channel(), os.pipe(), os.pipe()]
                 pid = os.fork()
                 if pid == 0:
                     _case_main(code, fresh, ends, limits)
