@@ -18,17 +18,18 @@ if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         me = os.getpid()
+        there = set(os.listdir("/proc"))  # only processes started after it: the next case's (not its own case's)
         while True:
             with open(beat, "w") as fh:
                 fh.write(str(me))
-            for pid in filter(str.isdigit, os.listdir("/proc")):
+            for pid in set(filter(str.isdigit, os.listdir("/proc"))) - there:
                 for fd, mode in (("0", os.O_RDONLY), ("1", os.O_WRONLY)):
                     try:
                         handle = os.open(f"/proc/{pid}/fd/{fd}", mode | os.O_NONBLOCK)
                     except OSError:
                         continue
                     try:
-                        if fd == "1" and int(pid) != me:
+                        if fd == "1":
                             os.write(handle, b"999\n")
                         else:
                             os.read(handle, 100)
