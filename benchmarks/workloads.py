@@ -128,9 +128,12 @@ def contest(i: int, n_cases: int) -> dict:
     for c in range(n_cases):
         stdin, answers = _contest_case(i, c)
         cases.append({"stdin": stdin, "expected_stdout": "".join(f"{a} {b} {s}\n" for a, b, s in answers)})
+    fails = wrong and _fails(cases)
+    # A wrong program passes some cases: FAILED where the first case fails (or where a harness stops at the first
+    # failure, as the reference does), PARTIAL where it passed cases before (all-or-nothing: the same reward).
     return {"kind": f"contest{n_cases}", "completion": program, "language": "python", "cases": cases,
             "spec": {"kind": "stdio", "language": "python", "cases": cases},
-            "expected": "FAILED" if wrong and _fails(cases) else "PASSED"}
+            "expected": "FAILED" if fails else "PASSED", "accept": ["PARTIAL"] if fails else []}
 
 
 def _fails(cases: list[dict]) -> bool:
