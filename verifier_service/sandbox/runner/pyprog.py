@@ -81,7 +81,7 @@ class ProgramHost:
     def read_events(self):
         """The host's messages that are there (the case's exit), without waiting."""
         while not self.gone and select.select([self.channel], [], [], 0)[0]:
-            message, fds = self._next(0)
+            message, fds = self._next(0, waiting=False)
             for fd in fds:
                 os.close(fd)
             if message is None:
@@ -127,12 +127,14 @@ class ProgramHost:
             self.lost()
             return False
 
-    def _next(self, timeout):
+    def _next(self, timeout, waiting=True):
         """The host's next message (its words, split) and the descriptors it carried; (None, []) when it is gone
-        or silent past ``timeout`` (then it is lost)."""
+        or, ``waiting`` for an answer, silent past ``timeout`` (then it is lost; not ``waiting``, a message not yet
+        whole stays for the next call)."""
         while b"\n" not in self._pending:
             if not select.select([self.channel], [], [], timeout)[0]:
-                self.lost()
+                if waiting:
+                    self.lost()
                 return None, []
             try:
                 data, fds, _, _ = socket.recv_fds(_ChannelView(self.channel), 4096, 4)
