@@ -62,3 +62,16 @@ def test_every_workload_has_wrong_answers_and_unique_requests():
     b = [workloads.request_json(t, i, "b")["completion"] for i, t in enumerate(mix)]
     code = [i for i, t in enumerate(mix) if t["kind"] not in ("json_schema", "format")]
     assert all(a[i] != b[i] for i in code)
+
+
+@pytest.mark.docker
+def test_stdio_cases_runs_both_ways_and_checks_every_output(tmp_path, docker_ready):
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.stdio_cases", "--counts", "1", "3", "--repeat", "1",
+                           "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads((tmp_path / "stdio_cases.json").read_text())
+    assert set(result["counts"]) == {"1", "3"}
+    for row in result["counts"].values():
+        for mode in ("forked", "fresh"):
+            assert row[mode]["cpu_ms_per_case"] > 0 and row[mode]["faults_per_case"] > 0
+    assert "| 3 |" in (tmp_path / "STDIO_CASES.md").read_text()
