@@ -286,6 +286,11 @@ def _json_or_none(line: str):
 TABLES = {"reference": REFERENCE, "floor": FLOOR}
 
 
+def table_kind(kind: str) -> str:
+    """The harness tables' entry of a task kind: a contest program of any case count is a stdio task."""
+    return "stdio_python" if kind.startswith("contest") else kind
+
+
 def run_threaded(harness: str, items: list[dict], parallel: int, args: list) -> tuple[float, list[str]]:
     """Seconds and verdicts of ``harness`` ('reference', 'floor', 'naive_docker') over ``items``, ``parallel``
     checks at a time."""
@@ -295,7 +300,7 @@ def run_threaded(harness: str, items: list[dict], parallel: int, args: list) -> 
     if harness == "naive_docker":
         check = lambda task: naive_docker(task, *args)  # noqa: E731
     else:
-        check = lambda task: TABLES[harness][task["kind"]](task)  # noqa: E731
+        check = lambda task: TABLES[harness][table_kind(task["kind"])](task)  # noqa: E731
     started = time.perf_counter()
     with ThreadPoolExecutor(parallel) as pool:
         verdicts = list(pool.map(check, items))
