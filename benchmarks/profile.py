@@ -217,7 +217,9 @@ async def measure(server: Server, stats_path: Path, kind: str, n: int, chunk: in
     finally:
         await client.close()
     got = [pb.Verdict.Name(r.verdict) for results in responses for r in results]
-    assert got == [t["expected"] for _ in range(rounds) for t in items], f"{kind}: a verdict changed"
+    want = [t for _ in range(rounds) for t in items]
+    assert all(v == t["expected"] or v in t.get("accept", ()) for v, t in zip(got, want, strict=True)), (
+        f"{kind}: a verdict changed")
     stats = json.loads(stats_path.read_text())
     # protobuf work grpc does outside the handler, measured on the same batches
     wire = [pb.VerifyBatchRequest(requests=b).SerializeToString() for b in batches]
