@@ -18,6 +18,7 @@ from verifier_service.errors import (
     Overloaded,
     PermissionDenied,
     RemoteError,
+    SessionGone,
     UnknownVerifier,
     VersionMismatch,
 )
@@ -43,6 +44,10 @@ class RemoteVersionMismatch(RemoteRefusal, VersionMismatch):
     """FAILED_PRECONDITION: the pinned catalog content differs from the published one."""
 
 
+class RemoteSessionGone(RemoteRefusal, SessionGone):
+    """NOT_FOUND from a session call: the sandbox session is over (closed, expired, ended, its replica restarted)."""
+
+
 class Unauthenticated(RemoteRefusal):
     """UNAUTHENTICATED: no API key, or one the service does not know."""
 
@@ -66,7 +71,7 @@ class RemoteDeadlineExceeded(RemoteError):
 
 _CLIENT_CLASS = {
     InvalidSpec: RemoteInvalidSpec, Overloaded: RemoteOverloaded, PermissionDenied: RemotePermissionDenied,
-    UnknownVerifier: RemoteUnknownVerifier, VersionMismatch: RemoteVersionMismatch,
+    UnknownVerifier: RemoteUnknownVerifier, VersionMismatch: RemoteVersionMismatch, SessionGone: RemoteSessionGone,
 }
 # status code -> class: the inverse of the service's STATUS table, and the codes the transport adds
 ERROR_CLASSES: dict[grpc.StatusCode, type[RemoteError]] = {

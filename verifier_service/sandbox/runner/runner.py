@@ -41,6 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import procs
+import session  # registers the session kernel as a harness (before the zygote is forked)
 import stepio
 from procs import HARNESSES, IGNORED_SIGNALS, signal
 from stepio import REPORT_LIMIT
@@ -397,6 +398,9 @@ def main():
                 return
             job = json.loads(line)
             del line
+            if "session" in job:  # this sandbox now belongs to one session, until the host removes it
+                session.serve(job, stdin, stdout, zygote, _scrub)
+                return
             run_job(job, stdout, zygote)
             del job
     job = json.loads(sys.stdin.buffer.read())
