@@ -92,8 +92,8 @@ class ServiceConfig:
     session_max_lifetime_s: float = _f(3600.0, "a session is closed this long after it opened, whatever it asked")
     tenant_max_sessions: int = _f(0, "live sessions of one tenant (0: only max_sessions); a tenant's own "
                                      "max_sessions in the tenants file wins")
-    session_open_rate: float = _f(0.0, "sessions one tenant may open per second, burst 2x (0: no limit); a tenant's "
-                                       "session_rate in the tenants file wins")
+    session_open_rate: float = _f(0.0, "sessions one tenant may open per second, burst 2x and at least 2 (0: no "
+                                       "limit); a tenant's session_rate in the tenants file wins")
     log_level: str = _f("INFO", "logging level")
     log_format: str = _f("text", "log lines as 'text' or 'json' (one object per line, with the RPC's request id)")
     metrics_port: int = _f(0, "port of the Prometheus /metrics endpoint (0 = off; with workers > 1, worker i "

@@ -38,7 +38,7 @@ class SessionQuotas:
         if rate:
             bucket = self._buckets.get(tenant.name)
             if bucket is None or bucket.rate != rate:
-                bucket = self._buckets[tenant.name] = TokenBucket(rate, max(1, int(2 * rate)), self.clock)
+                bucket = self._buckets[tenant.name] = TokenBucket(rate, max(2, int(2 * rate)), self.clock)
             wait = bucket.take(1)
             if wait:
                 raise QuotaExceeded(f"tenant {tenant.name!r} is over its session open rate ({rate:g}/s)",
