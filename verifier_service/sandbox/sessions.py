@@ -18,7 +18,6 @@ import asyncio
 import json
 import logging
 import secrets
-import threading
 import time
 from dataclasses import dataclass
 
@@ -186,13 +185,21 @@ def _outcome(event: dict) -> CellOutcome:
 
 class SessionSandboxes:
     """Sandboxes for sessions, from ``sandbox``'s backend: ``spares`` kept warm, one per open session, each
-    removed when its session ends."""
+    removed when its session ends.
 
-    def __init__(self, sandbox: PooledSandbox, spares: int, max_lifetime_s: float):
+    A spare is a session opened ahead with ``defaults`` (its kernel started, no code run): opening a session with
+    the same memory and budget takes one without a word to the sandbox; other limits restart its kernel with
+    theirs (one round trip). ``file_size_bytes`` and ``open_files`` are every session's rlimits."""
+
+    def __init__(self, sandbox: PooledSandbox, spares: int, max_lifetime_s: float, defaults: SessionLimits,
+                 file_size_bytes: int = 0, open_files: int = 256):
         self.sandbox = sandbox
         self.spares = spares
         self.max_lifetime_s = max_lifetime_s
-        self._idle: list[Instance] = []
+        self.defaults = defaults
+        self.file_size_bytes = file_size_bytes
+        self.open_files = open_files
+        self._idle: list[SandboxSession] = []
         self._starting = 0
         self._closed = False
         self._tasks: set[asyncio.Task] = set()
@@ -222,7 +229,7 @@ class SessionSandboxes:
 
     async def _add_spare(self) -> None:
         try:
-            instance = await self._start_instance()
+            session = await self._new_session(self.defaults)
         except SandboxUnavailable as exc:
             self.error = str(exc)
             self._starting -= 1
@@ -231,9 +238,9 @@ class SessionSandboxes:
             return
         self._starting -= 1
         if self._closed:
-            await asyncio.to_thread(self._discard, instance)
+            await asyncio.to_thread(self._discard, session.instance)
             return
-        self._idle.append(instance)
+        self._idle.append(session)
 
     async def _start_instance(self) -> Instance:
         instance = await asyncio.to_thread(self.sandbox._start_instance, self._lifetime_s(), True)
@@ -248,43 +255,55 @@ class SessionSandboxes:
     def idle(self) -> int:
         return len(self._idle)
 
+    def _runner_limits(self, limits: SessionLimits) -> dict:
+        return {"memory_bytes": limits.memory_mb * 1024 * 1024, "cpu_s": max(1, int(limits.budget_s) + 1),
+                "file_size_limit": self.file_size_bytes, "open_files": self.open_files}
+
+    async def _new_session(self, limits: SessionLimits) -> SandboxSession:
+        """A sandbox started now, its session opened with ``limits``; SandboxUnavailable when it cannot be."""
+        instance = await self._start_instance()
+        session = SandboxSession(self, instance, limits, secrets.token_hex(16))
+        try:
+            event = await self._opened(session, {"session": self._runner_limits(limits), "token": session.token})
+        except SessionEnded as exc:
+            self._retire(instance)
+            raise SandboxUnavailable(f"could not open a session: {exc}") from None
+        if not event.get("ok"):
+            self._retire(instance)
+            raise SandboxUnavailable(f"the session's kernel did not start: {event.get('error', '?')}")
+        return session
+
     # ---- sessions --------------------------------------------------------------
 
-    async def open(self, limits: SessionLimits, file_size_bytes: int, open_files: int) -> SandboxSession:
+    async def open(self, limits: SessionLimits) -> SandboxSession:
         """A new session in a sandbox of its own: a warm spare when there is one, else one started now.
         SandboxUnavailable when no sandbox can be had or its kernel does not start."""
         if self._closed:
             raise SandboxUnavailable("the service is shutting down")
-        for attempt in range(2):
-            instance = None
-            while self._idle:
-                candidate = self._idle.pop()
-                if time.monotonic() - candidate.started < self.max_lifetime_s:
-                    instance = candidate
-                    break
-                self._retire(candidate)
-            self._refill()
-            if instance is None:
-                instance = await self._start_instance()
-            session = SandboxSession(self, instance, limits, secrets.token_hex(16))
-            line = {"session": {"memory_bytes": limits.memory_mb * 1024 * 1024,
-                                "cpu_s": max(1, int(limits.budget_s) + 1),
-                                "file_size_limit": file_size_bytes, "open_files": open_files},
-                    "token": session.token}
+        session = None
+        while self._idle:
+            candidate = self._idle.pop()
+            if time.monotonic() - candidate.instance.started < self.max_lifetime_s and not candidate.ended:
+                session = candidate
+                break
+            self._retire(candidate.instance)
+        self._refill()
+        if session is None:
+            session = await self._new_session(limits)
+        elif (limits.memory_mb, limits.budget_s) != (session.limits.memory_mb, session.limits.budget_s):
+            # Other rlimits for its kernel: a fresh one with them (the spare's ran no code).
             try:
-                event = await self._opened(session, line)
+                event = await session._ask({"op": "limits", **self._runner_limits(limits)}, OPEN_TIMEOUT_S)
             except SessionEnded as exc:
-                # A spare that died while it waited: once more with another; then the backend is in trouble.
-                self._retire(instance)
-                if attempt:
-                    raise SandboxUnavailable(f"could not open a session: {exc}") from None
-                continue
-            if not event.get("ok"):
-                self._retire(instance)
-                raise SandboxUnavailable(f"the session's kernel did not start: {event.get('error', '?')}")
-            self.live.add(session)
-            return session
-        raise AssertionError("unreachable")
+                self._retire(session.instance)
+                raise SandboxUnavailable(f"could not open a session: {exc}") from None
+            if event.get("broken") or event.get("dirty"):
+                self._retire(session.instance)
+                raise SandboxUnavailable(f"could not open a session: {event.get('broken') or 'unclean sandbox'}")
+        session.limits = limits
+        session.opened = session.last_used = time.monotonic()
+        self.live.add(session)
+        return session
 
     async def _opened(self, session: SandboxSession, line: dict) -> dict:
         stream = session.instance.stream
@@ -307,7 +326,9 @@ class SessionSandboxes:
         return "the session's sandbox is gone" + (f": {detail}" if detail else "")
 
     def _retire(self, instance: Instance) -> None:
-        threading.Thread(target=self._discard, args=(instance,), daemon=True).start()
+        removal = asyncio.ensure_future(asyncio.to_thread(self._discard, instance))
+        self._removing.add(removal)
+        removal.add_done_callback(self._removing.discard)
 
     async def end(self, session: SandboxSession, reason: str) -> None:
         """Ends a session: its sandbox removed (never reused) with everything in it."""
@@ -327,4 +348,4 @@ class SessionSandboxes:
             task.cancel()
         await asyncio.gather(*(self.end(s, "the service stopped") for s in list(self.live)), return_exceptions=True)
         spares, self._idle = self._idle, []
-        await asyncio.gather(*(asyncio.to_thread(self._discard, i) for i in spares), *list(self._removing))
+        await asyncio.gather(*(asyncio.to_thread(self._discard, s.instance) for s in spares), *list(self._removing))

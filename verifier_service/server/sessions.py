@@ -59,7 +59,8 @@ class SessionManager:
                  metrics=None):
         self.config = config
         self.audit = audit if audit is not None else AuditLog()
-        self.sandboxes = SessionSandboxes(sandbox, config.session_spares, config.session_max_lifetime_s)
+        self.sandboxes = SessionSandboxes(sandbox, config.session_spares, config.session_max_lifetime_s,
+                                          self.grant(None), config.file_size_mb * 1024 * 1024, config.open_files)
         self.quotas = SessionQuotas(config.tenant_max_sessions, config.session_open_rate)
         self.boot = secrets.token_hex(4)
         self.sessions: dict[str, Entry] = {}
@@ -137,8 +138,7 @@ class SessionManager:
         self.quotas.admit(tenant)
         self.opening += 1
         try:
-            sandbox = await self.sandboxes.open(granted, self.config.file_size_mb * 1024 * 1024,
-                                                self.config.open_files)
+            sandbox = await self.sandboxes.open(granted)
         except BaseException as exc:
             self.quotas.release(tenant.name)
             if isinstance(exc, SandboxUnavailable):

@@ -32,6 +32,7 @@ HARNESSES["kernel"] = kernel.main  # before the zygote is forked: its standbys c
 INTERRUPT_GRACE_S = 1.0  # after SIGINT, how long a kernel has to give the cell's outcome before it is killed
 READY_TIMEOUT_S = 10.0
 OOM_EVENTS = "/sys/fs/cgroup/memory.events"
+LIMIT_KEYS = ("memory_bytes", "cpu_s", "file_size_limit", "open_files")
 
 
 class Kernel:
@@ -306,7 +307,11 @@ def serve(job, stdin, stdout, zygote, scrub):
         op = request.get("op")
         if op == "cell":
             event = session.cell(request)
-        elif op == "reset":
+        elif op in ("reset", "limits"):
+            if op == "limits":  # other rlimits for the kernel, before any code ran (a spare taken by a session)
+                session.limits = {**session.limits, **{k: v for k, v in request.items() if k in LIMIT_KEYS}}
+                session.job = {"file_size_limit": session.limits.get("file_size_limit", 0),
+                               "open_files": session.limits.get("open_files", 256)}
             try:
                 event = session.reset()
             except OSError as exc:
