@@ -16,8 +16,6 @@ from verifier_service.client.sessions import SessionClient
 from verifier_service.sandbox.sessions import SessionLimits
 from verifier_service.tenancy.auth import LOCAL_TENANT
 
-pytestmark = pytest.mark.docker
-
 LIMITS = pb.SessionLimits(cell_timeout_s=5, output_limit_bytes=4096, memory_mb=200)
 
 
@@ -43,6 +41,7 @@ def value(result):
     return result.value if result.HasField("value") else None
 
 
+@pytest.mark.docker
 def test_state_is_kept_between_cells(client):
     sid = client.open(limits=LIMITS).session_id
     try:
@@ -61,6 +60,7 @@ def test_state_is_kept_between_cells(client):
         client.close_session(sid)
 
 
+@pytest.mark.docker
 def test_cell_limits(client):
     sid = client.open(limits=LIMITS).session_id
     try:
@@ -87,6 +87,7 @@ def test_cell_limits(client):
         client.close_session(sid)
 
 
+@pytest.mark.docker
 def test_a_dying_kernel_is_reported_and_replaced(client):
     sid = client.open(limits=LIMITS).session_id
     try:
@@ -129,10 +130,12 @@ sorted(cmd(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpi
 """
 
 
-def test_sessions_never_see_each_other(client, svc):
-    a = client.open(limits=LIMITS).session_id
-    b = client.open(limits=LIMITS).session_id
-    try:
+@pytest.mark.backends("docker", "bwrap")
+def test_sessions_never_see_each_other(make_service, sandbox_backend):
+    isolated = make_service(session_spares=1, max_concurrency=1)
+    with SessionClient(isolated.address, max_wait_s=0) as client:
+        a = client.open(limits=LIMITS).session_id
+        b = client.open(limits=LIMITS).session_id
         a_dir = value(run(client, a, ADVERSARY)).strip("'")
         # Nothing the cell started outlives it in its own session: no sleeper, no background writer.
         time.sleep(0.2)
@@ -145,21 +148,17 @@ def test_sessions_never_see_each_other(client, svc):
         assert probe.status == pb.CELL_ERROR and "FileNotFoundError" in probe.error
         assert not any("sleep" in p for p in eval(value(run(client, b, PROCESSES))))
         # A's sandbox is removed when it closes; the next session's sandbox is a fresh one.
-        a_container = next(e.sandbox.instance.id for e in svc.app.sessions.sessions.values() if e.id == a)
+        a_sandbox = isolated.app.sessions.sessions[a].sandbox.instance.id
         client.close_session(a)
-        assert wait_for(lambda: a_container not in live_sandboxes("docker"), timeout=30)
+        assert wait_for(lambda: a_sandbox not in live_sandboxes(sandbox_backend), timeout=30)
         c = client.open(limits=LIMITS).session_id
         seen = eval(value(run(client, c, "import os\n(os.listdir('/tmp'), os.listdir('/dev/shm'))")))
         assert "planted" not in seen[0] and "from-background" not in seen[0] and seen[1] == []
-        client.close_session(c)
-    finally:
-        for sid in (a, b):
-            try:
-                client.close_session(sid)
-            except RemoteSessionGone:
-                pass
+        for sid in (b, c):
+            client.close_session(sid)
 
 
+@pytest.mark.docker
 def test_reset_empties_the_session(client):
     sid = client.open(limits=LIMITS).session_id
     try:
@@ -173,6 +172,7 @@ def test_reset_empties_the_session(client):
         client.close_session(sid)
 
 
+@pytest.mark.docker
 def test_gone_sessions_answer_not_found_saying_why(client, svc):
     sid = client.open(limits=LIMITS).session_id
     client.close_session(sid)
@@ -192,6 +192,7 @@ def test_gone_sessions_answer_not_found_saying_why(client, svc):
         run(client, budget, "1")
 
 
+@pytest.mark.docker
 def test_bad_requests_are_invalid_argument(client):
     with pytest.raises(RemoteInvalidSpec, match="python"):
         client.open(language="cobol")
@@ -201,6 +202,7 @@ def test_bad_requests_are_invalid_argument(client):
         client.close_labelled({})
 
 
+@pytest.mark.docker
 def test_close_by_label(client, svc):
     ids = [client.open(labels={"run": "r1", "i": str(i)}).session_id for i in range(2)]
     other = client.open(labels={"run": "r2"}).session_id
@@ -213,6 +215,7 @@ def test_close_by_label(client, svc):
     assert wait_for(lambda: len(live_sandboxes("docker")) <= svc.app.config.session_spares + 1, timeout=30)
 
 
+@pytest.mark.docker
 def test_admission_caps_live_sessions_and_opens(make_service, docker_ready):
     capped = make_service(session_spares=0, max_sessions=2, max_concurrency=1)
     with SessionClient(capped.address, max_wait_s=0) as c:
@@ -236,6 +239,7 @@ def test_admission_caps_live_sessions_and_opens(make_service, docker_ready):
     assert manager.live_metrics()["rlvr_sessions_live"] == 2
 
 
+@pytest.mark.docker
 def test_the_manager_is_usable_from_python(svc):
     """What an HTTP front door does: the session manager without gRPC."""
     manager = svc.app.sessions
@@ -250,3 +254,39 @@ def test_the_manager_is_usable_from_python(svc):
 
     assert svc.call(scenario()) == ("ok", "42", 1)
     assert manager.cells_by_status["ok"] >= 2
+
+
+@pytest.mark.docker
+def test_a_restarted_replica_drops_its_sessions(docker_ready):
+    """SIGKILL the service with a live session, start it again on its port: the session's sandbox is swept, and
+    a call for it answers NOT_FOUND saying the service restarted."""
+    from tests.conftest import sandbox_containers
+    from verifier_service.testing import ServedProcess
+
+    before = set(sandbox_containers())
+    served = ServedProcess("--sandbox-image", TEST_CONFIG.sandbox_image, "--max-concurrency", "1",
+                           "--session-spares", "0", "--log-level", "WARNING")
+    served.start(timeout=120)
+    try:
+        with SessionClient(served.address, max_wait_s=0) as client:
+            sid = client.open().session_id
+            assert value(run(client, sid, "x = 1\nx")) == "1"
+            served.kill()
+            served.start(timeout=120)  # the same port; its start sweeps the dead replica's sandboxes
+            with pytest.raises(RemoteSessionGone, match="restarted"):
+                run(client, sid, "x")
+            assert wait_for(lambda: set(sandbox_containers()) <= before | set(served_sandboxes(served)), timeout=30)
+    finally:
+        served.stop(60)
+
+
+def served_sandboxes(served) -> list[str]:
+    """The containers the (restarted) service owns now: its warm pool, by its owner label."""
+    import subprocess
+
+    from verifier_service.sandbox.docker import OWNER_LABEL, process_identity
+
+    out = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter",
+                          f"label={OWNER_LABEL}={process_identity(served.pid)}"], capture_output=True, text=True,
+                         check=False)
+    return out.stdout.split()
