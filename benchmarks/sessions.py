@@ -106,7 +106,14 @@ def measure_open(client, served, spares: int, rounds: int) -> dict:
 def measure_cells(client, n: int) -> dict:
     sid = client.open().session_id
     client.execute(sid, "x = 0")  # the first cell of a kernel warms it
-    fresh = timed(lambda: client.execute(sid, TRIVIAL), n)
+    parts = {"service_s": [], "sandbox_s": []}
+
+    def trivial():
+        result = client.execute(sid, TRIVIAL)
+        parts["service_s"].append(result.timings.total_s)
+        parts["sandbox_s"].append(result.timings.run_s)
+
+    fresh = timed(trivial, n)
     client.close_session(sid)
     sid = client.open().session_id
     for i in range(50):  # state built up: imports, variables, a growing list, functions, files
@@ -115,7 +122,11 @@ def measure_cells(client, n: int) -> dict:
     later = timed(lambda: client.execute(sid, TRIVIAL), n)
     statuses = {client.execute(sid, TRIVIAL).status for _ in range(5)}
     client.close_session(sid)
-    return {"trivial": percentiles(fresh), "after_50_cells": percentiles(later), "statuses_ok": statuses == {1}}
+    return {"trivial": percentiles(fresh), "after_50_cells": percentiles(later), "statuses_ok": statuses == {1},
+            # where a trivial cell's time goes: on the service (sandbox round trip included), in the sandbox (the
+            # runner's own measure: kernel round trip, output reads, stray check)
+            "trivial_on_service": percentiles(parts["service_s"]),
+            "trivial_in_sandbox": percentiles(parts["sandbox_s"])}
 
 
 def measure_baselines(image: str, n: int) -> dict:
@@ -240,6 +251,11 @@ def render(data: dict) -> str:
         f"{base['python3_subprocess']['p99_ms']:.1f} ms |",
         f"| `docker exec python3 -c` in a running container | no | container | {base['docker_exec']['p50_ms']:.1f} ms "
         f"| {base['docker_exec']['p99_ms']:.1f} ms |", "",
+        *([f"Where a session cell's time goes (p50 / p99): on the service "
+           f"{cells['trivial_on_service']['p50_ms']:.2f} / {cells['trivial_on_service']['p99_ms']:.2f} ms, "
+           "of which in the sandbox "
+           f"{cells['trivial_in_sandbox']['p50_ms']:.2f} / {cells['trivial_in_sandbox']['p99_ms']:.2f} ms; the rest is "
+           "gRPC and the client.", ""] if "trivial_on_service" in cells else []),
         "## Opening sessions", "",
         f"- from the warm spares ({data['spares']} kept): p50 {opens['warm']['p50_ms']:.1f} ms, p99 "
         f"{opens['warm']['p99_ms']:.1f} ms over {opens['warm']['n']} opens;",

@@ -290,3 +290,18 @@ def served_sandboxes(served) -> list[str]:
                           f"label={OWNER_LABEL}={process_identity(served.pid)}"], capture_output=True, text=True,
                          check=False)
     return out.stdout.split()
+
+
+@pytest.mark.docker
+def test_a_spare_that_died_is_not_handed_out(make_service):
+    import subprocess
+
+    spared = make_service(session_spares=1, max_concurrency=1)
+    sandboxes = spared.app.sessions.sandboxes
+    assert wait_for(lambda: sandboxes.idle == 1, timeout=60)
+    dead = sandboxes._idle[0].instance.id
+    subprocess.run(["docker", "kill", dead], capture_output=True, check=True, timeout=60)
+    with SessionClient(spared.address, max_wait_s=0) as client:
+        sid = client.open().session_id
+        assert value(run(client, sid, "6 * 7")) == "42"
+        assert spared.app.sessions.sessions[sid].sandbox.instance.id != dead

@@ -18,6 +18,7 @@ import asyncio
 import json
 import logging
 import secrets
+import select
 import time
 from dataclasses import dataclass
 
@@ -183,6 +184,19 @@ def _outcome(event: dict) -> CellOutcome:
         restarted=bool(event.get("restarted")), run_s=float(event.get("duration_s") or 0.0))
 
 
+def _quiet(instance: Instance) -> bool:
+    """Whether an idle spare's runner stream has nothing to read: a live runner says nothing between requests,
+    so something there (its end, when the sandbox died while it waited) means the spare is not to be handed out."""
+    stream = instance.stream
+    fd = stream.raw.fileno() if hasattr(stream, "raw") else getattr(stream, "stdout", -1)
+    if fd is None or fd < 0:
+        return False
+    try:
+        return not select.select([fd], [], [], 0)[0]
+    except (OSError, ValueError):
+        return False
+
+
 class SessionSandboxes:
     """Sandboxes for sessions, from ``sandbox``'s backend: ``spares`` kept warm, one per open session, each
     removed when its session ends.
@@ -283,7 +297,8 @@ class SessionSandboxes:
         session = None
         while self._idle:
             candidate = self._idle.pop()
-            if time.monotonic() - candidate.instance.started < self.max_lifetime_s and not candidate.ended:
+            if (time.monotonic() - candidate.instance.started < self.max_lifetime_s and not candidate.ended
+                    and _quiet(candidate.instance)):
                 session = candidate
                 break
             self._retire(candidate.instance)
