@@ -104,6 +104,7 @@ def run_cell(namespace, cell):
     _set_cell_cpu(float(cell.get("cpu_s") or 10))
     outcome = {"status": "ok", "value": None, "error": "", "traceback": ""}
     try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the runner's interrupt lands in the cell only
         body, last = _compile(cell.get("code") or "")
         exec(body, namespace)
         if last is not None:
@@ -127,6 +128,7 @@ def run_cell(namespace, cell):
         except BaseException:  # noqa: BLE001 - an exception whose str() raises
             outcome.update(status="error", error=type(exc).__name__)
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late interrupt must not end the kernel between cells
         _set_cell_cpu(3600 * 24)  # back to the session's hard limit, in effect, between cells
     return outcome
 
@@ -140,6 +142,7 @@ def main():
         os.dup2(null, 0)
         os.close(null)
     signal.signal(signal.SIGXCPU, _on_xcpu)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     sys.argv = [""]
     sys.path.insert(0, os.getcwd())  # the session's files import as modules, as in a notebook's directory
@@ -153,10 +156,7 @@ def main():
     buffered = b""
     while True:
         while b"\n" not in buffered:
-            try:
-                chunk = cells.read(1 << 20)
-            except KeyboardInterrupt:  # an interrupt that came between cells
-                continue
+            chunk = cells.read(1 << 20)
             if not chunk:
                 return
             buffered += chunk
@@ -172,7 +172,4 @@ def main():
             except BaseException:  # noqa: BLE001 - a stream the cell replaced or closed
                 pass
         outcome["cell"] = cell.get("id")
-        try:
-            say(outcome)
-        except KeyboardInterrupt:
-            say(outcome)
+        say(outcome)

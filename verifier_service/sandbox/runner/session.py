@@ -238,8 +238,9 @@ class Session:
                 status = "output_limit"
         if outcome is not None:
             k.drain(output)
-            status = status or {"interrupted": "timeout", "cpu_limit": "timeout"}.get(outcome["status"],
-                                                                                     outcome["status"])
+            # "interrupted" is the runner's interrupt (status set above), or a KeyboardInterrupt the cell raised
+            status = status or {"interrupted": "error", "cpu_limit": "timeout"}.get(outcome["status"],
+                                                                                   outcome["status"])
             if not kill_strays({1, self.zygote.pid, k.pid}):
                 outcome = None  # processes that would not die: start over with a fresh kernel
                 status = status or "error"
