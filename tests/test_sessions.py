@@ -305,3 +305,28 @@ def test_a_spare_that_died_is_not_handed_out(make_service):
         sid = client.open().session_id
         assert value(run(client, sid, "6 * 7")) == "42"
         assert spared.app.sessions.sessions[sid].sandbox.instance.id != dead
+
+
+@pytest.mark.docker
+def test_tenants_own_their_sessions(svc):
+    from verifier_service.errors import QuotaExceeded, SessionGone
+    from verifier_service.tenancy.auth import Tenant
+
+    manager = svc.app.sessions
+    alice, bob = Tenant("alice", max_sessions=1), Tenant("bob")
+
+    async def scenario():
+        entry = await manager.open(alice, labels={"who": "alice"})
+        try:
+            with pytest.raises(QuotaExceeded, match="alice"):
+                await manager.open(alice)
+            with pytest.raises(SessionGone, match="no session"):
+                await manager.execute(bob, entry.id, "1")
+            assert await manager.close_labelled(bob, {"who": "alice"}) == 0  # labels close only the caller's own
+            _, outcome = await manager.execute(alice, entry.id, "'mine'")
+            return outcome.value
+        finally:
+            await manager.close(alice, entry.id)
+
+    assert svc.call(scenario()) == "'mine'"
+    assert manager.quotas.live.get("alice") == 0
