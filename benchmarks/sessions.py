@@ -273,7 +273,7 @@ def render(data: dict) -> str:
                         else ""))
     if hold["failures"]:
         lines.append(f"- first failures: {hold['failures']}")
-    lines += ["", "Raw numbers: `sessions.json`.", ""]
+    lines += ["", f"Raw numbers: `{data.get('json', 'sessions.json')}`.", ""]
     return "\n".join(lines)
 
 
@@ -320,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     data["load_end"] = load()
     out = args.out
     suffix = "" if args.backend == "docker" else f"_{args.backend}"
+    data["json"] = f"sessions{suffix}.json"
     (out / f"sessions{suffix}.json").write_text(json.dumps(data, indent=1) + "\n")
     (out / f"SESSIONS{suffix.upper()}.md").write_text(render(data))
     print(render(data))

@@ -298,6 +298,9 @@ def test_a_spare_that_died_is_not_handed_out(make_service):
 
     spared = make_service(session_spares=1, max_concurrency=1)
     sandboxes = spared.app.sessions.sandboxes
+    assert sandboxes.idle == 0  # spares come with the first open
+    with SessionClient(spared.address, max_wait_s=0) as client:
+        client.close_session(client.open().session_id)
     assert wait_for(lambda: sandboxes.idle == 1, timeout=60)
     dead = sandboxes._idle[0].instance.id
     subprocess.run(["docker", "kill", dead], capture_output=True, check=True, timeout=60)

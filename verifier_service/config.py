@@ -82,7 +82,8 @@ class ServiceConfig:
                                           "that clients re-resolve DNS and find new replicas (0 = never)")
     # Sandbox sessions (tool-integrated RL): a live interpreter per session, each in a sandbox of its own.
     max_sessions: int = _f(256, "live sandbox sessions this process holds at most (each owns one sandbox)")
-    session_spares: int = _f(8, "warm sandboxes kept ready for opening sessions (0: each open starts one)")
+    session_spares: int = _f(8, "warm sandboxes kept ready for opening sessions, from the first open on (0: each "
+                                      "open starts one)")
     session_cell_timeout_s: float = _f(10.0, "a session cell's time limit when the client sets none (and the most "
                                              "it may ask: max_timeout_s)")
     session_output_limit_bytes: int = _f(64 * 1024, "a session cell's stdout + stderr cap by default (at most "

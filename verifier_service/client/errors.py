@@ -36,16 +36,16 @@ class RemotePermissionDenied(RemoteRefusal, PermissionDenied):
     """PERMISSION_DENIED: the tenant may not use this verifier (or inline specs)."""
 
 
-class RemoteUnknownVerifier(RemoteRefusal, UnknownVerifier):
-    """NOT_FOUND: the service has no such catalog entry."""
+class RemoteNotFound(RemoteRefusal, UnknownVerifier, SessionGone):
+    """NOT_FOUND: no such catalog verifier, or a sandbox session that is gone; the message says which and why."""
+
+
+RemoteUnknownVerifier = RemoteNotFound  # the names callers catch: one class, since the service answers both NOT_FOUND
+RemoteSessionGone = RemoteNotFound
 
 
 class RemoteVersionMismatch(RemoteRefusal, VersionMismatch):
     """FAILED_PRECONDITION: the pinned catalog content differs from the published one."""
-
-
-class RemoteSessionGone(RemoteRefusal, SessionGone):
-    """NOT_FOUND from a session call: the sandbox session is over (closed, expired, ended, its replica restarted)."""
 
 
 class Unauthenticated(RemoteRefusal):
@@ -71,7 +71,7 @@ class RemoteDeadlineExceeded(RemoteError):
 
 _CLIENT_CLASS = {
     InvalidSpec: RemoteInvalidSpec, Overloaded: RemoteOverloaded, PermissionDenied: RemotePermissionDenied,
-    UnknownVerifier: RemoteUnknownVerifier, VersionMismatch: RemoteVersionMismatch, SessionGone: RemoteSessionGone,
+    UnknownVerifier: RemoteNotFound, VersionMismatch: RemoteVersionMismatch, SessionGone: RemoteNotFound,
 }
 # status code -> class: the inverse of the service's STATUS table, and the codes the transport adds
 ERROR_CLASSES: dict[grpc.StatusCode, type[RemoteError]] = {

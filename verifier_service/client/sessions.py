@@ -20,7 +20,7 @@ import grpc
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.client.balancing import addresses
-from verifier_service.client.errors import RemoteSessionGone, remote_error
+from verifier_service.client.errors import remote_error
 from verifier_service.credentials import Credentials, retry_after_s
 
 DEFAULT_HINT_S = 0.5
@@ -28,11 +28,8 @@ RPC_SLACK_S = 15.0  # on top of a cell's own time limit before the call itself g
 
 
 def _error(exc: grpc.RpcError):
-    """The typed error of a failed session call: NOT_FOUND is a session that is gone."""
-    code, details = exc.code(), exc.details() or ""
-    if code == grpc.StatusCode.NOT_FOUND:
-        return RemoteSessionGone(f"{code.name}: {details}", code.name, False, details)
-    return remote_error(code, details)
+    """The typed error of a failed session call (NOT_FOUND: ``RemoteSessionGone``, a session that is gone)."""
+    return remote_error(exc.code(), exc.details() or "")
 
 
 class SessionClient:

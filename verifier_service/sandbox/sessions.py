@@ -228,8 +228,8 @@ class SessionSandboxes:
         return 2 * self.max_lifetime_s + HOST_SLACK_S  # a spare's wait plus a session's life: its expiry label
 
     async def start(self) -> None:
-        """Starts filling the spares (in the background)."""
-        self._refill()
+        """Nothing yet: the spares are filled from the first open on (a replica that serves no session starts no
+        sandbox for them)."""
 
     def _refill(self) -> None:
         while not self._closed and len(self._idle) + self._starting < self.spares:
@@ -359,7 +359,11 @@ class SessionSandboxes:
     async def close(self) -> None:
         """Ends every session and removes the spares (the service stops)."""
         self._closed = True
-        for task in list(self._tasks):
+        # Spares being started finish and are removed (a cancelled start would leave its sandbox behind).
+        pending = list(self._tasks)
+        if pending:
+            await asyncio.wait(pending, timeout=OPEN_TIMEOUT_S + 60)
+        for task in pending:
             task.cancel()
         await asyncio.gather(*(self.end(s, "the service stopped") for s in list(self.live)), return_exceptions=True)
         spares, self._idle = self._idle, []
