@@ -80,6 +80,21 @@ class ServiceConfig:
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
     max_connection_age_s: float = _f(0.0, "close each client connection (gracefully) after this many seconds, so "
                                           "that clients re-resolve DNS and find new replicas (0 = never)")
+    # Sandbox sessions (tool-integrated RL): a live interpreter per session, each in a sandbox of its own.
+    max_sessions: int = _f(256, "live sandbox sessions this process holds at most (each owns one sandbox)")
+    session_spares: int = _f(8, "warm sandboxes kept ready for opening sessions, from the first open on (0: each "
+                                      "open starts one)")
+    session_cell_timeout_s: float = _f(10.0, "a session cell's time limit when the client sets none (and the most "
+                                             "it may ask: max_timeout_s)")
+    session_output_limit_bytes: int = _f(64 * 1024, "a session cell's stdout + stderr cap by default (at most "
+                                                    "output_limit_bytes)")
+    session_budget_s: float = _f(600.0, "wall-clock seconds of all a session's cells by default (at most 10x that)")
+    session_idle_ttl_s: float = _f(300.0, "a session idle this long is closed (the most a client may ask: 10x)")
+    session_max_lifetime_s: float = _f(3600.0, "a session is closed this long after it opened, whatever it asked")
+    tenant_max_sessions: int = _f(0, "live sessions of one tenant (0: only max_sessions); a tenant's own "
+                                     "max_sessions in the tenants file wins")
+    session_open_rate: float = _f(0.0, "sessions one tenant may open per second, burst 2x and at least 2 (0: no "
+                                       "limit); a tenant's session_rate in the tenants file wins")
     log_level: str = _f("INFO", "logging level")
     log_format: str = _f("text", "log lines as 'text' or 'json' (one object per line, with the RPC's request id)")
     metrics_port: int = _f(0, "port of the Prometheus /metrics endpoint (0 = off; with workers > 1, worker i "
@@ -97,15 +112,20 @@ class ServiceConfig:
         problems = []
         for name in ("max_concurrency", "max_pending", "max_batch_size", "max_completion_bytes",
                      "max_message_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
-                     "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers"):
+                     "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
+                     "session_output_limit_bytes"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "health_interval_s",
-                     "pool_max_age_s"):
+                     "pool_max_age_s", "session_cell_timeout_s", "session_budget_s", "session_idle_ttl_s",
+                     "session_max_lifetime_s"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
             problems.append("default_timeout_s must not exceed max_timeout_s")
+        for name in ("session_spares", "tenant_max_sessions", "session_open_rate"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must not be negative")
         if self.max_connection_age_s < 0:
             problems.append("max_connection_age_s must not be negative")
         if self.result_cache_size < 0:
@@ -161,7 +181,9 @@ def _convert(name: str, typ: Any, raw: Any) -> Any:
 # process, without TLS, tenants, metrics or worker processes.
 SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_age_s", "metrics_port", "metrics_host",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
-               "max_message_bytes", "max_batch_size")
+               "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
+               "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",
+               "tenant_max_sessions", "session_open_rate")
 SANDBOX_SETTINGS = ("sandbox_backend", "sandbox_image", "sandbox_runtime", "docker_url", "sandbox_transport",
                     "sandbox_labels", "bwrap_path", "bwrap_python", "bwrap_runner_dir", "bwrap_cgroup",
                     "bwrap_unprivileged", "bwrap_host_uid", "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",

@@ -7,6 +7,7 @@
     ├── PermissionDenied     the tenant may not do this    -> PERMISSION_DENIED
     ├── UnknownVerifier      no such catalog entry         -> NOT_FOUND
     ├── VersionMismatch      the entry's hash differs      -> FAILED_PRECONDITION
+    ├── SessionGone          no such sandbox session (now) -> NOT_FOUND
     ├── CatalogError         a catalog or tenants file is wrong (startup, publish)
     ├── SandboxUnavailable   the sandbox backend is down   -> INFRA_ERROR verdicts
     ├── ServiceUnreachable   (client) nothing answers at the address, and why
@@ -56,6 +57,11 @@ class VersionMismatch(VerifierError):
     """The request pins a catalog entry's content hash, and the published content differs."""
 
 
+class SessionGone(VerifierError):
+    """The sandbox session is not (or no longer) on this service: closed, expired, ended, or its replica restarted;
+    says which when it knows."""
+
+
 class CatalogError(VerifierError):
     """A catalog entry, the catalog lock or the tenants file is wrong; says which file and why."""
 
@@ -81,4 +87,4 @@ class RemoteError(VerifierError):
 # A refusal of the service -> its gRPC status code (the first class that matches wins).
 STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
           (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
-          (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION))
+          (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION), (SessionGone, grpc.StatusCode.NOT_FOUND))

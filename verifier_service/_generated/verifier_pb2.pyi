@@ -21,6 +21,16 @@ class Verdict(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MEMORY_LIMIT: _ClassVar[Verdict]
     OUTPUT_LIMIT: _ClassVar[Verdict]
     INFRA_ERROR: _ClassVar[Verdict]
+
+class CellStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CELL_STATUS_UNSPECIFIED: _ClassVar[CellStatus]
+    CELL_OK: _ClassVar[CellStatus]
+    CELL_ERROR: _ClassVar[CellStatus]
+    CELL_TIMEOUT: _ClassVar[CellStatus]
+    CELL_MEMORY_LIMIT: _ClassVar[CellStatus]
+    CELL_OUTPUT_LIMIT: _ClassVar[CellStatus]
+    CELL_INFRA_ERROR: _ClassVar[CellStatus]
 VERDICT_UNSPECIFIED: Verdict
 PASSED: Verdict
 FAILED: Verdict
@@ -32,6 +42,13 @@ TIMEOUT: Verdict
 MEMORY_LIMIT: Verdict
 OUTPUT_LIMIT: Verdict
 INFRA_ERROR: Verdict
+CELL_STATUS_UNSPECIFIED: CellStatus
+CELL_OK: CellStatus
+CELL_ERROR: CellStatus
+CELL_TIMEOUT: CellStatus
+CELL_MEMORY_LIMIT: CellStatus
+CELL_OUTPUT_LIMIT: CellStatus
+CELL_INFRA_ERROR: CellStatus
 
 class TestCase(_message.Message):
     __slots__ = ("name", "args_json", "kwargs_json", "expected_json", "stdin", "expected_stdout")
@@ -265,3 +282,136 @@ class ListVerifiersResponse(_message.Message):
     scoring_modes: _containers.RepeatedScalarFieldContainer[str]
     catalog: _containers.RepeatedCompositeFieldContainer[CatalogEntry]
     def __init__(self, kinds: _Optional[_Iterable[_Union[VerifierKind, _Mapping]]] = ..., extract_modes: _Optional[_Iterable[str]] = ..., scoring_modes: _Optional[_Iterable[str]] = ..., catalog: _Optional[_Iterable[_Union[CatalogEntry, _Mapping]]] = ...) -> None: ...
+
+class SessionLimits(_message.Message):
+    __slots__ = ("cell_timeout_s", "output_limit_bytes", "memory_mb", "budget_s", "idle_ttl_s", "max_lifetime_s")
+    CELL_TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_LIMIT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_MB_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_S_FIELD_NUMBER: _ClassVar[int]
+    IDLE_TTL_S_FIELD_NUMBER: _ClassVar[int]
+    MAX_LIFETIME_S_FIELD_NUMBER: _ClassVar[int]
+    cell_timeout_s: float
+    output_limit_bytes: int
+    memory_mb: int
+    budget_s: float
+    idle_ttl_s: float
+    max_lifetime_s: float
+    def __init__(self, cell_timeout_s: _Optional[float] = ..., output_limit_bytes: _Optional[int] = ..., memory_mb: _Optional[int] = ..., budget_s: _Optional[float] = ..., idle_ttl_s: _Optional[float] = ..., max_lifetime_s: _Optional[float] = ...) -> None: ...
+
+class OpenSessionRequest(_message.Message):
+    __slots__ = ("language", "limits", "labels")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    language: str
+    limits: SessionLimits
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, language: _Optional[str] = ..., limits: _Optional[_Union[SessionLimits, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class SessionInfo(_message.Message):
+    __slots__ = ("session_id", "language", "limits", "labels", "open_s", "cells", "budget_left_s")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    OPEN_S_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_LEFT_S_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    language: str
+    limits: SessionLimits
+    labels: _containers.ScalarMap[str, str]
+    open_s: float
+    cells: int
+    budget_left_s: float
+    def __init__(self, session_id: _Optional[str] = ..., language: _Optional[str] = ..., limits: _Optional[_Union[SessionLimits, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., open_s: _Optional[float] = ..., cells: _Optional[int] = ..., budget_left_s: _Optional[float] = ...) -> None: ...
+
+class ExecuteCellRequest(_message.Message):
+    __slots__ = ("session_id", "code", "stdin", "timeout_s", "output_limit_bytes")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    STDIN_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_LIMIT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    code: str
+    stdin: str
+    timeout_s: float
+    output_limit_bytes: int
+    def __init__(self, session_id: _Optional[str] = ..., code: _Optional[str] = ..., stdin: _Optional[str] = ..., timeout_s: _Optional[float] = ..., output_limit_bytes: _Optional[int] = ...) -> None: ...
+
+class CellTimings(_message.Message):
+    __slots__ = ("run_s", "total_s")
+    RUN_S_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_S_FIELD_NUMBER: _ClassVar[int]
+    run_s: float
+    total_s: float
+    def __init__(self, run_s: _Optional[float] = ..., total_s: _Optional[float] = ...) -> None: ...
+
+class CellResult(_message.Message):
+    __slots__ = ("session_id", "status", "stdout", "stderr", "value", "error", "traceback", "restarted", "timings", "cell_index", "budget_left_s", "session_ended")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    TRACEBACK_FIELD_NUMBER: _ClassVar[int]
+    RESTARTED_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    CELL_INDEX_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_LEFT_S_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ENDED_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    status: CellStatus
+    stdout: str
+    stderr: str
+    value: str
+    error: str
+    traceback: str
+    restarted: bool
+    timings: CellTimings
+    cell_index: int
+    budget_left_s: float
+    session_ended: str
+    def __init__(self, session_id: _Optional[str] = ..., status: _Optional[_Union[CellStatus, str]] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., value: _Optional[str] = ..., error: _Optional[str] = ..., traceback: _Optional[str] = ..., restarted: _Optional[bool] = ..., timings: _Optional[_Union[CellTimings, _Mapping]] = ..., cell_index: _Optional[int] = ..., budget_left_s: _Optional[float] = ..., session_ended: _Optional[str] = ...) -> None: ...
+
+class SessionRef(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class CloseSessionsRequest(_message.Message):
+    __slots__ = ("labels",)
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    labels: _containers.ScalarMap[str, str]
+    def __init__(self, labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class CloseSessionsResponse(_message.Message):
+    __slots__ = ("closed",)
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    closed: int
+    def __init__(self, closed: _Optional[int] = ...) -> None: ...

@@ -55,6 +55,31 @@ class VerifierStub:
                 request_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ListVerifiersRequest.SerializeToString,
                 response_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ListVerifiersResponse.FromString,
                 _registered_method=True)
+        self.OpenSession = channel.unary_unary(
+                '/rlvr.verifier.v1.Verifier/OpenSession',
+                request_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.OpenSessionRequest.SerializeToString,
+                response_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionInfo.FromString,
+                _registered_method=True)
+        self.ExecuteCell = channel.unary_unary(
+                '/rlvr.verifier.v1.Verifier/ExecuteCell',
+                request_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ExecuteCellRequest.SerializeToString,
+                response_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CellResult.FromString,
+                _registered_method=True)
+        self.ResetSession = channel.unary_unary(
+                '/rlvr.verifier.v1.Verifier/ResetSession',
+                request_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionRef.SerializeToString,
+                response_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionInfo.FromString,
+                _registered_method=True)
+        self.CloseSession = channel.unary_unary(
+                '/rlvr.verifier.v1.Verifier/CloseSession',
+                request_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionRef.SerializeToString,
+                response_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsResponse.FromString,
+                _registered_method=True)
+        self.CloseSessions = channel.unary_unary(
+                '/rlvr.verifier.v1.Verifier/CloseSessions',
+                request_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsRequest.SerializeToString,
+                response_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsResponse.FromString,
+                _registered_method=True)
 
 
 class VerifierServicer:
@@ -91,6 +116,45 @@ class VerifierServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def OpenSession(self, request, context):
+        """Sandbox sessions (tool-integrated RL): a live interpreter in a sandbox of
+        its own that keeps its state (variables, imports, files) between cells,
+        like a notebook kernel. A session lives on the replica that opened it:
+        send its calls there. A session that is gone (closed, idle past its TTL,
+        budget spent, its replica restarted) answers NOT_FOUND saying why; too
+        many live sessions or opens answer RESOURCE_EXHAUSTED with retry-after-ms.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExecuteCell(self, request, context):
+        """Runs one cell; cells of one session run one after another.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResetSession(self, request, context):
+        """A fresh interpreter and an empty work dir; the session and its limits stay.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseSession(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseSessions(self, request, context):
+        """Closes every session of the caller whose labels include all of these.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_VerifierServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -113,6 +177,31 @@ def add_VerifierServicer_to_server(servicer, server):
                     servicer.ListVerifiers,
                     request_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ListVerifiersRequest.FromString,
                     response_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ListVerifiersResponse.SerializeToString,
+            ),
+            'OpenSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.OpenSession,
+                    request_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.OpenSessionRequest.FromString,
+                    response_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionInfo.SerializeToString,
+            ),
+            'ExecuteCell': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExecuteCell,
+                    request_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ExecuteCellRequest.FromString,
+                    response_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CellResult.SerializeToString,
+            ),
+            'ResetSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetSession,
+                    request_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionRef.FromString,
+                    response_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionInfo.SerializeToString,
+            ),
+            'CloseSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseSession,
+                    request_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionRef.FromString,
+                    response_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsResponse.SerializeToString,
+            ),
+            'CloseSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseSessions,
+                    request_deserializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsRequest.FromString,
+                    response_serializer=rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -223,6 +312,141 @@ class Verifier:
             '/rlvr.verifier.v1.Verifier/ListVerifiers',
             rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ListVerifiersRequest.SerializeToString,
             rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ListVerifiersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OpenSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rlvr.verifier.v1.Verifier/OpenSession',
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.OpenSessionRequest.SerializeToString,
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExecuteCell(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rlvr.verifier.v1.Verifier/ExecuteCell',
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.ExecuteCellRequest.SerializeToString,
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CellResult.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rlvr.verifier.v1.Verifier/ResetSession',
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionRef.SerializeToString,
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rlvr.verifier.v1.Verifier/CloseSession',
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.SessionRef.SerializeToString,
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rlvr.verifier.v1.Verifier/CloseSessions',
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsRequest.SerializeToString,
+            rlvr_dot_verifier_dot_v1_dot_verifier__pb2.CloseSessionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -18,6 +18,7 @@ from verifier_service.errors import (
     Overloaded,
     PermissionDenied,
     RemoteError,
+    SessionGone,
     UnknownVerifier,
     VersionMismatch,
 )
@@ -35,8 +36,12 @@ class RemotePermissionDenied(RemoteRefusal, PermissionDenied):
     """PERMISSION_DENIED: the tenant may not use this verifier (or inline specs)."""
 
 
-class RemoteUnknownVerifier(RemoteRefusal, UnknownVerifier):
-    """NOT_FOUND: the service has no such catalog entry."""
+class RemoteNotFound(RemoteRefusal, UnknownVerifier, SessionGone):
+    """NOT_FOUND: no such catalog verifier, or a sandbox session that is gone; the message says which and why."""
+
+
+RemoteUnknownVerifier = RemoteNotFound  # the names callers catch: one class, since the service answers both NOT_FOUND
+RemoteSessionGone = RemoteNotFound
 
 
 class RemoteVersionMismatch(RemoteRefusal, VersionMismatch):
@@ -66,7 +71,7 @@ class RemoteDeadlineExceeded(RemoteError):
 
 _CLIENT_CLASS = {
     InvalidSpec: RemoteInvalidSpec, Overloaded: RemoteOverloaded, PermissionDenied: RemotePermissionDenied,
-    UnknownVerifier: RemoteUnknownVerifier, VersionMismatch: RemoteVersionMismatch,
+    UnknownVerifier: RemoteNotFound, VersionMismatch: RemoteVersionMismatch, SessionGone: RemoteNotFound,
 }
 # status code -> class: the inverse of the service's STATUS table, and the codes the transport adds
 ERROR_CLASSES: dict[grpc.StatusCode, type[RemoteError]] = {

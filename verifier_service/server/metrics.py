@@ -14,6 +14,10 @@ Read at scrape time from the live objects: ``rlvr_rpcs_in_flight``, ``rlvr_pendi
 ``rlvr_sandbox_pool_idle`` / ``rlvr_sandbox_pool_utilisation``, ``rlvr_sandbox_recycled_total``
 (warm sandboxes replaced) and ``rlvr_sandbox_backend_up`` (0 while health says NOT_SERVING).
 
+Sandbox sessions: ``rlvr_sessions_live``, ``rlvr_sessions_opening``, ``rlvr_session_spares_idle``,
+``rlvr_sessions_opened_total`` (read at scrape time), ``rlvr_session_cell_seconds`` (a cell's latency, a
+histogram) and ``rlvr_session_cells_total{status}`` (counted by the session manager, ``sessions.py``).
+
 Each ``Metrics`` has its own registry, so several services in one process (tests) do not mix.
 """
 
@@ -58,6 +62,10 @@ LIVE_HELP = {
     "rlvr_sandbox_recycled_total": "warm sandboxes replaced (job count, age, anomaly, cancellation)",
     "rlvr_sandbox_backend_up": "1 while the sandbox backend is healthy (health SERVING), else 0",
     "rlvr_sandbox_jobs_total": "sandbox jobs the runner finished",
+    "rlvr_sessions_live": "sandbox sessions open now",
+    "rlvr_sessions_opening": "sandbox sessions being opened now",
+    "rlvr_session_spares_idle": "warm sandboxes waiting for a session to open",
+    "rlvr_sessions_opened_total": "sandbox sessions opened",
     **{f"rlvr_sandbox_{part}_cpu_seconds_total": f"CPU seconds of finished sandbox jobs spent in {what}"
        for part, what in (("runner", "the runner"), ("zygote", "the zygote (the forks)"),
                           ("steps", "the steps' processes (the harness, the judge, the completion)"))},

@@ -27,6 +27,7 @@ from verifier_service.server.audit import AuditLog
 from verifier_service.server.metrics import Metrics
 from verifier_service.server.rpclog import RpcInterceptor
 from verifier_service.server.service import VerifierServicer
+from verifier_service.server.sessions import SessionManager
 from verifier_service.spec import SERVICE_NAME
 from verifier_service.tenancy.auth import AuthInterceptor, Tenants
 from verifier_service.tenancy.catalog import Catalog
@@ -48,6 +49,8 @@ class VerifierApp:
         self.auth = AuthInterceptor(self.tenants, self.audit) if self.tenants is not None else None
         self.metrics = Metrics()
         self.servicer = VerifierServicer(self.engine, catalog=catalog, audit=self.audit, metrics=self.metrics)
+        self.sessions = SessionManager(config, self.sandbox, self.audit, self.metrics)
+        self.servicer.sessions = self.sessions
         self.metrics.watch(self._live_metrics)
         self.metrics_port: int | None = None
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
@@ -67,6 +70,7 @@ class VerifierApp:
             if removed:
                 log.warning("removed %d expired sandbox container(s) left by an earlier run", removed)
         await self.sandbox.start()
+        await self.sessions.start()
         limit = self.config.max_message_bytes
         interceptors = [RpcInterceptor(self.metrics)] + ([self.auth] if self.auth is not None else [])
         server = grpc.aio.server(interceptors=interceptors, options=[
@@ -143,6 +147,7 @@ class VerifierApp:
                for part, (cpu, _) in getattr(sandbox, "usage", {}).items()},
             **{f"rlvr_sandbox_{part}_page_faults_total": faults
                for part, (_, faults) in getattr(sandbox, "usage", {}).items()},
+            **self.sessions.live_metrics(),
         }
 
     async def _check_sandbox(self) -> None:
@@ -183,6 +188,7 @@ class VerifierApp:
         if self.server is not None:
             await _maybe_await(self.health.enter_graceful_shutdown())
             await self.server.stop(self.config.shutdown_grace_s if grace is None else grace)
+        await self.sessions.shutdown()
         await self.sandbox.close()
         await self.pure_pool.close()
         self.metrics.close()

@@ -35,6 +35,7 @@ from verifier_service.errors import (
 )
 from verifier_service.server.audit import AuditLog
 from verifier_service.server.rpclog import trailing_metadata
+from verifier_service.server.sessions_rpc import SessionRpcs
 from verifier_service.tenancy.auth import Tenant, current_tenant
 from verifier_service.tenancy.catalog import Catalog
 from verifier_service.tenancy.quota import TenantQuotas
@@ -69,7 +70,7 @@ class Admission:
         self.pending -= n
 
 
-class VerifierServicer(pb_grpc.VerifierServicer):
+class VerifierServicer(SessionRpcs, pb_grpc.VerifierServicer):
     def __init__(self, engine: Engine, catalog: Catalog | None = None, quotas: TenantQuotas | None = None,
                  audit: AuditLog | None = None, metrics=None):
         self.engine = engine

@@ -42,7 +42,7 @@ KEY_PREFIX = "rlvr_"
 HASH_PREFIX = "sha256:"
 PROTECTED_PREFIX = "/rlvr.verifier.v1.Verifier/"
 TENANT_KEYS = {"keys", "identities", "max_concurrency", "rate", "burst", "use", "publish", "inline_specs",
-               "audit_content"}
+               "audit_content", "max_sessions", "session_rate"}
 _TENANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
 KEY_HELP = ("send the metadata 'authorization: Bearer <key>' (or 'x-api-key: <key>'; clients read "
@@ -72,6 +72,8 @@ class Tenant:
     publish: tuple[str, ...] = ()
     inline_specs: bool = True
     audit_content: bool = False
+    max_sessions: int = 0        # live sandbox sessions (0: the service's tenant_max_sessions)
+    session_rate: float = 0.0    # sessions opened per second (0: the service's session_open_rate)
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -135,7 +137,9 @@ def parse_tenant(name: str, data: Any, where: str) -> Tenant:
         rate=_number(data.get("rate", 0), f"{where}: rate", float),
         burst=_number(data.get("burst", 0), f"{where}: burst", int),
         use=_names(data.get("use", ["*"]), f"{where}: use"), publish=_names(data.get("publish"), f"{where}: publish"),
-        inline_specs=data.get("inline_specs", True), audit_content=data.get("audit_content", False))
+        inline_specs=data.get("inline_specs", True), audit_content=data.get("audit_content", False),
+        max_sessions=_number(data.get("max_sessions", 0), f"{where}: max_sessions", int),
+        session_rate=_number(data.get("session_rate", 0), f"{where}: session_rate", float))
     if tenant.burst and not tenant.rate:
         raise CatalogError(f"{where}: burst needs a rate")
     return tenant

@@ -42,6 +42,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import procs
+import session  # registers the session kernel as a harness (before the zygote is forked)
 import stepio
 from procs import HARNESSES, IGNORED_SIGNALS, signal
 from pyprog import ProgramHost
@@ -528,6 +529,9 @@ def main():
             del line
             if "stop" in job:
                 continue  # a "stop" that came after its job had ended
+            if "session" in job:  # this sandbox now belongs to one session, until the host removes it
+                session.serve(job, stdin, stdout, zygote, _scrub)
+                return
             run_job(job, stdout, zygote, stdin)
             del job
     job = json.loads(sys.stdin.buffer.read())
