@@ -50,6 +50,8 @@ class VerifierApp:
         self.servicer = VerifierServicer(self.engine, catalog=catalog, audit=self.audit, metrics=self.metrics)
         self.metrics.watch(self._live_metrics)
         self.metrics_port: int | None = None
+        self.http = None  # the HTTP front door (server/http), when http_port is set
+        self.http_port: int | None = None
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port: int | None = None
@@ -90,6 +92,13 @@ class VerifierApp:
                                                    self.config.metrics_port)
             log.info("metrics on http://%s:%d/metrics", self.config.metrics_host or self.config.host,
                      self.metrics_port)
+        if self.config.http_port:
+            from verifier_service.server.http import HttpFrontDoor
+
+            self.http = HttpFrontDoor(self)
+            self.http_port = await self.http.start(self.config.http_host or self.config.host, self.config.http_port)
+            log.info("HTTP front door on http://%s:%d (/run_code, /get_reward, /test_program, /test_program_stdio)",
+                     self.config.http_host or self.config.host, self.http_port)
         log.info("verifier service listening on %s:%d (%s; sandbox backend %s, image %s)", self.config.host,
                  self.port, ("mutual TLS" if self.config.tls_client_ca else "TLS") if tls is not None else "plaintext",
                  self.config.sandbox_backend, self.config.sandbox_image)
@@ -180,6 +189,8 @@ class VerifierApp:
     async def stop(self, grace: float | None = None) -> None:
         if self._watch is not None:
             self._watch.cancel()
+        if self.http is not None:
+            await self.http.stop()
         if self.server is not None:
             await _maybe_await(self.health.enter_graceful_shutdown())
             await self.server.stop(self.config.shutdown_grace_s if grace is None else grace)
