@@ -10,6 +10,7 @@ verifier, its per-sample fields (an object, or plain text that is the ``gold`` a
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import threading
@@ -70,7 +71,8 @@ class Remote:
     def _call(self, coro):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
-    def verify(self, completions: Sequence[str], labels: Sequence[Any]) -> list[pb.VerifyResult]:
+    def submit(self, completions: Sequence[str], labels: Sequence[Any]) -> concurrent.futures.Future:
+        """Starts verifying; the future's result is the results in order (``asyncio.wrap_future`` awaits it)."""
         requests = [request_from_json({"id": str(i), "completion": c, "spec": spec_of(label)})
                     for i, (c, label) in enumerate(zip(completions, labels, strict=True))]
 
@@ -79,7 +81,10 @@ class Remote:
             parts = await asyncio.gather(*(self.client.verify_batch(chunk) for chunk in chunks))
             return [result for part in parts for result in part]
 
-        return self._call(run()) if requests else []
+        return asyncio.run_coroutine_threadsafe(run(), self.loop)
+
+    def verify(self, completions: Sequence[str], labels: Sequence[Any]) -> list[pb.VerifyResult]:
+        return self.submit(completions, labels).result() if completions else []
 
     def close(self) -> None:
         self._call(self.client.close())
@@ -99,6 +104,15 @@ def shared() -> Remote:
             _shared = Remote()
             _shared.pid = os.getpid()  # type: ignore[attr-defined]
         return _shared
+
+
+def reset() -> None:
+    """Closes this process's connection; the next call makes a new one (from the environment as it is then)."""
+    global _shared
+    with _lock:
+        if _shared is not None and _shared.pid == os.getpid():
+            _shared.close()
+        _shared = None
 
 
 def reward_of(result: pb.VerifyResult) -> float:
