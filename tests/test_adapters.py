@@ -16,8 +16,8 @@ from trainer.adapters import remote
 
 pytestmark = pytest.mark.docker
 
-ADD_SPEC = {"kind": "python_assert", "extract": "last_fenced_code", "tests": "assert add(1, 2) == 3\nassert add(0, 0) == 0",
-            "scoring": "fraction"}
+ADD_SPEC = {"kind": "python_assert", "extract": "last_fenced_code", "scoring": "fraction",
+            "tests": "assert add(1, 2) == 3\nassert add(0, 0) == 0"}
 GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
 HALF = "```python\ndef add(a, b):\n    return a * b + 0 * (a - 1)\n```"  # add(0, 0) == 0 holds, add(1, 2) does not
 
