@@ -142,6 +142,8 @@ def test_run_code_files_and_fetch_files(http):
     assert base64.b64decode(body["files"]["out.txt"]) == b"done"
     escape = post(http, "/run_code", {"code": "1", "language": "python", "files": {"../x": "eA=="}})
     assert escape.status_code == 422 and ".." in escape.json()["error"]
+    fetch_out = post(http, "/run_code", {"code": "1", "language": "python", "fetch_files": ["../../etc/passwd"]})
+    assert fetch_out.status_code == 422 and "fetch_files" in fetch_out.json()["error"]
 
 
 # ---- OpenRLHF: their remote reward client -------------------------------------------------------------

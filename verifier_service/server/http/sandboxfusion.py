@@ -94,6 +94,8 @@ def parse(body: Any, config) -> dict[str, Any]:
     fetch = body.get("fetch_files") or []
     if not isinstance(fetch, list) or not all(isinstance(p, str) and p for p in fetch):
         raise _invalid("fetch_files", "must be a list of file paths")
+    if any(p.startswith("/") or posixpath.normpath(p).startswith("..") for p in fetch):
+        raise _invalid("fetch_files", "paths inside the working directory, without '..'")
     return {"code": code, "language": language, "stdin": stdin or "", "memory_mb": memory,
             "compile_timeout": _number(body, "compile_timeout", 10, config.max_timeout_s),
             "run_timeout": _number(body, "run_timeout", 10, config.max_timeout_s),
