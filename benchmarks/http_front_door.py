@@ -187,7 +187,11 @@ def render(result: dict) -> str:
     for row in result["rows"]:
         lines.append(f"| {row['work']} | {row['grpc_per_s']:.1f} | {row['http_per_s']:.1f} | {row['ratio']:.2f}x | "
                      f"{', '.join(f'{x:.2f}' for x in row['ratios'])} |")
-    lines += ["", "Target: HTTP within 0.8x of gRPC on the same work."]
+    lines += ["", "Target: HTTP within 0.8x of gRPC on the same work. The first three rows are the same work through "
+              "both doors (the HTTP handlers build the same `VerifyRequest`s and call the same servicer path). The "
+              "stdio row is not: `/run_code` runs the program once per request and leaves the comparison to its "
+              "caller (verl), while the `stdio` kind also runs a syntax-check step and compares in the service, so "
+              "it is a comparison of the two ways a verl user can score a test case, not of the doors' cost."]
     return "\n".join(lines) + "\n"
 
 
