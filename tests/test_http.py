@@ -14,6 +14,7 @@ import asyncio
 import importlib.util
 import json
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -303,3 +304,22 @@ def test_api_keys_and_catalog_verifiers(tmp_path, make_service):
                      headers=headers)
     assert forbidden.status_code == 403
     assert requests.get(service.http_url + "/health", timeout=10).status_code == 200  # health stays open
+
+
+def test_serve_flag_opens_the_http_port(docker_ready):
+    """`verifier-service serve --http-port N`: the command's own wiring (the other tests start the app in process)."""
+    from verifier_service.testing import ServedProcess
+
+    port = free_port()
+    with ServedProcess("--http-port", str(port), "--max-concurrency", "1", "--log-level", "WARNING",
+                       env={"RLVR_VERIFIER_SANDBOX_IMAGE": TEST_CONFIG.sandbox_image}) as served:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(100):  # the HTTP door binds just after the gRPC port reports SERVING
+            try:
+                if requests.get(url + "/health", timeout=5).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.1)
+        answer = requests.post(url + "/run_code", json={"code": "print(6 * 7)", "language": "python"}, timeout=60)
+        assert answer.json()["run_result"]["stdout"] == "42\n", served.log_tail()
