@@ -14,7 +14,6 @@ import asyncio
 import importlib.util
 import json
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -313,13 +312,16 @@ def test_serve_flag_opens_the_http_port(docker_ready):
     port = free_port()
     with ServedProcess("--http-port", str(port), "--max-concurrency", "1", "--log-level", "WARNING",
                        env={"RLVR_VERIFIER_SANDBOX_IMAGE": TEST_CONFIG.sandbox_image}) as served:
-        url = f"http://127.0.0.1:{port}"
-        for _ in range(100):  # the HTTP door binds just after the gRPC port reports SERVING
-            try:
-                if requests.get(url + "/health", timeout=5).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}"  # open before the gRPC port reports SERVING
         answer = requests.post(url + "/run_code", json={"code": "print(6 * 7)", "language": "python"}, timeout=60)
         assert answer.json()["run_result"]["stdout"] == "42\n", served.log_tail()
+    import socket
+
+    with socket.socket() as holder:  # a listener of another program (no SO_REUSEPORT) holds the port
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        held = holder.getsockname()[1]
+        taken = ServedProcess("--http-port", str(held), "--max-concurrency", "1")
+        with pytest.raises(RuntimeError, match=f"cannot serve HTTP on 127.0.0.1:{held}"):
+            taken.start(timeout=60)
+        taken.stop()

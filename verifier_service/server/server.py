@@ -84,6 +84,19 @@ class VerifierApp:
             server)
         address, tls = f"{self.config.host}:{self.config.port}", server_credentials(self.config)
         self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
+        if self.config.http_port:  # before the gRPC port: its SERVING then means both doors are open
+            from verifier_service.server.http import HttpFrontDoor
+
+            self.http = HttpFrontDoor(self)
+            http_host = self.config.http_host or self.config.host
+            try:
+                self.http_port = await self.http.start(http_host, self.config.http_port)
+            except OSError as exc:
+                await self.stop(grace=0)  # the warm pool's sandboxes go with it
+                raise VerifierError(f"cannot serve HTTP on {http_host}:{self.config.http_port}: "
+                                    f"{exc.strerror or exc}") from exc
+            log.info("HTTP front door on http://%s:%d (/run_code, /get_reward, /test_program, /test_program_stdio)",
+                     self.config.http_host or self.config.host, self.http_port)
         await server.start()
         self.server = server
         self._watch = asyncio.create_task(self._watch_sandbox())
@@ -92,13 +105,6 @@ class VerifierApp:
                                                    self.config.metrics_port)
             log.info("metrics on http://%s:%d/metrics", self.config.metrics_host or self.config.host,
                      self.metrics_port)
-        if self.config.http_port:
-            from verifier_service.server.http import HttpFrontDoor
-
-            self.http = HttpFrontDoor(self)
-            self.http_port = await self.http.start(self.config.http_host or self.config.host, self.config.http_port)
-            log.info("HTTP front door on http://%s:%d (/run_code, /get_reward, /test_program, /test_program_stdio)",
-                     self.config.http_host or self.config.host, self.http_port)
         log.info("verifier service listening on %s:%d (%s; sandbox backend %s, image %s)", self.config.host,
                  self.port, ("mutual TLS" if self.config.tls_client_ca else "TLS") if tls is not None else "plaintext",
                  self.config.sandbox_backend, self.config.sandbox_image)
