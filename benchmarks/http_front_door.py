@@ -58,7 +58,7 @@ class Doors:
         self.client = await VerifierClient.connect(self.grpc_address, credentials=Credentials())
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=64),
                                              timeout=aiohttp.ClientTimeout(total=600))
-        for _ in range(300):  # the HTTP door binds just after the gRPC port reports SERVING
+        for _ in range(300):  # open before the gRPC port says SERVING; this wait only guards a slow start
             try:
                 async with self.session.get(self.http_url + "/health") as response:
                     if response.status == 200:
