@@ -261,6 +261,12 @@ def test_bad_requests_are_4xx_with_a_message(http):
     deep = requests.post(http.http_url + "/test_program", data=b"[" * 100000 + b"]" * 100000, timeout=30)
     assert deep.status_code == 400 and "error" in deep.json()
     assert post(http, "/test_program", ["not", "an", "object"]).status_code == 422
+    surrogate = requests.post(http.http_url + "/get_reward", timeout=30,
+                              data=b'{"query": ["x"], "labels": [{"kind": "\\udcff"}]}')
+    assert surrogate.status_code == 400 and "lone surrogate" in surrogate.json()["error"]
+    odd_program = requests.post(http.http_url + "/test_program", timeout=60,  # model output: scored, not refused
+                                data=b'{"program": "x = \\"\\udcff\\"", "tests": ["assert x"]}')
+    assert odd_program.status_code == 200 and odd_program.json()["results"] in ([0], [1])
     assert post(http, "/test_program", {"program": ADD, "tests": [1, 2]}).status_code == 422
     assert requests.get(http.http_url + "/run_code", timeout=30).status_code == 405
     nowhere = post(http, "/nowhere", {})

@@ -40,7 +40,8 @@ SERVICE_FAULT = 500
 
 
 def _json(data, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=json.dumps(data, ensure_ascii=False).encode("utf-8"), status=status,
+    # "replace": a lone surrogate (a JSON \udcff escape the caller sent, echoed in a message) becomes "?"
+    return web.Response(body=json.dumps(data, ensure_ascii=False).encode("utf-8", "replace"), status=status,
                         content_type="application/json", headers=headers)
 
 

@@ -24,6 +24,7 @@ import textwrap
 from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.errors import InvalidSpec
 from verifier_service.server.http.calls import HttpError
 from verifier_service.spec import request_from_json
 
@@ -83,6 +84,15 @@ def _tests_of(result: pb.VerifyResult, count: int) -> tuple[list[int], list[floa
     return results, runtimes
 
 
+def _request(program: str, spec: dict[str, Any]) -> pb.VerifyRequest:
+    try:
+        return request_from_json({"completion": program, "spec": spec})
+    except UnicodeEncodeError:  # the program may hold one (model output); the tests may not
+        raise HttpError(400, "tests hold a lone surrogate (a \\udXXX escape): not text") from None
+    except InvalidSpec as exc:
+        raise HttpError(400, f"tests: {exc}") from exc
+
+
 def assert_request(body: Any, max_timeout_s: float) -> tuple[pb.VerifyRequest | None, list[int | None], int]:
     """The python_assert request for a ``/test_program`` body, the index of each test among the check's
     tests (None: it is not valid Python, and fails), and the number of tests."""
@@ -99,7 +109,7 @@ def assert_request(body: Any, max_timeout_s: float) -> tuple[pb.VerifyRequest | 
         return None, where, len(tests)
     timeout = min(max_timeout_s, limit * len(codes) + START_MARGIN_S)
     spec = {"kind": "python_assert", "tests": "\n".join(codes), "timeout_s": timeout, "scoring": "fraction"}
-    return request_from_json({"completion": program, "spec": spec}), where, len(tests)
+    return _request(program, spec), where, len(tests)
 
 
 def assert_answer(result: pb.VerifyResult | None, where: list[int | None]) -> dict[str, Any]:
@@ -124,7 +134,7 @@ def stdio_request(body: Any, max_timeout_s: float) -> tuple[pb.VerifyRequest | N
     spec = {"kind": "stdio", "language": "python", "cases": cases, "compare": "float",
             "float_tolerance": STDIO_TOLERANCE, "case_timeout_s": case_limit, "scoring": "fraction",
             "timeout_s": min(max_timeout_s, case_limit * len(cases) + START_MARGIN_S)}
-    return request_from_json({"completion": program, "spec": spec}), len(cases)
+    return _request(program, spec), len(cases)
 
 
 def stdio_answer(result: pb.VerifyResult | None, count: int) -> dict[str, Any]:

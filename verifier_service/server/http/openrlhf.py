@@ -89,6 +89,8 @@ def requests_of(body: Any, verifier: str) -> list[pb.VerifyRequest]:
                                           "spec": _label_spec(label, verifier, i)}))
         except InvalidSpec as exc:
             raise HttpError(400, f"labels[{i}]: {exc}") from exc
+        except UnicodeEncodeError:
+            raise HttpError(400, f"labels[{i}] holds a lone surrogate (a \\udXXX escape): not text") from None
     return out
 
 
