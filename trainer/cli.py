@@ -213,6 +213,38 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return diagnose.EXIT_HEALTHY if report.diagnosis.healthy else diagnose.EXIT_FINDINGS
 
 
+def cmd_data(args: argparse.Namespace) -> int:
+    """``trainer data convert``: a benchmark's rows -> prompt + spec JSONL (trainer/convert.py)."""
+    from trainer import convert
+
+    try:
+        converted = convert.convert(args.format, args.input)
+        convert.write_jsonl(converted.rows, args.output)
+    except convert.ConvertError as exc:
+        raise TrainerError(str(exc)) from exc
+    skipped = sum(converted.skipped.values())
+    print(f"{args.output}: {len(converted.rows)} problem(s) from {args.input} ({args.format})"
+          + (f"; {skipped} skipped: " + ", ".join(f"{n} {why}" for why, n in converted.skipped.items())
+             if skipped else ""), file=sys.stderr)
+    if not args.check:
+        return 0
+    from verifier_service.errors import VerifierError
+    from verifier_service.tools.sync import verify
+
+    requests = convert.reference_requests(converted.rows)
+    if not requests:
+        raise TrainerError("--check: the dataset carries no reference solutions to verify")
+    try:
+        results = verify(requests, server=args.server)
+    except VerifierError as exc:
+        raise TrainerError(f"--check: {exc}") from exc
+    failed = [r for r in results if r["verdict"] != "PASSED"]
+    for r in failed:
+        print(f"  reference of {r['id']}: {r['verdict']}: {r['detail'][:200]}", file=sys.stderr)
+    print(f"--check: {len(results) - len(failed)} of {len(results)} reference solution(s) PASSED", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -269,6 +301,18 @@ def build_parser() -> argparse.ArgumentParser:
     diag.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     diag.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE",
                       help="override a threshold of trainer/diagnose/checks.py Thresholds (repeatable)")
+    data = sub.add_parser("data", help="dataset tools: convert a benchmark's rows into prompt + spec JSONL")
+    data_sub = data.add_subparsers(dest="data", required=True)
+    conv = data_sub.add_parser("convert", help="HumanEval, MBPP, evalplus, CodeContests, LiveCodeBench, GSM8K or "
+                               "MATH rows -> {id, prompt, verification, reference} JSONL for trainer train")
+    from trainer.convert import FORMATS
+
+    conv.add_argument("--format", required=True, choices=sorted(FORMATS), help="the input's dataset format")
+    conv.add_argument("--input", type=Path, required=True, help="the dataset's rows: JSONL, a JSON list or Parquet")
+    conv.add_argument("--output", type=Path, required=True, help="JSONL to write")
+    conv.add_argument("--check", action="store_true",
+                      help="verify each row's reference solution (exit 1 unless all PASSED)")
+    conv.add_argument("--server", help="HOST:PORT of the service for --check (default: an embedded one)")
     return parser
 
 
@@ -284,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_gate(args)
         if args.command == "diagnose":
             return cmd_diagnose(args)
+        if args.command == "data":
+            return cmd_data(args)
         return cmd_train(args, argv)
     except TrainerError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -100,6 +100,10 @@ class ServiceConfig:
     metrics_port: int = _f(0, "port of the Prometheus /metrics endpoint (0 = off; with workers > 1, worker i "
                               "serves on metrics_port + i)")
     metrics_host: str = _f("", "address the metrics endpoint binds ('' = the service's host)")
+    http_port: int = _f(0, "port of the HTTP/JSON front door: SandboxFusion /run_code, OpenRLHF /get_reward, "
+                           "open-instruct /test_program (0 = off; worker processes share it)")
+    http_host: str = _f("", "address the HTTP front door binds ('' = the service's host)")
+    http_max_body_bytes: int = _f(16 * 1024 * 1024, "largest HTTP request body accepted (a larger one is 413)")
     # Tenancy (docs/tenancy.md).
     tenants: str = _f("", "YAML file of tenants: API key hashes, quotas, catalog namespaces ('' = no authentication)")
     catalog: str = _f("", "directory of catalog verifiers (team/name@version files and catalog.lock)")
@@ -111,7 +115,7 @@ class ServiceConfig:
     def validate(self) -> ServiceConfig:
         problems = []
         for name in ("max_concurrency", "max_pending", "max_batch_size", "max_completion_bytes",
-                     "max_message_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
+                     "max_message_bytes", "http_max_body_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
                      "session_output_limit_bytes"):
             if getattr(self, name) <= 0:
@@ -154,6 +158,8 @@ class ServiceConfig:
             problems.append("tls_client_ca needs tls_cert and tls_key (mutual TLS runs over TLS)")
         if not 0 <= self.port <= 65535:
             problems.append("port must be in 0..65535")
+        if not 0 <= self.http_port <= 65535:
+            problems.append("http_port must be in 0..65535")
         if not 0 <= self.metrics_port <= 65535 - self.workers:
             problems.append("metrics_port must be in 0..65535 (one port per worker)")
         if self.log_format not in ("text", "json"):
@@ -180,6 +186,7 @@ def _convert(name: str, typ: Any, raw: Any) -> Any:
 # Settings of a listening service only: an embedded service (verify, inspect) listens on loopback for its own
 # process, without TLS, tenants, metrics or worker processes.
 SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_age_s", "metrics_port", "metrics_host",
+               "http_port", "http_host", "http_max_body_bytes",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
                "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",

@@ -5,7 +5,8 @@
   restarts), its output in a log file; ``start`` waits until it reports SERVING, ``stop`` is a graceful
   SIGTERM (the service drains and removes its sandboxes), ``kill`` a SIGKILL, ``log_tail`` the last lines.
 - ``InProcessService``: a ``VerifierApp`` served from its own event loop in a background thread of this
-  process (for tests that reach into the app: its sandbox, its engine).
+  process (for tests that reach into the app: its sandbox, its engine); ``http_url`` is its HTTP front door
+  when the config sets ``http_port``.
 
 Nothing here is used by the service itself; it sits above every other layer.
 """
@@ -163,6 +164,8 @@ class InProcessService:
             raise
         host = "127.0.0.1" if config.host in ("", "0.0.0.0", "::", "[::]") else config.host
         self.address = f"{host}:{port}"
+        # the HTTP front door (config http_port), e.g. http://127.0.0.1:8080
+        self.http_url = f"http://{host}:{self.app.http_port}" if self.app.http_port else None
 
     def call(self, coro, timeout: float = 120):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)

@@ -53,6 +53,8 @@ class VerifierApp:
         self.servicer.sessions = self.sessions
         self.metrics.watch(self._live_metrics)
         self.metrics_port: int | None = None
+        self.http = None  # the HTTP front door (server/http), when http_port is set
+        self.http_port: int | None = None
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port: int | None = None
@@ -86,6 +88,19 @@ class VerifierApp:
             server)
         address, tls = f"{self.config.host}:{self.config.port}", server_credentials(self.config)
         self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
+        if self.config.http_port:  # before the gRPC port: its SERVING then means both doors are open
+            from verifier_service.server.http import HttpFrontDoor
+
+            self.http = HttpFrontDoor(self)
+            http_host = self.config.http_host or self.config.host
+            try:
+                self.http_port = await self.http.start(http_host, self.config.http_port)
+            except OSError as exc:
+                await self.stop(grace=0)  # the warm pool's sandboxes go with it
+                raise VerifierError(f"cannot serve HTTP on {http_host}:{self.config.http_port}: "
+                                    f"{exc.strerror or exc}") from exc
+            log.info("HTTP front door on http://%s:%d (/run_code, /get_reward, /test_program, /test_program_stdio)",
+                     self.config.http_host or self.config.host, self.http_port)
         await server.start()
         self.server = server
         self._watch = asyncio.create_task(self._watch_sandbox())
@@ -185,6 +200,8 @@ class VerifierApp:
     async def stop(self, grace: float | None = None) -> None:
         if self._watch is not None:
             self._watch.cancel()
+        if self.http is not None:
+            await self.http.stop()
         if self.server is not None:
             await _maybe_await(self.health.enter_graceful_shutdown())
             await self.server.stop(self.config.shutdown_grace_s if grace is None else grace)

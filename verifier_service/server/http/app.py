@@ -1,0 +1,237 @@
+"""The HTTP/JSON front door: the wire contracts other trainers' sandboxes speak, on the gRPC service's process.
+
+``HttpFrontDoor(app)`` serves, on its own port (``--http-port``, off by default) and on the event loop of the
+``VerifierApp`` it is given (its engine, warm sandbox pool, tenants, quotas, audit log and metrics):
+
+- ``POST /run_code``: SandboxFusion (verl's ``sandbox_fusion`` reward, their SDK) -- ``sandboxfusion.py``;
+- ``POST /get_reward`` (and ``/get_reward/<team/name@version>``): OpenRLHF's ``--remote_rm_url`` --
+  ``openrlhf.py``;
+- ``POST /test_program``, ``POST /test_program_stdio``: open-instruct's code API -- ``openinstruct.py``;
+- ``GET /health`` (open-instruct's shape; 503 while the sandbox backend is down), ``GET /v1/ping``
+  (SandboxFusion's), ``GET /metrics`` (the service's Prometheus metrics).
+
+``POST /run_jupyter`` is not served (501): live sessions are a separate feature of the service.
+
+Every POST is authenticated as gRPC calls are (``Authorization: Bearer <key>`` or ``X-Api-Key``, when the
+service has a tenants file), counted in ``rlvr_rpcs_total{method="POST /path", code="<HTTP status>"}``, and
+logged in one line with its request id (``X-Request-Id``, echoed). A body over ``http_max_body_bytes`` is 413;
+a request that is not what the endpoint takes is a 4xx whose JSON body says what is wrong (``error``); a
+fault of the service is a 500 naming a reference in the service log, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.server.http import openinstruct, openrlhf, sandboxfusion
+from verifier_service.server.http.calls import HttpError, verify
+from verifier_service.server.rpclog import current_request_id, request_id_from
+from verifier_service.tenancy.auth import KEY_HELP, LOCAL_TENANT, current_tenant, hash_key, key_from_metadata
+
+log = logging.getLogger("verifier_service.http")
+SERVICE_FAULT = 500
+
+
+def _json(data, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    # "replace": a lone surrogate (a JSON \udcff escape the caller sent, echoed in a message) becomes "?"
+    return web.Response(body=json.dumps(data, ensure_ascii=False).encode("utf-8", "replace"), status=status,
+                        content_type="application/json", headers=headers)
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None, body: dict | None = None
+           ) -> web.Response:
+    return _json(body if body is not None else {"error": message}, status, headers)
+
+
+def _judged(result: pb.VerifyResult) -> pb.VerifyResult:
+    """The result, unless the sandbox could not judge it: then 503 (the caller retries), never 0 for all."""
+    if result.verdict == pb.INFRA_ERROR:
+        raise HttpError(503, f"the sandbox could not judge the program (INFRA_ERROR: {result.detail[:300]}); "
+                             "retry", {"Retry-After": "1"})
+    return result
+
+
+class HttpFrontDoor:
+    """The HTTP server of one ``VerifierApp`` (duck-typed: config, servicer, sandbox, metrics, auth, audit,
+    sandbox_problem)."""
+
+    def __init__(self, app):
+        self.app = app
+        self.runner: web.AppRunner | None = None
+        self.port: int | None = None
+        web_app = web.Application(client_max_size=app.config.http_max_body_bytes, middlewares=[self._middleware])
+        web_app.add_routes([
+            web.post("/run_code", self.run_code),
+            web.post("/run_jupyter", self.run_jupyter),
+            web.post("/get_reward", self.get_reward),
+            web.post("/get_reward/{verifier:.+}", self.get_reward),
+            web.post("/test_program", self.test_program),
+            web.post("/test_program_stdio", self.test_program_stdio),
+            web.get("/health", self.health),
+            web.get("/v1/ping", self.ping),
+            web.get("/metrics", self.metrics),
+        ])
+        self.web_app = web_app
+
+    async def start(self, host: str, port: int) -> int:
+        """Binds ``host:port`` (0: a free port; several worker processes may share one) and returns the port."""
+        self.runner = web.AppRunner(self.web_app, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, host, port, reuse_port=True, backlog=1024)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else port
+        return self.port
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None
+
+    # ---- what every request goes through ------------------------------------------------
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler):
+        rid = request_id_from(request.headers.items())
+        current_request_id.set(rid)
+        started = time.monotonic()
+        route = request.match_info.route.resource
+        path = route.canonical if route is not None else "(no route)"
+        method = f"{request.method} {path}"
+        metrics = self.app.metrics
+        protected = request.method == "POST"
+        if metrics is not None and protected:
+            metrics.in_flight += 1
+        try:
+            response = await self._answer(request, handler, protected)
+        finally:
+            if metrics is not None and protected:
+                metrics.in_flight -= 1
+        response.headers["X-Request-Id"] = rid
+        if protected:
+            duration = time.monotonic() - started
+            if metrics is not None:
+                metrics.rpcs.labels(method, str(response.status)).inc()
+                metrics.rpc_latency.labels(method).observe(duration)
+                if response.status >= 400 and response.status not in (401, 404, 405):
+                    metrics.refused(current_tenant.get().name, str(response.status))
+            level = logging.WARNING if response.status >= SERVICE_FAULT else logging.INFO
+            log.log(level, "http %s %d", method, response.status, extra={"rpc": {
+                "method": method, "code": response.status, "tenant": current_tenant.get().name,
+                "duration_ms": round(duration * 1000, 1)}})
+        return response
+
+    async def _answer(self, request: web.Request, handler, protected: bool) -> web.StreamResponse:
+        try:
+            if protected:
+                current_tenant.set(self._authenticate(request))
+            return await handler(request)
+        except HttpError as exc:
+            return _error(exc.status, exc.message, exc.headers, exc.body)
+        except web.HTTPRequestEntityTooLarge:
+            limit = self.app.config.http_max_body_bytes
+            return _error(413, f"the request body is over this service's limit of {limit} bytes "
+                               "(http_max_body_bytes): send fewer or smaller items per request")
+        except web.HTTPException as exc:  # aiohttp's own answers: 404, 405, ...
+            reason = {404: f"no endpoint {request.path}; endpoints: POST /run_code, /get_reward, /test_program, "
+                           "/test_program_stdio; GET /health, /metrics",
+                      405: f"{request.method} is not allowed on {request.path}"}.get(exc.status, exc.reason)
+            return _error(exc.status, reason)
+        except Exception:
+            ref = uuid.uuid4().hex[:12]
+            log.exception("internal error in %s %s (ref %s)", request.method, request.path, ref)
+            return _error(500, f"internal error; the server log has reference {ref}")
+
+    def _authenticate(self, request: web.Request):
+        auth = self.app.auth
+        if auth is None:
+            return LOCAL_TENANT
+        key, problem = key_from_metadata(tuple(request.headers.items()))
+        if not problem:
+            if not key:
+                problem = "no API key: " + KEY_HELP.replace("metadata", "header")
+            else:
+                tenant = auth.tenants.for_key(key)
+                if tenant is not None:
+                    return tenant
+                problem = (f"API key not recognised (its hash starts {hash_key(key)[7:15]}); check the key, or "
+                           "ask the service's operator for one")
+        self.app.audit.refused(method=f"POST {request.path}", tenant=None, status="UNAUTHENTICATED",
+                               message=problem, metadata=tuple(request.headers.items()))
+        raise HttpError(401, problem, {"WWW-Authenticate": "Bearer"})
+
+    @staticmethod
+    async def _body(request: web.Request):
+        raw = await request.read()
+        try:
+            return json.loads(raw)
+        except RecursionError:
+            raise HttpError(400, "the request body is nested too deeply") from None
+        except ValueError as exc:
+            raise HttpError(400, f"the request body is not valid JSON: {exc}") from None
+
+    def _audit(self, method: str, request: web.Request, fields: dict, started: float) -> None:
+        tenant = current_tenant.get()
+        self.app.audit.write({"audit": "run", "method": method, "request_id": current_request_id.get(),
+                              "tenant": tenant.name, "count": 1, "duration_s": round(time.monotonic() - started, 6),
+                              **fields})
+
+    # ---- endpoints --------------------------------------------------------------------------
+
+    async def run_code(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        started, fields = time.monotonic(), {"status": "REFUSED"}
+        try:
+            return _json(await sandboxfusion.run_code(self.app, body, current_tenant.get(), fields))
+        finally:
+            self._audit("POST /run_code", request, fields, started)
+
+    async def run_jupyter(self, request: web.Request) -> web.Response:
+        raise HttpError(501, "/run_jupyter is not served by this service: live sessions are a separate feature; "
+                             "use /run_code for one program at a time")
+
+    async def get_reward(self, request: web.Request) -> web.Response:
+        verifier = request.match_info.get("verifier") or request.headers.get(openrlhf.VERIFIER_HEADER, "")
+        body = await self._body(request)
+        requests = openrlhf.requests_of(body, verifier.strip())
+        if not requests:
+            return _json(openrlhf.answer([]))
+        results = await verify(self.app.servicer, requests, request.headers, "POST /get_reward")
+        return _json(openrlhf.answer(results))
+
+    async def test_program(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        message, where, _ = openinstruct.assert_request(body, self.app.config.max_timeout_s)
+        result = None
+        if message is not None:
+            result = _judged((await verify(self.app.servicer, [message], request.headers, "POST /test_program"))[0])
+        return _json(openinstruct.assert_answer(result, where))
+
+    async def test_program_stdio(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        message, count = openinstruct.stdio_request(body, self.app.config.max_timeout_s)
+        result = None
+        if message is not None:
+            result = _judged((await verify(self.app.servicer, [message], request.headers,
+                                           "POST /test_program_stdio"))[0])
+        return _json(openinstruct.stdio_answer(result, count))
+
+    async def health(self, request: web.Request) -> web.Response:
+        problem = self.app.sandbox_problem
+        if problem:
+            return _json({"status": "unhealthy", "reason": problem}, 503)
+        return _json({"status": "healthy"})
+
+    async def ping(self, request: web.Request) -> web.Response:
+        return _json("pong")
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(self.app.metrics.registry),
+                            headers={"Content-Type": CONTENT_TYPE_LATEST})
