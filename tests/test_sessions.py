@@ -333,3 +333,18 @@ def test_tenants_own_their_sessions(svc):
 
     assert svc.call(scenario()) == "'mine'"
     assert manager.quotas.live.get("alice") == 0
+
+
+@pytest.mark.docker
+def test_a_session_whose_sandbox_dies_says_so(client, svc):
+    import subprocess
+
+    sid = client.open().session_id
+    run(client, sid, "x = 1")
+    container = svc.app.sessions.sessions[sid].sandbox.instance.id
+    subprocess.run(["docker", "kill", container], capture_output=True, check=True, timeout=60)
+    lost = run(client, sid, "x")
+    assert lost.status == pb.CELL_INFRA_ERROR and lost.session_ended
+    with pytest.raises(RemoteSessionGone, match="is over"):
+        run(client, sid, "x")
+    assert wait_for(lambda: container not in live_sandboxes("docker"), timeout=30)
