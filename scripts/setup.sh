@@ -18,6 +18,10 @@ else
 fi
 
 PYTHON="${PYTHON:-python3}"
+if [ -x .venv/bin/python ] && ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+    echo "removing a half-made .venv (no pip in it: an earlier setup was interrupted)"
+    rm -rf .venv
+fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv || { echo "error: python3 -m venv failed; apt-get install python3-venv" >&2; exit 2; }
 fi
