@@ -154,8 +154,9 @@ def _fork_exec(source: str, stdin: str | None = None) -> tuple[int, str]:
             if pipes is not None:
                 os.dup2(pipes[0][0], 0)
                 os.dup2(pipes[1][1], 1)
-                for fd in (*pipes[0], *pipes[1]):
-                    os.close(fd)
+                # Every other descriptor closed: a fork of this threaded process holds the pipes of the checks
+                # other threads run, and a program that reads its stdin to the end would wait for them for ever.
+                os.closerange(3, os.sysconf("SC_OPEN_MAX"))
                 sys.stdin = open(0, closefd=False)
                 sys.stdout = open(1, "w", closefd=False)
             exec(compile(source, "<check>", "exec"), {"__name__": "__main__"})

@@ -1,11 +1,11 @@
 # class: escape/proc
 # task: stdio
 # expect: PASSED
-"""stdio: a case's process is a fork of the job's program host. It tries every way to the host and the runner:
-descriptors it could have inherited (3..1023), the host's and the runner's pipes and sockets through
-/proc/<pid>/fd (but its own stdout and stderr pipes, whose other ends the runner holds: under gVisor, which does
-not honour non-dumpable there, those open, as in every step), their memory, ptrace of the host. Any of them open
-means the attack worked: the answer is then wrong."""
+"""stdio: a case's process is a fork of the job's program host. It tries every way to the host: descriptors it
+could have inherited (3..1023), the host's pipes and sockets through /proc/<pid>/fd (its own stdout and stderr
+pipes aside), the host's and the runner's memory, ptrace of the host. Any of them open means the attack worked:
+the answer is then wrong. (The runner's own descriptors through /proc are escape_read_runner_proc's: under
+gVisor, which does not honour non-dumpable there, its stdio opens, as it does for every step.)"""
 import ctypes, os, stat
 
 opened = []
@@ -19,7 +19,7 @@ host = os.getppid()
 own = {(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in (0, 1, 2)}  # its own pipes, which the runner holds too
 for pid in {host, 1}:
     try:
-        for name in os.listdir(f"/proc/{pid}/fd"):
+        for name in os.listdir(f"/proc/{pid}/fd") if pid == host else ():
             try:
                 handle = os.open(f"/proc/{pid}/fd/{name}", os.O_WRONLY | os.O_NONBLOCK)
             except OSError:
