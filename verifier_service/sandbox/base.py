@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# "1" in the runner's environment, set by each backend: runner.py refuses to start without it, since between
+# jobs it empties /tmp and /dev/shm (started by hand on a host, it would wipe the host's). Same name in runner.py.
+SANDBOX_ENV = "RLVR_SANDBOX"
 
 @dataclass(frozen=True)
 class Step:
@@ -23,6 +26,8 @@ class Step:
     stop_on_failure: bool = False       # skip the remaining steps if this one fails
     harness: str = ""                   # a harness the runner may start from its warm zygote instead of argv
     judge: str = ""                     # "calls": the runner may judge the step's tests itself (see python_assert)
+    stdin_pipe: bool = False            # stdin a pipe (a program's own input: open("/dev/stdin") works) instead
+                                        # of a socket that no process can open through /proc (a judge's tests)
 
 
 @dataclass(frozen=True)

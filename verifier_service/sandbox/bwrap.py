@@ -45,7 +45,7 @@ from typing import Any
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox import cgroups, seccomp
-from verifier_service.sandbox.base import Job
+from verifier_service.sandbox.base import SANDBOX_ENV, Job
 from verifier_service.sandbox.protocol import PipeStream
 from verifier_service.sandbox.warm import Instance, PooledSandbox
 
@@ -460,7 +460,7 @@ class BwrapSandbox(PooledSandbox):
         argv += ["--die-with-parent", "--new-session", "--as-pid-1",
                  "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--hostname", "sandbox",
                  "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
-                 "--setenv", "HOME", "/tmp", "--setenv", "PYTHONHASHSEED", "0",
+                 "--setenv", "HOME", "/tmp", "--setenv", "PYTHONHASHSEED", "0", "--setenv", SANDBOX_ENV, "1",
                  "--setenv", OWNER_ENV, self.owner]
         if c.sandbox_labels:
             argv += ["--setenv", LABELS_ENV, c.sandbox_labels]

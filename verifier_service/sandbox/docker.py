@@ -31,6 +31,7 @@ import uuid
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox import seccomp
+from verifier_service.sandbox.base import SANDBOX_ENV
 from verifier_service.sandbox.protocol import DirectStream, SocketStream
 from verifier_service.sandbox.warm import Instance, PooledSandbox
 
@@ -326,6 +327,7 @@ class DockerSandbox(PooledSandbox):
                 command=command,
                 name=f"rlvr-sbx-{uuid.uuid4().hex[:16]}",
                 stdin_open=True,
+                environment={SANDBOX_ENV: "1"},  # the runner refuses to run (and scrub /tmp) without it
                 network_disabled=True,
                 user=SANDBOX_USER,
                 working_dir="/tmp",

@@ -339,9 +339,10 @@ def _host_loop(code, fresh, report, keep, wake_r, wake_w):  # pragma: no cover -
                 case = None
             elif words[:1] == [b"F"] and case is None:
                 limits = [int(n) for n in words[1:5]]
-                # stdin a socket pair as every step's (procs.channel: no /proc/<pid>/fd link opens it), stdout and
-                # stderr pipes
-                ends = [procs.channel(), os.pipe(), os.pipe()]
+                # Pipes, as a fresh ``python3 solution.py < input`` has: open("/dev/stdin") fails on a socket
+                # (ENXIO). A case's stdin holds only that case's input, the program's own to read; a judge's
+                # stdin (tests, nonce) is a socket instead (procs.channel).
+                ends = [os.pipe(), os.pipe(), os.pipe()]
                 pid = os.fork()
                 if pid == 0:
                     _case_main(code, fresh, ends, limits)

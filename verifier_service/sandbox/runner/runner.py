@@ -49,6 +49,7 @@ from pyprog import ProgramHost
 from stepio import REPORT_LIMIT
 from zygote import Standby, Zygote, usage_of
 
+SANDBOX_ENV = "RLVR_SANDBOX"  # "1" in the runner's environment: the backends say it runs in a sandbox
 COLLECT_LIMIT = 4 * 1024 * 1024
 
 
@@ -99,7 +100,10 @@ def _spawn(step, job, workdir, standby):
     import subprocess
 
     report_r, report_w = procs.channel()  # sockets, not pipes: see procs.channel
-    stdin_r, stdin_w = procs.channel()
+    # A judge's stdin (its tests, the job's nonce) is a socket no other process can open through /proc; a
+    # program's own input (``stdin_pipe``: stdio cases) is a pipe, as a shell's ``< input`` gives: programs that
+    # open "/dev/stdin" fail on a socket (ENXIO).
+    stdin_r, stdin_w = os.pipe() if step.get("stdin_pipe") else procs.channel()
     try:
         proc = subprocess.Popen(
             step["argv"],
@@ -505,6 +509,11 @@ def _job_stream(args):
 
 
 def main():
+    if os.environ.get(SANDBOX_ENV) != "1":
+        # Between jobs the runner empties /tmp and /dev/shm: run on a host, it would wipe the host's.
+        sys.stderr.write(f"runner.py runs only inside a sandbox ({SANDBOX_ENV}=1, set by the Docker and bwrap "
+                         "backends); it empties /tmp and /dev/shm between jobs\n")
+        sys.exit(2)
     for sig in IGNORED_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     procs.make_undumpable()
