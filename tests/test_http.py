@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import TEST_CONFIG, RunningService
+from conftest import TEST_CONFIG, RunningService, wait_for
 from tenancy_setup import EXAMPLE_CATALOG, GSM8K, Keys, write_tenants
 
 from verifier_service.testing import free_port
@@ -293,7 +293,7 @@ def test_metrics_and_request_ids(http):
 def test_api_keys_and_catalog_verifiers(tmp_path, make_service):
     keys = Keys("team-math")
     tenants = write_tenants(tmp_path / "tenants.yaml", keys, {"team-math": {"use": ["math"]}})
-    service = make_service(http_port=free_port(), tenants=tenants, catalog=str(EXAMPLE_CATALOG))
+    service = make_service(http_port=free_port(), tenants=tenants, catalog=str(EXAMPLE_CATALOG), max_concurrency=1)
     body = {"query": ["Q \\boxed{72}", "Q \\boxed{71}"], "prompts": ["Q", "Q"], "labels": ["72", '{"gold": "72"}']}
     anonymous = post(service, f"/get_reward/{GSM8K}", body)
     assert anonymous.status_code == 401 and "API key" in anonymous.json()["error"]
@@ -309,6 +309,8 @@ def test_api_keys_and_catalog_verifiers(tmp_path, make_service):
                      headers=headers)
     assert forbidden.status_code == 403
     assert requests.get(service.http_url + "/health", timeout=10).status_code == 200  # health stays open
+    # (only pure verifiers ran: let the warm pool finish starting its sandbox before the service stops)
+    wait_for(lambda: service.app.sandbox._idle.qsize() >= 1, timeout=60)
 
 
 def test_serve_flag_opens_the_http_port(docker_ready):
