@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import TEST_CONFIG, RunningService
+from conftest import TEST_CONFIG, RunningService, wait_for
 from tenancy_setup import EXAMPLE_CATALOG, GSM8K, Keys, write_tenants
 
 from verifier_service.testing import free_port
@@ -293,7 +293,7 @@ def test_metrics_and_request_ids(http):
 def test_api_keys_and_catalog_verifiers(tmp_path, make_service):
     keys = Keys("team-math")
     tenants = write_tenants(tmp_path / "tenants.yaml", keys, {"team-math": {"use": ["math"]}})
-    service = make_service(http_port=free_port(), tenants=tenants, catalog=str(EXAMPLE_CATALOG))
+    service = make_service(http_port=free_port(), tenants=tenants, catalog=str(EXAMPLE_CATALOG), max_concurrency=1)
     body = {"query": ["Q \\boxed{72}", "Q \\boxed{71}"], "prompts": ["Q", "Q"], "labels": ["72", '{"gold": "72"}']}
     anonymous = post(service, f"/get_reward/{GSM8K}", body)
     assert anonymous.status_code == 401 and "API key" in anonymous.json()["error"]
@@ -309,6 +309,8 @@ def test_api_keys_and_catalog_verifiers(tmp_path, make_service):
                      headers=headers)
     assert forbidden.status_code == 403
     assert requests.get(service.http_url + "/health", timeout=10).status_code == 200  # health stays open
+    # (only pure verifiers ran: let the warm pool finish starting its sandbox before the service stops)
+    wait_for(lambda: service.app.sandbox._idle.qsize() >= 1, timeout=60)
 
 
 def test_serve_flag_opens_the_http_port(docker_ready):
@@ -331,3 +333,40 @@ def test_serve_flag_opens_the_http_port(docker_ready):
         with pytest.raises(RuntimeError, match=f"cannot serve HTTP on 127.0.0.1:{held}"):
             taken.start(timeout=60)
         taken.stop()
+
+
+def test_run_code_follows_the_language_table(monkeypatch):
+    """/run_code reads the stdio kind's table when called: a language added there (a row shaped as
+    kinds/languages.py's, with its own file naming and image family) is served under SandboxFusion's name."""
+    from dataclasses import dataclass
+
+    from verifier_service.config import ServiceConfig
+    from verifier_service.server.http import languages, sandboxfusion
+
+    @dataclass(frozen=True)
+    class Row:
+        name: str
+        file: str
+        compile: tuple
+        run: tuple
+        image: str = ""
+        artifacts: tuple = ()
+        address_space_limit: bool = False
+
+        def files(self, source):
+            cls = "Solver" if "class Solver" in source else "Main"
+            return f"{cls}.java", (*self.compile[:-1], f"{cls}.java"), ("java", cls)
+
+    table = {"java": Row("java", "Main.java", ("javac", "Main.java"), ("java", "Main"), "langs", ("*.class",)),
+             "javascript": Row("javascript", "solution.js", ("node", "--check", "solution.js"),
+                               ("node", "solution.js"), "langs")}
+    monkeypatch.setattr(languages, "table", lambda: table)
+    assert languages.supported() == ["nodejs", "java"]
+    config = ServiceConfig()
+    request = sandboxfusion.parse({"code": "public class Solver {}", "language": "java"}, config)
+    job = sandboxfusion.build_job(request, languages.resolve("java"), config)
+    assert [s.argv for s in job.steps] == [["javac", "Solver.java"], ["java", "Solver"]]
+    assert set(job.files) == {"Solver.java"} and getattr(job, "image", "langs") == "langs"
+    node = sandboxfusion.build_job({**request, "language": "nodejs"}, languages.resolve("nodejs"), config)
+    assert [s.name for s in node.steps] == ["run"]  # a syntax check is no compile step (SandboxFusion has none)
+    assert sandboxfusion.unsupported("ruby")["message"].endswith("runs: nodejs, java")

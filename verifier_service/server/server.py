@@ -63,6 +63,16 @@ class VerifierApp:
 
     async def start(self) -> int:
         """Starts the workers and the server; returns the bound port."""
+        if self.config.http_port:  # bound first: a port that cannot be had stops the start before any sandbox
+            from verifier_service.server.http import HttpFrontDoor
+
+            self.http = HttpFrontDoor(self)
+            http_host = self.config.http_host or self.config.host
+            try:
+                self.http_port = self.http.bind(http_host, self.config.http_port)
+            except OSError as exc:
+                raise VerifierError(f"cannot serve HTTP on {http_host}:{self.config.http_port}: "
+                                    f"{exc.strerror or exc}") from exc
         await self.pure_pool.start()
         await self._check_sandbox()
         log.info("sandbox isolation (%s backend):\n%s", self.sandbox.backend,
@@ -88,17 +98,8 @@ class VerifierApp:
             server)
         address, tls = f"{self.config.host}:{self.config.port}", server_credentials(self.config)
         self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
-        if self.config.http_port:  # before the gRPC port: its SERVING then means both doors are open
-            from verifier_service.server.http import HttpFrontDoor
-
-            self.http = HttpFrontDoor(self)
-            http_host = self.config.http_host or self.config.host
-            try:
-                self.http_port = await self.http.start(http_host, self.config.http_port)
-            except OSError as exc:
-                await self.stop(grace=0)  # the warm pool's sandboxes go with it
-                raise VerifierError(f"cannot serve HTTP on {http_host}:{self.config.http_port}: "
-                                    f"{exc.strerror or exc}") from exc
+        if self.http is not None:  # before the gRPC port: its SERVING then means both doors are open
+            await self.http.start()
             log.info("HTTP front door on http://%s:%d (/run_code, /get_reward, /test_program, /test_program_stdio)",
                      self.config.http_host or self.config.host, self.http_port)
         await server.start()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import time
 import uuid
 
@@ -66,6 +67,7 @@ class HttpFrontDoor:
         self.app = app
         self.runner: web.AppRunner | None = None
         self.port: int | None = None
+        self._socket: socket.socket | None = None
         web_app = web.Application(client_max_size=app.config.http_max_body_bytes, middlewares=[self._middleware])
         web_app.add_routes([
             web.post("/run_code", self.run_code),
@@ -80,20 +82,40 @@ class HttpFrontDoor:
         ])
         self.web_app = web_app
 
-    async def start(self, host: str, port: int) -> int:
-        """Binds ``host:port`` (0: a free port; several worker processes may share one) and returns the port."""
+    def bind(self, host: str, port: int) -> int:
+        """Binds and listens on ``host:port`` (0: a free port; several worker processes may share one,
+        SO_REUSEPORT) before anything else starts, so that a port that cannot be had fails the service at
+        once; returns the port. Connections wait in the backlog until ``start``."""
+        host = host.strip("[]") or None
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if hasattr(socket, "SO_REUSEPORT"):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind((host or "", port))
+            sock.listen(1024)
+        except OSError:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        self._socket = sock
+        self.port = sock.getsockname()[1]
+        return self.port
+
+    async def start(self) -> None:
+        """Serves on the bound socket."""
         self.runner = web.AppRunner(self.web_app, access_log=None)
         await self.runner.setup()
-        site = web.TCPSite(self.runner, host, port, reuse_port=True, backlog=1024)
-        await site.start()
-        sockets = getattr(site._server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else port
-        return self.port
+        await web.SockSite(self.runner, self._socket).start()
 
     async def stop(self) -> None:
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
 
     # ---- what every request goes through ------------------------------------------------
 

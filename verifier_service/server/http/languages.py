@@ -39,16 +39,34 @@ class Language:
     file: str
     compile: tuple[str, ...]
     run: tuple[str, ...]
-    image: str = ""  # a sandbox image of its own, where the table names one
+    image: str = ""  # the image family with its toolchain, where the table names one
+    entry: Any = None  # the table's own row (its ``files(source)``: Java names the file after the class)
+    compiled: bool = False  # a build step makes what runs (not a syntax check: SandboxFusion has none)
+    address_space_limit: bool = False  # RLIMIT_AS on the run (Python), else the sandbox's memory limit
 
-    @property
-    def compiled(self) -> bool:
-        """Whether a build step makes something else to run (not the interpreter's syntax check)."""
-        return bool(self.compile) and not _is_syntax_check(self.compile)
+    def for_source(self, source: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+        """(file name, compile argv, run argv) for this source."""
+        files = getattr(self.entry, "files", None)
+        if callable(files):
+            file, compile_argv, run = files(source)
+            return file, tuple(compile_argv), tuple(run)
+        return self.file, self.compile, self.run
 
 
 def _is_syntax_check(argv: tuple[str, ...]) -> bool:
-    return bool(argv) and argv[0].startswith("python") and any("compile(" in a for a in argv)
+    return bool(argv) and ((argv[0].startswith("python") and any("compile(" in a for a in argv))
+                           or "-n" in argv[1:2] or "--check" in argv)
+
+
+def run_argv(lang: Language, run: tuple[str, ...], cpus: float, memory_mb: int) -> list[str]:
+    """The run step's argv: the table module's ``run_argv`` where it has one (Go's GOMAXPROCS), else ``run``."""
+    try:
+        module = importlib.import_module("verifier_service.kinds.languages")
+    except ImportError:
+        return list(run)
+    adjust = getattr(module, "run_argv", None)
+    return list(adjust(lang.entry, run, cpus, memory_mb)) if callable(adjust) and lang.entry is not None \
+        else list(run)
 
 
 def table() -> dict[str, Any]:
@@ -88,8 +106,14 @@ def resolve(sandbox_fusion_name: str) -> Language | None:
         run, file = _argv(_field(entry, "run")), _field(entry, "file")
         if not run or not isinstance(file, str) or not file:
             continue
-        return Language(name=name, file=file, compile=_argv(_field(entry, "compile")), run=run,
-                        image=str(_field(entry, "image") or ""))
+        compile_argv = _argv(_field(entry, "compile"))
+        artifacts = _field(entry, "artifacts")
+        compiled = bool(artifacts) if artifacts is not None else bool(compile_argv) and not _is_syntax_check(
+            compile_argv)
+        limit = _field(entry, "address_space_limit")
+        return Language(name=name, file=file, compile=compile_argv, run=run, image=str(_field(entry, "image") or ""),
+                        entry=None if isinstance(entry, dict) else entry, compiled=compiled,
+                        address_space_limit=bool(limit) if limit is not None else run[0].startswith("python"))
     return None
 
 

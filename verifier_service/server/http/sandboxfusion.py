@@ -111,16 +111,17 @@ def unsupported(language: str) -> dict[str, Any]:
 
 
 def build_job(request: dict[str, Any], lang: languages.Language, config) -> Job:
+    file, compile_argv, run = lang.for_source(request["code"])
     steps = []
     if lang.compiled:
-        steps.append(Step("compile", list(lang.compile), request["compile_timeout"], output_limit=64 * 1024,
+        steps.append(Step("compile", list(compile_argv), request["compile_timeout"], output_limit=64 * 1024,
                           stop_on_failure=True))
     memory_mb = request["memory_mb"] if request["memory_mb"] > 0 else config.memory_mb
-    python = lang.run[0].startswith("python")
-    steps.append(Step("run", list(lang.run), request["run_timeout"], stdin=request["stdin"],
-                      memory_bytes=min(memory_mb, config.memory_mb) << 20 if python else None,
+    steps.append(Step("run", languages.run_argv(lang, run, config.cpus, config.memory_mb), request["run_timeout"],
+                      stdin=request["stdin"],
+                      memory_bytes=min(memory_mb, config.memory_mb) << 20 if lang.address_space_limit else None,
                       output_limit=config.output_limit_bytes, collect=request["fetch_files"]))
-    files = {**request["files"], lang.file: request["code"]}
+    files = {**request["files"], file: request["code"]}
     if lang.image and "image" in getattr(Job, "__dataclass_fields__", {}):
         return Job(steps=steps, files=files, image=lang.image)  # type: ignore[call-arg]
     return Job(steps=steps, files=files)
