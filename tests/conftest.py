@@ -35,9 +35,12 @@ TEST_RUN_LABEL = f"rlvr.test_run={uuid.uuid4().hex[:12]}"
 os.environ["RLVR_VERIFIER_SANDBOX_LABELS"] = TEST_RUN_LABEL
 # RLVR_TEST_BWRAP_CGROUP / RLVR_TEST_BWRAP_PYTHON run the bwrap tests in another configuration of this host
 # (e.g. `off`: as on a host with no cgroup to delegate; /usr/bin/python3: an unprivileged host uid).
-# RLVR_VERIFIER_SANDBOX_IMAGE points the Docker tests at another build of the sandbox image (a branch's own tag).
+# RLVR_VERIFIER_SANDBOX_IMAGE (and RLVR_VERIFIER_SANDBOX_LANGS_IMAGE, the languages image) point the Docker tests
+# at another build of the sandbox images (a branch's own tag).
 TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256,
                             sandbox_image=os.environ.get("RLVR_VERIFIER_SANDBOX_IMAGE", "rlvr-sandbox-python:latest"),
+                            sandbox_langs_image=os.environ.get("RLVR_VERIFIER_SANDBOX_LANGS_IMAGE",
+                                                               "rlvr-sandbox-langs:latest"),
                             sandbox_labels=TEST_RUN_LABEL, pids_limit=64,
                             default_timeout_s=10.0, max_concurrency=4, pure_workers=2, health_interval_s=0.5,
                             shutdown_grace_s=1.0, output_limit_bytes=256 * 1024,

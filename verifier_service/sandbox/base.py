@@ -29,6 +29,7 @@ class Step:
 class Job:
     steps: list[Step]
     files: dict[str, str] = field(default_factory=dict)
+    image: str = ""  # the image family that has the job's toolchain ("": the default image; see kinds/languages.py)
 
     def to_runner_json(self, file_size_limit: int, open_files: int) -> dict[str, Any]:
         return {
