@@ -241,3 +241,22 @@ def jsonl(rows: list[dict]) -> str:
 
 
 os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+
+
+@pytest.fixture(scope="session")
+def langs_service(docker_ready):
+    """A Docker service for the languages' tests (tests/test_languages*.py): compiles get more time than the
+    default 30 s (javac and rustc on a loaded CI machine), and the languages image must be there."""
+    from verifier_service.errors import SandboxUnavailable
+    from verifier_service.sandbox.docker import DockerSandbox
+
+    config = replace(TEST_CONFIG, compile_timeout_s=180.0, default_timeout_s=30.0)
+    try:
+        DockerSandbox(config)._check_image(DockerSandbox(config)._client(), "langs")
+    except SandboxUnavailable as exc:
+        pytest.fail(f"the languages' tests need the languages image: {exc}", pytrace=False)
+    running = RunningService(config)
+    yield running
+    running.close()
+    left = live_sandboxes("docker")
+    assert not left, f"docker sandboxes left after the service stopped: {left}"

@@ -137,9 +137,9 @@ def spec(language: str, program: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def verdicts(service):
+def verdicts(langs_service):
     items = [(lang, name, source) for lang, programs in PROGRAMS.items() for name, source in programs.items()]
-    results = service.verify_batch([(source, spec(lang, name)) for lang, name, source in items], timeout=900)
+    results = langs_service.verify_batch([(source, spec(lang, name)) for lang, name, source in items], timeout=900)
     return {(lang, name): r for (lang, name, _), r in zip(items, results, strict=True)}
 
 
@@ -151,6 +151,6 @@ def test_each_program_gets_its_verdict(verdicts, language):
     assert FIRST_ERROR[language] in verdicts[language, "compile"]["detail"].splitlines()[0]
 
 
-def test_the_service_is_healthy_and_honest_after_the_hostile_programs(service, verdicts):
-    again = service.verify_batch([(PROGRAMS[lang]["ok"], spec(lang, "ok")) for lang in sorted(PROGRAMS)])
+def test_the_service_is_healthy_and_honest_after_the_hostile_programs(langs_service, verdicts):
+    again = langs_service.verify_batch([(PROGRAMS[lang]["ok"], spec(lang, "ok")) for lang in sorted(PROGRAMS)])
     assert [r["verdict"] for r in again] == ["PASSED"] * len(PROGRAMS), [r["detail"] for r in again]

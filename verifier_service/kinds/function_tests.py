@@ -25,7 +25,17 @@ from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
 
-SUPPORTED = ("python", "c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash")
+# Python is python_assert's: there the tests run in a judge process the completion cannot reach (in one process,
+# a Python completion reads any constant of the tests through its callers' frames).
+SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash")
+# Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
+# the completion (which runs later, in the same process) finds no file that holds the end of the tests.
+NODE_LAUNCHER = ("const fs = require('fs'), path = require('path'), Module = require('module');"
+                 "const file = path.resolve(process.argv[1]); const text = fs.readFileSync(file, 'utf8');"
+                 "for (const f of ['solution.js', 'solution.ts']) { try { fs.unlinkSync(f); } catch (e) {} }"
+                 "process.argv.splice(1, 1); const m = new Module(file, null); m.filename = file;"
+                 "m.paths = Module._nodeModulePaths(path.dirname(file)); m._compile(text, file);")
+BASH_LAUNCHER = "s=$(<solution.sh); rm -f solution.sh; eval \"$s\""
 
 
 def _bytes_literal(data: bytes, lang: str) -> str:
@@ -78,11 +88,6 @@ def _end(lang: str, name: str, a: bytes, b: bytes) -> str:
                 f"for (( {name}_i = 0; {name}_i < {n}; {name}_i++ )); do printf -v {name}_h '%02x' "
                 f"$(( {name}_x[{name}_i] ^ {name}_y[{name}_i] )); {name}_o+=${name}_h; done\n"
                 f"printf '%s\\n' \"${name}_o\"\nexit 0\n")
-    if lang == "python":
-        return (f"\nimport sys as {name}_sys\n{name}_sys.stdout.flush()\n"
-                f"{name}_sys.__stdout__.write(bytes(p ^ q for p, q in zip(bytes([{la}]), bytes([{lb}])))"
-                ".hex() + '\\n')\n"
-                f"{name}_sys.__stdout__.flush()\n")
     raise ValueError(lang)
 
 
@@ -118,6 +123,8 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
             return _go_with_import(f"{body}\n{renamed}{end}", name)
         return f"{body}{_guard(lang, name)}{renamed}{end}"
     prologue = ""
+    if lang == "bash":
+        prologue = "unset -v s\n"  # the launcher's copy of the program's text (BASH_LAUNCHER)
     if lang in ("javascript", "typescript"):
         # Before the completion: the writer the end uses, and node:assert frozen (a completion cannot patch it).
         prologue = (f"const {name}_write = process.stdout.write.bind(process.stdout);\n"
@@ -211,9 +218,11 @@ class FunctionTests(VerifierKind):
         if hit is not None:
             test = TestOutcome("tests", hit[0], hit[1], step.duration_s)
         elif not step.ok:
+            # A failed check and a crash look the same from here (an exit status, a signal): the tests failed.
             memory = any(m in step.stderr[-2000:] for m in lang.memory_markers)
-            test = TestOutcome("tests", Verdict.MEMORY_LIMIT if memory else Verdict.RUNTIME_ERROR,
-                               "memory limit exceeded" if memory else exit_detail(step), step.duration_s)
+            test = TestOutcome("tests", Verdict.MEMORY_LIMIT if memory else Verdict.FAILED,
+                               "memory limit exceeded" if memory else f"the tests failed: {exit_detail(step)}",
+                               step.duration_s)
         elif not ended:
             test = TestOutcome("tests", Verdict.FAILED, "the tests did not run to their end (the program stopped "
                                "before the end of its tests)", step.duration_s)
@@ -234,4 +243,8 @@ def _function_language(base: Language) -> Language:
         return replace(base, compile=tuple("-O0" if a == "-O2" else a for a in base.compile))
     if base.name == "java":
         return replace(base, run=(base.run[0], "-ea", *base.run[1:]))
+    if base.name in ("javascript", "typescript"):
+        return replace(base, run=(*base.run[:-1], "-e", NODE_LAUNCHER, base.run[-1]))
+    if base.name == "bash":
+        return replace(base, run=("bash", "-c", BASH_LAUNCHER))
     return base

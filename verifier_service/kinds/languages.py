@@ -116,10 +116,30 @@ def first_error_line(lang: Language, output: str) -> str | None:
 
 
 def run_argv(lang: Language, run: tuple[str, ...], cpus: float, memory_mb: int) -> list[str]:
-    """The run step's argv for a sandbox of ``cpus`` CPUs and ``memory_mb`` MB: Go's runtime sizes its
-    threads by the host's CPUs and its heap by nothing (so GOMAXPROCS and a soft GOMEMLIMIT, below the
-    sandbox's memory limit, keep it within the pids and memory limits)."""
+    """The run step's argv for a sandbox of ``cpus`` CPUs: Go's runtime sizes its threads by the host's CPUs
+    (GOMAXPROCS keeps it within the sandbox's pids limit). No GOMEMLIMIT: a program that keeps its memory
+    live would spend its time collecting garbage near the soft limit (a TIMEOUT) instead of meeting the
+    sandbox's memory limit (MEMORY_LIMIT)."""
     if lang.name == "go":
         procs = max(1, int(cpus + 0.999))
-        return ["env", f"GOMAXPROCS={procs}", f"GOMEMLIMIT={max(16, memory_mb * 3 // 4)}MiB", *run]
+        return ["env", f"GOMAXPROCS={procs}", *run]
     return list(run)
+
+
+def families() -> list[str]:
+    """The image families the table uses, the default first."""
+    return sorted({lang.image for lang in LANGUAGES.values()})
+
+
+def toolchain_steps(family: str) -> list[tuple[str, list[str]]]:
+    """(language, version command) of every language whose toolchain is in ``family``'s image."""
+    return [(lang.name, list(lang.version)) for lang in LANGUAGES.values() if lang.image == family]
+
+
+def version_line(stdout: str, stderr: str) -> str:
+    """A version command's answer: the first line it printed (java prints to stderr)."""
+    for text in (stdout, stderr):
+        line = text.strip().splitlines()[:1]
+        if line:
+            return line[0].strip()
+    return ""
