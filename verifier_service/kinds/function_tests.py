@@ -234,13 +234,15 @@ class FunctionTests(VerifierKind):
 
 
 def _function_language(base: Language) -> Language:
-    """The language row for test programs: C++ built without optimisation (MultiPL-E's tests' main has no
-    ``return``: once renamed, falling off its end is undefined behaviour that -O2 turns into a crash), Java with
-    assertions on."""
+    """The language row for test programs: C++ built with -O0 -fno-unreachable-traps (MultiPL-E's C++ tests'
+    main has no ``return``: once renamed, falling off its end is undefined behaviour, which GCC turns into a trap
+    at -O0 and into a jump to anywhere when optimising; this way the function returns), Java with assertions on,
+    Node.js and Bash through their launchers."""
     from dataclasses import replace
 
     if base.name == "cpp":
-        return replace(base, compile=tuple("-O0" if a == "-O2" else a for a in base.compile))
+        flags = ("-O0", "-fno-unreachable-traps")
+        return replace(base, compile=tuple(f for a in base.compile for f in (flags if a == "-O2" else (a,))))
     if base.name == "java":
         return replace(base, run=(base.run[0], "-ea", *base.run[1:]))
     if base.name in ("javascript", "typescript"):

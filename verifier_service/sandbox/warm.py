@@ -81,6 +81,8 @@ class Demand:
         while sum(counts.values()) > total and any(c > 1 for c in counts.values()):
             biggest = max((f for f in counts if counts[f] > 1), key=lambda f: counts[f] - exact[f])
             counts[biggest] -= 1
+        while sum(counts.values()) > total:  # fewer sandboxes than families: the least asked-for go without
+            counts[min((f for f in counts if counts[f]), key=lambda f: exact[f])] -= 1
         counts.setdefault("", 0)
         counts[""] += max(0, total - sum(counts.values()))
         return counts
