@@ -243,10 +243,11 @@ def jsonl(rows: list[dict]) -> str:
 os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def langs_service(docker_ready):
-    """A Docker service for the languages' tests (tests/test_languages*.py): compiles get more time than the
-    default 30 s (javac and rustc on a loaded CI machine), and the languages image must be there."""
+    """A Docker service for the languages' tests (tests/test_languages*.py), one per module (gone before the
+    session's ``service`` checks that nothing is left): compiles get more time than the default 30 s (javac and
+    rustc on a loaded CI machine), and the languages image must be there."""
     from verifier_service.errors import SandboxUnavailable
     from verifier_service.sandbox.docker import DockerSandbox
 
@@ -258,5 +259,5 @@ def langs_service(docker_ready):
     running = RunningService(config)
     yield running
     running.close()
-    left = live_sandboxes("docker")
+    left = stray_sandboxes("docker")  # (the session's service may be running beside it)
     assert not left, f"docker sandboxes left after the service stopped: {left}"
