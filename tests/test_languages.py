@@ -156,3 +156,9 @@ def test_each_program_gets_its_verdict(verdicts, language):
 def test_the_service_is_healthy_and_honest_after_the_hostile_programs(langs_service, verdicts):
     again = langs_service.verify_batch([(PROGRAMS[lang]["ok"], spec(lang, "ok")) for lang in sorted(PROGRAMS)])
     assert [r["verdict"] for r in again] == ["PASSED"] * len(PROGRAMS), [r["detail"] for r in again]
+
+
+def test_results_carry_the_digest_of_the_image_that_ran_them(langs_service, verdicts):
+    sandbox = langs_service.app.sandbox
+    assert verdicts["java", "ok"]["sandbox_image"] == sandbox.image_ids["langs"]
+    assert verdicts["c", "ok"]["sandbox_image"] == sandbox.image_id != sandbox.image_ids["langs"]

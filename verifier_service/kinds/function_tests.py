@@ -154,6 +154,9 @@ class FunctionTests(VerifierKind):
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
     )
 
+    def image(self, spec: Spec) -> str:
+        return LANGUAGES[spec.language].image
+
     def validate(self, spec: Spec) -> Spec:
         self.require(spec, "tests", "language")
         if spec.language not in SUPPORTED:

@@ -105,6 +105,9 @@ class Stdio(VerifierKind):
         Param("fast_fail", "bool", "stop at the first failing case", default=False),
     )
 
+    def image(self, spec: Spec) -> str:
+        return LANGUAGES[spec.language or "python"].image
+
     def validate(self, spec: Spec) -> Spec:
         self.require(spec, "cases")
         spec = spec.with_defaults(language="python", compare="tokens")

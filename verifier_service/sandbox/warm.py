@@ -151,6 +151,12 @@ class PooledSandbox(abc.ABC):
         """The image family that runs jobs asking for ``image`` (a backend with one image answers "")."""
         return image
 
+    def image_id_of(self, image: str) -> str | None:
+        """The digest of what runs jobs asking for ``image`` (None until it is known): results carry it, and the
+        result cache keys on it."""
+        family = self.family_of(image)
+        return self.image_id if not family else getattr(self, "image_ids", {}).get(family)
+
     @abc.abstractmethod
     def _discard(self, instance: Instance) -> None:
         """Stops and removes a sandbox with everything in it (blocking, best effort)."""
