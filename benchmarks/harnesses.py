@@ -241,12 +241,12 @@ def _naive_job(task: dict):
         run = f"check({task['entry_point']})\n" if task["kind"] != "python_assert" else ""
         return Job(steps=[Step("check", ["python3", "-I", "check.py"], TIMEOUT_S)],
                    files={"check.py": task["completion"] + "\n" + task["tests"] + "\n" + run})
-    from verifier_service.kinds.stdio import LANGUAGES
+    from verifier_service.kinds.languages import LANGUAGES
 
-    lang = LANGUAGES[task["language"]]
-    steps = [Step("compile", lang["compile"], 60.0, stop_on_failure=True)]
-    steps += [Step(f"case {i}", lang["run"], TIMEOUT_S, stdin=c["stdin"]) for i, c in enumerate(task["cases"])]
-    return Job(steps=steps, files={lang["file"]: task["completion"]})
+    file, compile_cmd, run_cmd = LANGUAGES[task["language"]].files(task["completion"])
+    steps = [Step("compile", list(compile_cmd), 60.0, stop_on_failure=True)]
+    steps += [Step(f"case {i}", list(run_cmd), TIMEOUT_S, stdin=c["stdin"]) for i, c in enumerate(task["cases"])]
+    return Job(steps=steps, files={file: task["completion"]})
 
 
 def naive_docker(task: dict, image: str, labels: tuple[str, ...] = ()) -> str:

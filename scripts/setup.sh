@@ -8,13 +8,16 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/docker-up.sh
 
-# The sandbox image, rebuilt whenever sandboxes/ changed since it was built.
+# The sandbox images (the default one and the languages one), rebuilt whenever sandboxes/ or the runner changed
+# since they were built.
 digest="$(bash scripts/sandbox-digest.sh)"
-have="$(docker image inspect -f '{{index .Config.Labels "rlvr.sandbox.digest"}}' rlvr-sandbox-python:latest 2>/dev/null || true)"
-if [ "$have" != "$digest" ]; then
+label() { docker image inspect -f '{{index .Config.Labels "rlvr.sandbox.digest"}}' "$1" 2>/dev/null || true; }
+if [ "$(label rlvr-sandbox-python:latest)" != "$digest" ]; then
     bash sandboxes/build.sh
+elif [ "$(label rlvr-sandbox-langs:latest)" != "$digest" ]; then
+    IMAGES=langs bash sandboxes/build.sh
 else
-    echo "sandbox image rlvr-sandbox-python:latest is up to date"
+    echo "sandbox images rlvr-sandbox-python:latest and rlvr-sandbox-langs:latest are up to date"
 fi
 
 PYTHON="${PYTHON:-python3}"

@@ -35,9 +35,12 @@ TEST_RUN_LABEL = f"rlvr.test_run={uuid.uuid4().hex[:12]}"
 os.environ["RLVR_VERIFIER_SANDBOX_LABELS"] = TEST_RUN_LABEL
 # RLVR_TEST_BWRAP_CGROUP / RLVR_TEST_BWRAP_PYTHON run the bwrap tests in another configuration of this host
 # (e.g. `off`: as on a host with no cgroup to delegate; /usr/bin/python3: an unprivileged host uid).
-# RLVR_VERIFIER_SANDBOX_IMAGE points the Docker tests at another build of the sandbox image (a branch's own tag).
+# RLVR_VERIFIER_SANDBOX_IMAGE (and RLVR_VERIFIER_SANDBOX_LANGS_IMAGE, the languages image) point the Docker tests
+# at another build of the sandbox images (a branch's own tag).
 TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256,
                             sandbox_image=os.environ.get("RLVR_VERIFIER_SANDBOX_IMAGE", "rlvr-sandbox-python:latest"),
+                            sandbox_langs_image=os.environ.get("RLVR_VERIFIER_SANDBOX_LANGS_IMAGE",
+                                                               "rlvr-sandbox-langs:latest"),
                             sandbox_labels=TEST_RUN_LABEL, pids_limit=64,
                             default_timeout_s=10.0, max_concurrency=4, pure_workers=2, health_interval_s=0.5,
                             shutdown_grace_s=1.0, output_limit_bytes=256 * 1024,
@@ -238,3 +241,23 @@ def jsonl(rows: list[dict]) -> str:
 
 
 os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+
+
+@pytest.fixture(scope="module")
+def langs_service(docker_ready):
+    """A Docker service for the languages' tests (tests/test_languages*.py), one per module (gone before the
+    session's ``service`` checks that nothing is left): compiles get more time than the default 30 s (javac and
+    rustc on a loaded CI machine), and the languages image must be there."""
+    from verifier_service.errors import SandboxUnavailable
+    from verifier_service.sandbox.docker import DockerSandbox
+
+    config = replace(TEST_CONFIG, compile_timeout_s=180.0, default_timeout_s=30.0)
+    try:
+        DockerSandbox(config)._check_image(DockerSandbox(config)._client(), "langs")
+    except SandboxUnavailable as exc:
+        pytest.fail(f"the languages' tests need the languages image: {exc}", pytrace=False)
+    running = RunningService(config)
+    yield running
+    running.close()
+    left = stray_sandboxes("docker")  # (the session's service may be running beside it)
+    assert not left, f"docker sandboxes left after the service stopped: {left}"

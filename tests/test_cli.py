@@ -15,7 +15,8 @@ EXPECTED = {
     "assert-pass": "PASSED", "assert-wrong": "PARTIAL", "assert-malformed": "MALFORMED",
     "humaneval-style": "PASSED", "io-pass": "PASSED", "io-timeout": "TIMEOUT", "stdio-python": "PASSED",
     "stdio-cpp": "PASSED", "cpp-compile-error": "COMPILE_ERROR", "pytest-suite": "PASSED",
-    "json-schema": "PASSED", "tool-call": "PASSED", "math": "PASSED", "format": "PASSED",
+    "json-schema": "PASSED", "tool-call": "PASSED", "math": "PASSED", "format": "PASSED", "sql-query": "PASSED",
+    "function-tests-c": "PASSED",
 }
 
 

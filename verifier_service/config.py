@@ -31,6 +31,8 @@ class ServiceConfig:
     sandbox_backend: str = _f("docker", "what isolates untrusted code: 'docker' (containers) or 'bwrap' (bubblewrap "
                                         "namespaces, for hosts without Docker)")
     sandbox_image: str = _f("rlvr-sandbox-python:latest", "Docker image that runs untrusted code")
+    sandbox_langs_image: str = _f("rlvr-sandbox-langs:latest", "Docker image that runs Java, JavaScript, TypeScript, "
+                                                               "Go and Rust (sandboxes/langs)")
     sandbox_runtime: str = _f("", "Docker runtime for sandboxes ('' = engine default, 'runsc' = gVisor)")
     docker_url: str = _f("", "Docker engine address ('' = DOCKER_HOST or the local socket)")
     sandbox_transport: str = _f("auto", "how jobs reach a warm container's runner: 'socket' (a Unix socket of the "
@@ -191,7 +193,8 @@ SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_ag
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
                "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",
                "tenant_max_sessions", "session_open_rate")
-SANDBOX_SETTINGS = ("sandbox_backend", "sandbox_image", "sandbox_runtime", "docker_url", "sandbox_transport",
+SANDBOX_SETTINGS = ("sandbox_backend", "sandbox_image", "sandbox_langs_image", "sandbox_runtime", "docker_url",
+                    "sandbox_transport",
                     "sandbox_labels", "bwrap_path", "bwrap_python", "bwrap_runner_dir", "bwrap_cgroup",
                     "bwrap_unprivileged", "bwrap_host_uid", "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",
                     "tmpfs_mb", "file_size_mb", "open_files", "max_concurrency", "sandbox_pool", "pool_max_jobs",

@@ -134,7 +134,7 @@ class Engine:
         if not self.config.result_cache_size:
             return None
         if item.kind.sandboxed:
-            image = self.sandbox.image_id if self.sandbox is not None else None
+            image = self.sandbox.image_id_of(item.kind.image(item.spec)) if self.sandbox is not None else None
             return None if image is None else item.key + b"\0" + image.encode()
         return item.key
 

@@ -79,6 +79,10 @@ class VerifierKind(abc.ABC):
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         """Checks the extracted completion ``text``."""
 
+    def image(self, spec: Spec) -> str:
+        """The sandbox image family a validated spec's jobs run in ("" the default image; see Job.image)."""
+        return ""
+
     def require(self, spec: Spec, *names: str) -> None:
         missing = [n for n in names if not spec.is_set(n)]
         if missing:

@@ -1,9 +1,9 @@
 """stdio: a program fed each case's stdin; its stdout is compared outside the sandbox.
 
-Python (compiled once per check; each case a fork of the warm program host,
-see ``sandbox/runner/pyprog.py``) and C++ (compiled once per check, then run
-per case). Compile errors are their own verdict. With ``fast_fail``, or with
-all-or-nothing scoring (where nothing after a failing case can change the
+Every language of ``kinds/languages.py`` (compiled or syntax-checked once per check, then run per case; a
+compiled program is compiled once per unique source, ``sandbox/artifacts.py``). Python's cases are forks of a
+warm program host that compiled the program once (``sandbox/runner/pyprog.py``). Compile errors are their own
+verdict. With ``fast_fail``, or with all-or-nothing scoring (where nothing after a failing case can change the
 reward), the job stops at the first failing case.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from decimal import MAX_EMAX, MIN_EMIN, Decimal
 from decimal import Context as DecimalContext
 
@@ -18,23 +19,12 @@ from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_job, streams
 from verifier_service.kinds.base import Context, Param, VerifierKind
+from verifier_service.kinds.compiled import compile_failure, prepare
+from verifier_service.kinds.languages import LANGUAGES, Language, run_argv
 from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
 from verifier_service.spec import MISSING, Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
-LANGUAGES = {
-    "python": {
-        "file": "solution.py",
-        "compile": ["python3", "-s", "-c",
-                    "import sys; compile(open('solution.py', encoding='utf-8').read(), 'solution.py', 'exec')"],
-        "run": ["python3", "-s", "solution.py"],
-    },
-    "cpp": {
-        "file": "solution.cpp",
-        "compile": ["g++", "-O2", "-std=c++17", "-pipe", "-o", "solution", "solution.cpp"],
-        "run": ["./solution"],
-    },
-}
 COMPARE_MODES = ("exact", "tokens", "float")
 
 
@@ -43,6 +33,8 @@ def python_program(memory: int | None) -> dict:
     job's program host (the program compiled once; each case, ``harness="python_case"``, a fork of it); elsewhere
     the step runs its argv (a compile check) and each case ``python3 solution.py``."""
     return {"harness": "python_program", "memory_bytes": memory}
+
+
 # Contest judges' rules (testlib's checkers), on the output's characters:
 _WHITESPACE = re.compile(r"[ \t\r\n]+")  # the only separators: ASCII space, tab, CR, LF (testlib's blanks)
 _INTEGER = re.compile(r"[+-]?[0-9]+")  # ASCII digits only (\d would take any Unicode digit)
@@ -109,19 +101,11 @@ def outputs_match(actual: str, expected: str, mode: str, tol: float) -> bool:
     return len(got) == len(want) and all(floats_match(g, w, tol) for g, w in zip(got, want, strict=True))
 
 
-def compile_detail(step: StepResult) -> str:
-    """The first error line first, then the compiler's output."""
-    if step.timed_out:
-        return "compilation exceeded its time limit"
-    lines = step.stderr.strip().splitlines()
-    first = next((line for line in lines if "error" in line.lower()), exit_detail(step))
-    return truncate(f"{first.strip()}\n" + "\n".join(lines), 800)
-
-
 @register
 class Stdio(VerifierKind):
     name = "stdio"
-    description = "runs a Python or C++ program on each case's stdin and compares its stdout outside the sandbox"
+    description = ("runs a program (Python, C++, C, Bash, Java, JavaScript, TypeScript, Go or Rust) on each case's "
+                   "stdin and compares its stdout outside the sandbox")
     sandboxed = True
     params = (
         Param("cases", "cases", "list of {stdin: str, expected_stdout: str}", required=True),
@@ -133,6 +117,9 @@ class Stdio(VerifierKind):
         Param("fast_fail", "bool", "stop at the first failing case (all-or-nothing scoring stops there too: "
               "nothing after it can change the reward)", default=False),
     )
+
+    def image(self, spec: Spec) -> str:
+        return LANGUAGES[spec.language or "python"].image
 
     def validate(self, spec: Spec) -> Spec:
         self.require(spec, "cases")
@@ -156,39 +143,50 @@ class Stdio(VerifierKind):
         case_limit = min(spec.case_timeout_s or ctx.timeout_s, ctx.config.max_timeout_s)
         tol = spec.float_tolerance if spec.is_set("float_tolerance") else 1e-6
         names = [c.name or f"case {i}" for i, c in enumerate(spec.cases)]
-        python = spec.language == "python"
-        memory = (ctx.config.memory_mb << 20) if python else None
+        extra = dict(extracted=truncate(text, 4000))
+        prepared = await prepare(ctx, lang, text)
+        if isinstance(prepared, Outcome):  # the same source failed to compile before
+            return Outcome(prepared.verdict, detail=prepared.detail, **extra, stdout_tail=prepared.stdout_tail,
+                           stderr_tail=prepared.stderr_tail)
+        python = lang.name == "python"
+        memory = (ctx.config.memory_mb << 20) if lang.address_space_limit else None
         # Stop at the first failing case when nothing after it can change the reward: fast_fail, or all-or-nothing
         # scoring (the runner stops at a case that fails inside the sandbox; the others are judged here and the
         # runner is told to stop, keeping its sandbox).
         stop_early = spec.fast_fail or spec.scoring != "fraction"
-        steps = [Step("compile", lang["compile"], ctx.config.compile_timeout_s, output_limit=64 * 1024,
-                      stop_on_failure=True, **python_program(memory) if python else {})]
-        steps += [Step(name, lang["run"], case_limit, stdin=case.stdin, memory_bytes=memory,
+        run_cmd = run_argv(lang, prepared.run, ctx.config.cpus, ctx.config.memory_mb)
+        steps = list(prepared.steps)
+        if python:  # the syntax check's process becomes the program host (where the runner has a zygote)
+            steps[0] = replace(steps[0], **python_program(memory))
+        # stdin_pipe: a case's input is the program's own, on a pipe as ``prog < input`` gives (open("/dev/stdin")
+        # works there; not on the socket a judge's stdin is)
+        steps += [Step(name, run_cmd, case_limit, stdin=case.stdin, memory_bytes=memory,
                        output_limit=ctx.config.output_limit_bytes, stop_on_failure=stop_early,
-                       harness="python_case" if python else "")
+                       harness="python_case" if python else "", stdin_pipe=True)
                   for name, case in zip(names, spec.cases, strict=False)]
         tests: list[TestOutcome] = []
+        seen = [0]
 
         def judge(step: StepResult) -> bool:
-            if step.name == "compile" and not tests:
-                return step.ok
+            if seen[0] < len(prepared.steps):
+                seen[0] += 1
+                return prepared.on_step(step)
             case = spec.cases[len(tests)]
-            tests.append(self._judge_case(step, case.expected_stdout or "", spec.compare, tol, case_limit))
+            tests.append(self._judge_case(step, case.expected_stdout or "", spec.compare, tol, case_limit, lang))
             return tests[-1].passed or not stop_early
 
-        job = Job(steps=steps, files={lang["file"]: text}, stoppable=stop_early, stream=stop_early)
-        run = await run_job(ctx, job, on_step=judge)
+        job = Job(steps=steps, files={prepared.file: text}, image=lang.image, stoppable=stop_early,
+                  stream=stop_early)
+        try:
+            run = await run_job(ctx, job, on_step=judge)
+        finally:
+            prepared.done()
         if isinstance(run, Outcome):
             return run
-        extra = dict(extracted=truncate(text, 4000))
-        compile_step = run.steps[0] if run.steps else None
-        if compile_step is None:
-            return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.MEMORY_LIMIT,
-                           detail=run.runner_error or "the sandbox stopped before compiling", **extra)
-        if not compile_step.ok:
-            return Outcome(Verdict.COMPILE_ERROR, detail=compile_detail(compile_step), **extra,
-                           **streams(compile_step))
+        failed = compile_failure(prepared, run, lang)
+        if failed is not None:
+            return Outcome(failed.verdict, detail=failed.detail, **extra, stdout_tail=failed.stdout_tail,
+                           stderr_tail=failed.stderr_tail)
         if run.oom_killed and len(tests) < len(names):
             tests.append(TestOutcome(names[len(tests)], Verdict.MEMORY_LIMIT, "memory limit exceeded"))
         failed_before = any(not t.passed for t in tests)
@@ -203,10 +201,13 @@ class Stdio(VerifierKind):
         return outcome
 
     @staticmethod
-    def _judge_case(step: StepResult, expected: str, mode: str, tol: float, limit_s: float) -> TestOutcome:
+    def _judge_case(step: StepResult, expected: str, mode: str, tol: float, limit_s: float,
+                    lang: Language | None = None) -> TestOutcome:
         hit = limit_verdict(step, SandboxRun(steps=[], completed=False), limit_s)
         if hit is not None:
             return TestOutcome(step.name, hit[0], hit[1], step.duration_s)
+        if not step.ok and lang is not None and any(m in step.stderr[-2000:] for m in lang.memory_markers):
+            return TestOutcome(step.name, Verdict.MEMORY_LIMIT, "memory limit exceeded", step.duration_s)
         if not step.ok:
             return TestOutcome(step.name, Verdict.RUNTIME_ERROR, exit_detail(step), step.duration_s)
         if outputs_match(step.stdout, expected, mode, tol):

@@ -39,6 +39,7 @@ class Job:
     stoppable: bool = False
     # Each step's result sent as it ends (the host acts on it); False: all of them with the job's end, in one go.
     stream: bool = True
+    image: str = ""  # the image family that has the job's toolchain ("": the default image; see kinds/languages.py)
 
     def to_runner_json(self, file_size_limit: int, open_files: int) -> dict[str, Any]:
         data = {

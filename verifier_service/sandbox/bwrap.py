@@ -599,7 +599,10 @@ class BwrapSandbox(PooledSandbox):
         except ValueError:
             return {}
 
-    def _start_instance(self, lifetime_s: float, serve: bool) -> Instance:
+    def family_of(self, image: str) -> str:
+        return ""  # one "image": the host's own /usr (a language whose toolchain it lacks cannot start)
+
+    def _start_instance(self, lifetime_s: float, serve: bool, family: str = "") -> Instance:
         if not self._ready:
             self.check_blocking()
         assert self.interpreter is not None

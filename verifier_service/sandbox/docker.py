@@ -96,6 +96,7 @@ class DockerSandbox(PooledSandbox):
                                   if item.strip())
         self._owner = process_identity(os.getpid())
         self._socket_failed = False  # a runner could not reach its socket (an engine on another machine)
+        self.image_ids: dict[str, str] = {}  # image family -> the image's id, once checked
 
     # ---- engine access ---------------------------------------------------
 
@@ -115,22 +116,36 @@ class DockerSandbox(PooledSandbox):
         api = self._client()
         try:
             api.ping()
-            image = api.inspect_image(self.config.sandbox_image)
-            self.image_id = image["Id"]
-            speaks = ((image.get("Config") or {}).get("Labels") or {}).get(PROTOCOL_LABEL)
-            if speaks != RUNNER_PROTOCOL:
-                raise SandboxUnavailable(
-                    f"sandbox image {self.config.sandbox_image!r} speaks runner protocol {speaks or 'unknown'}, this "
-                    f"service needs {RUNNER_PROTOCOL} (events stamped with the job's token, the tests' judge); "
-                    f"rebuild it: {FIX_IMAGE}")
+            self.image_id = self._check_image(api, "")
             if not self._runtime:
                 self._runtime = self.config.sandbox_runtime or api.info().get("DefaultRuntime", "") or "runc"
-        except docker.errors.ImageNotFound as exc:
-            raise SandboxUnavailable(f"sandbox image {self.config.sandbox_image!r} is not built; {FIX_IMAGE}") from exc
         except (docker.errors.DockerException, OSError) as exc:
             raise SandboxUnavailable(f"Docker engine is not reachable ({exc}); {FIX_DOCKER}") from exc
         finally:
             api.close()
+
+    def image_of(self, family: str) -> str:
+        """The Docker image of an image family: "" the default image, "langs" the languages image."""
+        return self.config.sandbox_langs_image if family == "langs" else self.config.sandbox_image
+
+    def family_of(self, image: str) -> str:
+        return "langs" if image == "langs" else ""
+
+    def _check_image(self, api, family: str) -> str:
+        """The id of ``family``'s image, once it is known to be built and to speak the runner's protocol."""
+        name = self.image_of(family)
+        try:
+            image = api.inspect_image(name)
+        except _docker().errors.ImageNotFound as exc:
+            raise SandboxUnavailable(f"sandbox image {name!r} is not built; {FIX_IMAGE}") from exc
+        speaks = ((image.get("Config") or {}).get("Labels") or {}).get(PROTOCOL_LABEL)
+        if speaks != RUNNER_PROTOCOL:
+            raise SandboxUnavailable(
+                f"sandbox image {name!r} speaks runner protocol {speaks or 'unknown'}, this "
+                f"service needs {RUNNER_PROTOCOL} (events stamped with the job's token, the tests' judge); "
+                f"rebuild it: {FIX_IMAGE}")
+        self.image_ids[family] = image["Id"]
+        return image["Id"]
 
     def isolation(self) -> list[tuple[str, str]]:
         """The layers every sandbox container gets, read from the settings this backend creates it with."""
@@ -151,7 +166,7 @@ class DockerSandbox(PooledSandbox):
         else:
             seccomp_line = "Docker's default profile (sandbox_seccomp is false)"
         return [
-            ("backend", f"docker (image {c.sandbox_image}, runtime {runtime}"
+            ("backend", f"docker (image {c.sandbox_image}, languages image {c.sandbox_langs_image}, runtime {runtime}"
                         f"{': gVisor, a user-space kernel between the code and the host' if gvisor else ''})"),
             ("namespaces", "pid, net, ipc (private), uts, mount (the engine's); no user namespace remapping"),
             ("network", "none (--network none: loopback only; no route)"),
@@ -308,14 +323,17 @@ class DockerSandbox(PooledSandbox):
                     conn.close()
         raise SandboxUnavailable(f"the sandbox runner did not connect to its job socket in {CONNECT_TIMEOUT_S:.0f} s")
 
-    def _start_instance(self, lifetime_s: float, serve: bool) -> Instance:
-        """Creates, attaches and starts one container (blocking); a warm one gets its jobs over a socket where
-        ``socket_transport()`` says so."""
+    def _start_instance(self, lifetime_s: float, serve: bool, family: str = "") -> Instance:
+        """Creates, attaches and starts one container of ``family``'s image (blocking); a warm one gets its jobs
+        over a socket where ``socket_transport()`` says so."""
         docker = _docker()
         api = self._client()
         cid = None
         listener = directory = None
+        image = self.image_of(family)
         try:
+            if family not in self.image_ids:
+                self._check_image(api, family)
             command = ["--serve"] if serve else None
             binds = None
             if serve and self.socket_transport():
@@ -323,7 +341,7 @@ class DockerSandbox(PooledSandbox):
                 command = ["--serve", "--connect", f"{SOCKET_DIR_INSIDE}/{name}"]
                 binds = {directory: {"bind": SOCKET_DIR_INSIDE, "mode": "ro"}}
             cid = api.create_container(
-                self.config.sandbox_image,
+                image,
                 command=command,
                 name=f"rlvr-sbx-{uuid.uuid4().hex[:16]}",
                 stdin_open=True,
@@ -347,14 +365,15 @@ class DockerSandbox(PooledSandbox):
                     attach.close()
                     raise
                 if conn is not None:
-                    return Instance(cid, DirectStream(conn, SocketStream(attach)))
+                    return Instance(cid, DirectStream(conn, SocketStream(attach)), family)
                 log.warning("the sandbox runner could not reach its job socket (is the Docker engine on another "
                             "machine?); jobs go over the container's attach stream from now on")
                 self._socket_failed = True
-            return Instance(cid, SocketStream(attach))
+            return Instance(cid, SocketStream(attach), family)
         except docker.errors.ImageNotFound as exc:
             self._remove(cid)
-            raise SandboxUnavailable(f"sandbox image {self.config.sandbox_image!r} is not built; {FIX_IMAGE}") from exc
+            self.image_ids.pop(family, None)
+            raise SandboxUnavailable(f"sandbox image {image!r} is not built; {FIX_IMAGE}") from exc
         except SandboxUnavailable:
             self._remove(cid)
             raise

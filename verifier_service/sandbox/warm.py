@@ -13,6 +13,13 @@ replace them. Two modes (``sandbox_pool``):
   cancelled job, leftovers it could not scrub.
 - one fresh sandbox per job: slower (a sandbox start per check), kept for
   hosts where a long-lived sandbox is not wanted and as a benchmark baseline.
+
+Images: a job names the image family it needs (``Job.image``: "" for the
+default image, "langs" for the languages image); a backend maps a family to
+what it starts (``family_of``). The warm pool keeps ``max_concurrency``
+sandboxes in all, split between the families in proportion to recent demand
+(``Demand``): a job whose family has no sandbox, or fewer than its share,
+takes the place of an idle sandbox of another family.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from typing import Any
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
+from verifier_service.sandbox.artifacts import ArtifactCache
 from verifier_service.sandbox.base import Job, SandboxRun, StepResult
 from verifier_service.sandbox.protocol import USAGE_PARTS, RunnerStream, exchange, exchange_async
 
@@ -40,6 +48,44 @@ HOST_SLACK_S = 15.0  # sandbox start + teardown on top of the steps' own limits
 # RUNTIME_ERROR; deaths by kills from outside (an operator, docker kill) do not count, and three sandboxes lost
 # that way are an infrastructure fault.
 MAX_ATTEMPTS = 3
+DEMAND_DECAY = 0.98  # each job weighs the earlier ones down by this much: the split follows about the last 50 jobs
+DEMAND_FLOOR = 0.02  # a family below this share of recent jobs keeps no warm sandbox of its own
+FAMILY_RETRY_S = 30.0
+
+
+class Demand:
+    """Recent jobs per image family (exponentially decayed), and the warm sandboxes each family should have."""
+
+    def __init__(self) -> None:
+        self.weights: dict[str, float] = {}
+
+    def record(self, family: str) -> None:
+        for name in self.weights:
+            self.weights[name] *= DEMAND_DECAY
+        self.weights[family] = self.weights.get(family, 0.0) + 1.0
+
+    def targets(self, total: int) -> dict[str, int]:
+        """Sandboxes per family, ``total`` in all: by share of recent jobs (largest remainders), at least one
+        for every family above ``DEMAND_FLOOR``, the default family ("") taking what no family claims."""
+        weight = sum(self.weights.values())
+        if weight <= 0:
+            return {"": total}
+        shares = {f: w / weight for f, w in self.weights.items() if w / weight >= DEMAND_FLOOR}
+        norm = sum(shares.values())
+        exact = {f: total * share / norm for f, share in shares.items()}
+        counts = {f: max(1, int(x)) for f, x in exact.items()}
+        for f in sorted(exact, key=lambda f: exact[f] - int(exact[f]), reverse=True):
+            if sum(counts.values()) >= total:
+                break
+            counts[f] += 1
+        while sum(counts.values()) > total and any(c > 1 for c in counts.values()):
+            biggest = max((f for f in counts if counts[f] > 1), key=lambda f: counts[f] - exact[f])
+            counts[biggest] -= 1
+        while sum(counts.values()) > total:  # fewer sandboxes than families: the least asked-for go without
+            counts[min((f for f in counts if counts[f]), key=lambda f: exact[f])] -= 1
+        counts.setdefault("", 0)
+        counts[""] += max(0, total - sum(counts.values()))
+        return counts
 
 
 @dataclass
@@ -48,6 +94,7 @@ class Instance:
 
     id: str
     stream: RunnerStream
+    family: str = ""  # the image family it runs (Job.image)
     started: float = field(default_factory=time.monotonic)
     jobs: int = 0
     handle: Any = None
@@ -62,8 +109,15 @@ class PooledSandbox(abc.ABC):
         self.config = config
         self.pooled = config.sandbox_pool
         self._slots = asyncio.Semaphore(config.max_concurrency)
-        self._idle: asyncio.Queue[Instance] | None = None
-        self._waiting = 0  # callers waiting for an idle sandbox
+        self._idle: asyncio.Queue[Instance] | None = None  # the default family's idle sandboxes
+        self._queues: dict[str, asyncio.Queue[Instance]] = {}  # idle sandboxes by image family ("" is _idle)
+        self._count: dict[str, int] = {}  # sandboxes by family: idle, busy or starting (max_concurrency in all)
+        self._waiters: dict[str, int] = {}  # callers waiting for an idle sandbox, by family
+        # Why a family's sandboxes did not start (its image is missing), and when: its jobs fail at once with that
+        # reason for FAMILY_RETRY_S, then a start is tried again.
+        self._family_error: dict[str, tuple[str, float]] = {}
+        self.demand = Demand()
+        self.artifacts = ArtifactCache()  # compiled programs by source (kinds/stdio.py: one compile per source)
         self._live: set[str] = set()  # ids of the sandboxes this object started and has not removed
         self._replacing: set[asyncio.Task] = set()
         self._closed = False
@@ -89,8 +143,19 @@ class PooledSandbox(abc.ABC):
         """(layer, what is in force) rows for the startup report; complete after a successful check."""
 
     @abc.abstractmethod
-    def _start_instance(self, lifetime_s: float, serve: bool) -> Instance:
-        """Starts one sandbox running the runner (blocking); SandboxUnavailable when it cannot."""
+    def _start_instance(self, lifetime_s: float, serve: bool, family: str = "") -> Instance:
+        """Starts one sandbox of image ``family`` running the runner (blocking); SandboxUnavailable when it
+        cannot."""
+
+    def family_of(self, image: str) -> str:
+        """The image family that runs jobs asking for ``image`` (a backend with one image answers "")."""
+        return image
+
+    def image_id_of(self, image: str) -> str | None:
+        """The digest of what runs jobs asking for ``image`` (None until it is known): results carry it, and the
+        result cache keys on it."""
+        family = self.family_of(image)
+        return self.image_id if not family else getattr(self, "image_ids", {}).get(family)
 
     @abc.abstractmethod
     def _discard(self, instance: Instance) -> None:
@@ -118,74 +183,138 @@ class PooledSandbox(abc.ABC):
         """Fills the warm pool (no-op in one-sandbox-per-job mode)."""
         if not self.pooled or self._idle is not None:
             return
-        self._idle = asyncio.Queue()
+        self._idle = self._queue("")
         for _ in range(self.config.max_concurrency):
-            self._replace()
+            self._replace("")
 
-    def _replace(self) -> None:
-        """Starts one sandbox in the background and adds it to the idle queue when ready."""
+    def _queue(self, family: str) -> asyncio.Queue[Instance]:
+        queue = self._queues.get(family)
+        if queue is None:
+            queue = self._queues[family] = asyncio.Queue()
+        return queue
+
+    def _needed_family(self) -> str:
+        """The family furthest below its share of the pool (the default family when every one has its share)."""
+        targets = self.demand.targets(self.config.max_concurrency)
+        gaps = {f: t - self._count.get(f, 0) for f, t in targets.items() if f not in self._family_error}
+        family = max(gaps, key=lambda f: (gaps[f], self._waiters.get(f, 0), f == ""))
+        return family if gaps[family] > 0 or self._waiters.get(family, 0) else ""
+
+    def _replace(self, family: str | None = None) -> None:
+        """Starts one sandbox (of ``family``, else of the family that most needs one) in the background and adds
+        it to its family's idle queue when ready."""
         if self._closed:
             return
-        task = asyncio.get_running_loop().create_task(self._add_instance())
+        family = self._needed_family() if family is None else family
+        self._count[family] = self._count.get(family, 0) + 1
+        task = asyncio.get_running_loop().create_task(self._add_instance(family))
         self._replacing.add(task)
         task.add_done_callback(self._replacing.discard)
 
-    async def _add_instance(self) -> None:
+    async def _add_instance(self, family: str = "") -> None:
         delay = 0.5
         while not self._closed:
             try:
                 instance = await asyncio.to_thread(
                     self._start_instance, self.config.pool_max_age_s + HOST_SLACK_S + self.config.max_timeout_s,
-                    True)
+                    True, family)
             except SandboxUnavailable as exc:
+                if family:
+                    # Another family's image is missing: its jobs fail (they say why), the slot goes back to the
+                    # default family.
+                    self._family_error[family] = (str(exc), time.monotonic())
+                    self._count[family] -= 1
+                    family = ""
+                    self._count[family] = self._count.get(family, 0) + 1
+                    continue
                 self.pool_error = str(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
                 continue
-            self.pool_error = None
+            if family:
+                self._family_error.pop(family, None)
+            else:
+                self.pool_error = None
+            instance.family = family
             if self._closed:
                 await asyncio.to_thread(self._discard, instance)
                 return
-            assert self._idle is not None
-            self._idle.put_nowait(instance)
+            self._queue(family).put_nowait(instance)
             return
 
-    async def _acquire(self) -> Instance:
+    def _make_room(self, family: str) -> None:
+        """Gives ``family`` the place of an idle sandbox of another family, where ``family`` has fewer sandboxes
+        than its share (none at all, or a share of recent jobs it lacks); the idle sandbox of the family most
+        above its own share goes."""
+        targets = self.demand.targets(self.config.max_concurrency)
+        have = self._count.get(family, 0)
+        if have >= max(1, targets.get(family, 0)):
+            return
+        donors = [f for f, q in self._queues.items() if f != family and not q.empty()
+                  and (have == 0 or self._count.get(f, 0) > targets.get(f, 0))]
+        if not donors:
+            return
+        donor = max(donors, key=lambda f: self._count.get(f, 0) - targets.get(f, 0))
+        self._retire(self._queues[donor].get_nowait(), family)
+
+    async def _acquire(self, family: str = "") -> Instance:
         assert self._idle is not None
+        self.demand.record(family)
+        queue = self._queue(family)
         while True:
-            if not self._idle.empty() and not self._waiting:
+            failed = self._family_error.get(family)
+            if failed is not None and not self._count.get(family, 0):
+                if time.monotonic() - failed[1] < FAMILY_RETRY_S:
+                    raise SandboxUnavailable(failed[0])
+                del self._family_error[family]
+            if queue.empty():
+                self._make_room(family)
+            if not queue.empty() and not self._waiters.get(family, 0):
                 # No wait, so no turn of the event loop: the job goes out now, before the next item of the batch
                 # is analysed (wait_for would hand the loop to every other item first). Only when nobody waits:
                 # a sandbox put back goes to the longest waiter.
-                instance = self._idle.get_nowait()
+                instance = queue.get_nowait()
             else:
-                self._waiting += 1
+                self._waiters[family] = self._waiters.get(family, 0) + 1
                 try:
-                    instance = await asyncio.wait_for(self._idle.get(), timeout=2.0)
+                    instance = await asyncio.wait_for(queue.get(), timeout=2.0)
                 except asyncio.TimeoutError:
                     if self.pool_error:
                         raise SandboxUnavailable(self.pool_error) from None
                     continue
                 finally:
-                    self._waiting -= 1
+                    self._waiters[family] -= 1
             if time.monotonic() - instance.started > self.config.pool_max_age_s:
                 self._retire(instance)
                 continue
             return instance
 
-    def _retire(self, instance: Instance) -> None:
+    def _put_back(self, instance: Instance) -> None:
+        """An idle sandbox back in its queue; or, when another family has callers waiting and no sandbox at all,
+        in their place (a sandbox of theirs is started instead)."""
+        starved = [f for f, n in self._waiters.items() if n and f != instance.family and not self._count.get(f, 0)
+                   and f not in self._family_error]
+        if starved and not self._waiters.get(instance.family, 0):
+            self._retire(instance, starved[0])
+            return
+        self._queue(instance.family).put_nowait(instance)
+
+    def _retire(self, instance: Instance, family: str | None = None) -> None:
+        """Removes a sandbox (in the background) and starts one in its place: of ``family``, else of the family
+        that most needs one."""
         self.recycled += 1
+        self._count[instance.family] = self._count.get(instance.family, 1) - 1
         threading.Thread(target=self._discard, args=(instance,), daemon=True).start()
-        self._replace()
+        self._replace(family)
 
     async def close(self) -> None:
         self._closed = True
         for task in list(self._replacing):
             task.cancel()
         instances = []
-        if self._idle is not None:
-            while not self._idle.empty():
-                instances.append(self._idle.get_nowait())
+        for queue in self._queues.values():
+            while not queue.empty():
+                instances.append(queue.get_nowait())
         await asyncio.gather(*(asyncio.to_thread(self._discard, i) for i in instances))
         await self._remove_remaining()
 
@@ -204,8 +333,9 @@ class PooledSandbox(abc.ABC):
         if self.pooled:
             await self.start()
             strikes = 0
+            family = self.family_of(job.image)
             for attempt in range(MAX_ATTEMPTS):
-                instance = await self._acquire()
+                instance = await self._acquire(family)
                 run = await self._run_pooled(instance, job, on_step, deadline_s)
                 # A warm sandbox that died while idle fails before the job says anything: the
                 # job ran nowhere, so it goes once more to a fresh sandbox instead of INFRA_ERROR.
@@ -251,6 +381,7 @@ class PooledSandbox(abc.ABC):
                                        started + self._budget(job, deadline_s))
         except asyncio.CancelledError:
             self.recycled += 1
+            self._count[instance.family] = self._count.get(instance.family, 1) - 1
             await asyncio.to_thread(self._discard, instance)
             self._replace()
             raise
@@ -261,8 +392,7 @@ class PooledSandbox(abc.ABC):
         clean = run.completed and not run.dirty and not any(
             s.timed_out or s.output_limited or s.signal for s in run.steps)
         if clean and instance.jobs < self.config.pool_max_jobs:
-            assert self._idle is not None
-            self._idle.put_nowait(instance)
+            self._put_back(instance)
         else:
             if run.runner_error and not run.steps:
                 # The sandbox died under us (OOM-killed runner, backend trouble): say which.
@@ -293,7 +423,7 @@ class PooledSandbox(abc.ABC):
     def _run_fresh_blocking(self, job: Job, on_step, deadline_s, cancel, holder) -> SandboxRun:
         started = time.monotonic()
         budget = self._budget(job, deadline_s)
-        instance = self._start_instance(budget, serve=False)
+        instance = self._start_instance(budget, False, self.family_of(job.image))
         holder["instance"] = instance
         try:
             run = exchange(instance.stream, *self._payload(job), on_step, started + budget, cancel,

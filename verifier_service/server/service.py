@@ -110,10 +110,11 @@ class VerifierServicer(SessionRpcs, pb_grpc.VerifierServicer):
 
     def _stamp(self, results: list[pb.VerifyResult], prepared: list[Prepared], labels: list[str]) -> None:
         """What makes a reward reproducible: the exact catalog version, the sandbox image's digest."""
-        image = getattr(self.engine.sandbox, "image_id", None) or ""
+        sandbox = self.engine.sandbox
         for result, item, label in zip(results, prepared, labels, strict=True):
             if label:
                 result.verifier_version = label
+            image = sandbox.image_id_of(item.kind.image(item.spec)) if sandbox is not None else None
             if item.kind.sandboxed and image:
                 result.sandbox_image = image
 

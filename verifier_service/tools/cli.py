@@ -385,7 +385,38 @@ def _doctor(config: ServiceConfig) -> int:
         return EXIT_INFRA
     print(format_isolation(sandbox.isolation()))
     print(f"ok: the {config.sandbox_backend} sandbox backend runs jobs (image id {sandbox.image_id})")
+    print("toolchains (asked in a sandbox of each image):")
+    for family, name, version in asyncio.run(_toolchains(config)):
+        print(f"  {name:<11} {version}" + (f"  [{family} image]" if family else ""))
     return 0
+
+
+async def _toolchains(config: ServiceConfig) -> list[tuple[str, str, str]]:
+    """(image family, language, version) of every language of the table, each asked in a fresh sandbox of its
+    image (a missing image or tool says so in place of a version)."""
+    from dataclasses import replace
+
+    from verifier_service.kinds.languages import families, toolchain_steps, version_line
+    from verifier_service.sandbox import Job, Step, make_sandbox
+
+    sandbox = make_sandbox(replace(config, sandbox_pool=False))
+    rows = []
+    try:
+        for family in families():
+            steps = toolchain_steps(family)
+            try:
+                run = await sandbox.run(Job(steps=[Step(name, argv, 60.0) for name, argv in steps], image=family))
+            except SandboxUnavailable as exc:
+                rows += [(family, name, f"unavailable: {exc}") for name, _ in steps]
+                continue
+            found = {step.name: step for step in run.steps}
+            for name, _ in steps:
+                step = found.get(name)
+                rows.append((family, name, "not installed" if step is None or step.spawn_error
+                             else version_line(step.stdout, step.stderr)))
+    finally:
+        await sandbox.close()
+    return rows
 
 
 def _build_sandbox(args) -> int:

@@ -347,8 +347,11 @@ def summary_renderables(samples: list[Sample]) -> list:
 
 def _lexer_name(sample: Sample, part: str) -> str:
     kind = sample.result.get("kind") or (sample.spec.get("kind") if isinstance(sample.spec, dict) else "")
-    if kind == "stdio" and isinstance(sample.spec, dict) and sample.spec.get("language") == "cpp":
-        return "cpp"
+    language = sample.spec.get("language") if isinstance(sample.spec, dict) else None
+    if kind in ("stdio", "function_tests") and isinstance(language, str) and language:
+        return language  # the language table's names are pygments lexer names (python, cpp, c, bash, java, ...)
+    if kind == "sql":
+        return "sql"
     if kind in code_kinds():
         return "python"
     if kind in ("json_schema", "tool_call"):

@@ -1,0 +1,90 @@
+"""function_tests (MultiPL-E's form: completion + a test program in its language) on Docker, per language: a right
+function passes, a wrong one fails, one that does not compile is COMPILE_ERROR, a repeated one is compiled once;
+and the program the service assembles, read on the host."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier_service.kinds.function_tests import SUPPORTED, assemble
+
+ADD = {  # language -> (setup, right completion, tests)
+    "c": ("", "int add(int a, int b) { return a + b; }\n",
+          "#include <assert.h>\nint main() {\n    assert(add(1, 2) == 3);\n    assert(add(-1, 1) == 0);\n}\n"),
+    "cpp": ("#include <vector>\n", "long add(long a, long b) { return a + b; }\n",
+            "#undef NDEBUG\n#include <assert.h>\nint main() {\n    auto candidate = add;\n"
+            "    assert(candidate(1, 2) == 3);\n    assert(candidate(-1, 1) == 0);\n}\n"),
+    "java": ("import java.util.*;\n\nclass Problem {\n    public static int add(int a, int b) {\n",
+             "        return a + b;\n    }\n",
+             "    public static void main(String[] args) {\n        assert(add(1, 2) == 3);\n"
+             "        assert(add(-1, 1) == 0);\n    }\n\n}\n"),
+    "javascript": ("", "function add(a, b) {\n  return a + b;\n}\n",
+                   "const assert = require('node:assert');\n\nfunction test() {\n  let candidate = add;\n"
+                   "  assert.deepEqual(candidate(1, 2), 3);\n  assert.deepEqual(candidate(-1, 1), 0);\n}\n\ntest();\n"),
+    "typescript": ("", "function add(a: number, b: number): number {\n  return a + b;\n}\n",
+                   "declare var require: any;\nconst assert = require('node:assert');\nfunction test() {\n"
+                   "  let candidate = add;\n  assert.deepEqual(candidate(1, 2), 3);\n"
+                   "  assert.deepEqual(candidate(-1, 1), 0);\n}\n\ntest();\n"),
+    "go": ("package main\n\n", "func add(a int, b int) int {\n\treturn a + b\n}\n",
+           'func main() {\n\tif add(1, 2) != 3 {\n\t\tpanic("add(1, 2)")\n\t}\n\tif add(-1, 1) != 0 {\n'
+           '\t\tpanic("add(-1, 1)")\n\t}\n}\n'),
+    "rust": ("", "fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n",
+             "fn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 3);\n"
+             "    assert_eq!(candidate(-1, 1), 0);\n}\n"),
+    "bash": ("", "add() {\n  echo $(( $1 + $2 ))\n}\n",
+             'candidate() {\n    add "$@"\n}\n\nset -e\nrun_test() {\n    [[ $(candidate 1 2) = "3" ]]\n'
+             '    [[ $(candidate -1 1) = "0" ]]\n}\n\nrun_test\n'),
+}
+BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
+          "cpp": "long add(long a, long b) { return a + ; }\n", "java": "        return a + ;\n    }\n",
+          "javascript": "function add(a, b) {\n  return a + ;\n}\n",
+          "typescript": "function add(a: number, b: number): number {\n  return a + ;\n}\n",
+          "go": "func add(a int, b int) int {\n\treturn a +\n}\n",
+          "rust": "fn add(a: i64, b: i64) -> i64 {\n    a +\n}\n",
+          "bash": "add() {\n  if then\n}\n"}
+
+
+def wrong(language: str) -> str:
+    return ADD[language][1].replace("a + b", "a - b").replace("$1 + $2", "$1 - $2")
+
+
+def spec(language: str) -> dict:
+    setup, _, tests = ADD[language]
+    return {"kind": "function_tests", "language": language, "setup": setup, "tests": tests, "timeout_s": 30}
+
+
+def test_every_supported_language_has_a_case():
+    assert set(ADD) == set(SUPPORTED) == set(BROKEN)
+
+
+@pytest.mark.docker
+class TestFunctionTests:
+    @pytest.fixture(scope="class")
+    def results(self, langs_service):
+        items = []
+        for lang in sorted(ADD):
+            items += [(lang, "right", ADD[lang][1]), (lang, "right again", ADD[lang][1]), (lang, "wrong", wrong(lang)),
+                      (lang, "broken", BROKEN[lang])]
+        out = langs_service.verify_batch([(source, spec(lang)) for lang, _, source in items], timeout=900)
+        return {(lang, what): r for (lang, what, _), r in zip(items, out, strict=True)}
+
+    @pytest.mark.parametrize("language", sorted(ADD))
+    def test_verdicts(self, results, language):
+        got = {what: results[language, what]["verdict"] for what in ("right", "right again", "wrong", "broken")}
+        assert got == {"right": "PASSED", "right again": "PASSED", "wrong": "FAILED", "broken": "COMPILE_ERROR"}, {
+            what: results[language, what]["detail"][:300] for what in got}
+
+    def test_the_nonce_is_not_shown(self, results):
+        for (lang, what), r in results.items():
+            if what == "right":
+                assert "<end of tests>" in r["stdout_tail"], (lang, r["stdout_tail"])
+
+
+@pytest.mark.parametrize("language", SUPPORTED)
+def test_the_nonce_is_not_in_the_program(language):
+    setup, completion, tests = ADD[language]
+    a, b = bytes(range(16)), bytes(range(100, 116))
+    program = assemble(language, setup, completion, tests, a, b, "tq1")
+    nonce = bytes(p ^ q for p, q in zip(a, b, strict=True)).hex()
+    assert nonce not in program
+    assert program.index(completion) < program.index(tests.strip().splitlines()[0])  # the completion, then the tests

@@ -1,0 +1,100 @@
+"""The sql kind on Docker (SQLite in the default image), and its host-side comparison rules."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from verifier_service.kinds.sql import cells_match, orders_rows, query_of, rows_match
+
+SCHEMA = """
+CREATE TABLE dept (id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE emp (id INTEGER PRIMARY KEY, name TEXT, dept_id INTEGER, salary REAL);
+INSERT INTO dept VALUES (1, 'eng'), (2, 'ops'), (3, 'sales');
+INSERT INTO emp VALUES (1, 'ann', 1, 100.0), (2, 'bob', 1, 90.5), (3, 'cid', 2, 70.25), (4, 'dee', NULL, 60.0);
+"""
+GOLD = "SELECT e.name, d.name FROM emp e JOIN dept d ON e.dept_id = d.id"
+GOLD_ORDERED = "SELECT name, salary FROM emp ORDER BY salary DESC"
+
+
+def sql_spec(**extra) -> dict:
+    return {"kind": "sql", "setup": SCHEMA, **extra}
+
+
+@pytest.mark.docker
+class TestSqlKind:
+    @pytest.fixture(scope="class")
+    def results(self, langs_service):
+        items = {
+            "same_rows_other_order": ("```sql\nSELECT emp.name, dept.name FROM dept, emp WHERE emp.dept_id = dept.id "
+                                      "ORDER BY emp.name DESC;\n```", sql_spec(gold=GOLD)),
+            "wrong_join": ("SELECT e.name, d.name FROM emp e LEFT JOIN dept d ON e.dept_id = d.id",
+                           sql_spec(gold=GOLD)),
+            "syntax_error": ("SELEC name FROM emp", sql_spec(gold=GOLD)),
+            "no_such_column": ("SELECT nme FROM emp", sql_spec(gold=GOLD)),
+            "never_ends": ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+                           sql_spec(gold=GOLD, timeout_s=2)),
+            "ordered_right": ("SELECT name, salary FROM emp ORDER BY salary DESC", sql_spec(gold=GOLD_ORDERED)),
+            "ordered_wrong_order": ("SELECT name, salary FROM emp ORDER BY salary", sql_spec(gold=GOLD_ORDERED)),
+            "column_count": ("SELECT e.name, d.name, e.id FROM emp e JOIN dept d ON e.dept_id = d.id",
+                             sql_spec(gold=GOLD)),
+            "expected_rows_float": ("SELECT sum(salary) / 3.0 FROM emp WHERE dept_id IS NOT NULL",
+                                    sql_spec(cases=[{"expected": [[86.916666667]]}])),
+            "writes_refused": ("DELETE FROM emp RETURNING name", sql_spec(gold=GOLD)),
+            "attach_refused": ("ATTACH DATABASE '/tmp/x.db' AS x", sql_spec(gold=GOLD)),
+            "two_statements": ("SELECT 1; SELECT 2", sql_spec(gold=GOLD)),
+            "several_databases": ("SELECT count(*) FROM emp WHERE salary > 65",
+                                  sql_spec(gold="SELECT count(*) FROM emp WHERE salary >= 65",
+                                           cases=[{}, {"stdin": "INSERT INTO emp VALUES (5, 'eve', 3, 65);"}])),
+            "huge_result": ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 100000) "
+                            "SELECT n FROM r", sql_spec(gold=GOLD)),
+            "text_is_not_number": ("SELECT '3'", sql_spec(gold="SELECT 3")),
+        }
+        out = langs_service.verify_batch([item for item in items.values()])
+        return dict(zip(items, out, strict=True))
+
+    @pytest.mark.parametrize("name, verdict", [
+        ("same_rows_other_order", "PASSED"), ("wrong_join", "FAILED"), ("syntax_error", "COMPILE_ERROR"),
+        ("no_such_column", "COMPILE_ERROR"), ("never_ends", "TIMEOUT"), ("ordered_right", "PASSED"),
+        ("ordered_wrong_order", "FAILED"), ("column_count", "FAILED"), ("expected_rows_float", "PASSED"),
+        ("writes_refused", "RUNTIME_ERROR"), ("attach_refused", "RUNTIME_ERROR"), ("two_statements", "COMPILE_ERROR"),
+        ("several_databases", "PARTIAL"), ("huge_result", "FAILED"), ("text_is_not_number", "FAILED"),
+    ])
+    def test_verdict(self, results, name, verdict):
+        assert results[name]["verdict"] == verdict, results[name]["detail"]
+
+    def test_details_say_why(self, results):
+        assert "syntax error" in results["syntax_error"]["detail"]
+        assert "rows" in results["wrong_join"]["detail"]
+        assert "columns" in results["column_count"]["detail"]
+        assert "time limit" in results["never_ends"]["detail"]
+
+    def test_bad_specs_are_refused(self, langs_service):
+        for bad in (sql_spec(), {"kind": "sql", "gold": GOLD}, sql_spec(gold=GOLD, compare="sideways"),
+                    sql_spec(cases=[{"expected": [[1], [1, 2]]}])):
+            with pytest.raises(grpc.RpcError) as caught:
+                langs_service.verify("SELECT 1", bad)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_query_of_takes_the_last_fenced_block_or_the_text():
+    assert query_of("Here:\n```sql\nSELECT 1\n```\nor\n```\nSELECT 2\n```") == "SELECT 2"
+    assert query_of("  SELECT 3  ") == "SELECT 3"
+
+
+def test_orders_rows_only_at_top_level():
+    assert orders_rows("SELECT a FROM t ORDER BY a")
+    assert not orders_rows("SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 3)")
+    assert not orders_rows("SELECT 'order by' FROM t -- order by\n")
+    assert orders_rows("SELECT a FROM t WHERE b IN (SELECT b FROM u) order  by a")
+
+
+def test_cells_and_rows():
+    assert cells_match(1, 1.0, 0) and cells_match(1.0000001, 1.0, 1e-6) and not cells_match(1.01, 1.0, 1e-6)
+    assert not cells_match(("s", "1"), 1, 1e-6) and not cells_match(None, 0, 1e-6) and cells_match(None, None, 0)
+    assert rows_match([[2], [1]], [[1], [2]], ordered=False, tol=0)[0]
+    assert not rows_match([[2], [1]], [[1], [2]], ordered=True, tol=0)[0]
+    assert not rows_match([[1], [1]], [[1], [2]], ordered=False, tol=0)[0]  # a multiset, not a set
+    text = ("s", "a"), ("s", "b")
+    assert rows_match([[1.0000001, text[1]], [1.0, text[0]]], [[1.0, text[0]], [1.0000001, text[1]]],
+                      ordered=False, tol=1e-6)[0]

@@ -1,0 +1,102 @@
+"""The steps that make a program runnable before its cases run: compile it, or unpack the same source's
+program compiled earlier (``sandbox/artifacts.py``: one compile per unique source).
+
+``prepare`` chooses the steps; ``Prepared.on_step`` reads their results as they come (a compile's result,
+failure or packed program, goes into the cache for the other jobs of that source) and says whether the job
+goes on; ``compile_failure`` turns a failed preparation into the check's outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from verifier_service.kinds._sandboxed import exit_detail, streams
+from verifier_service.kinds.base import Context
+from verifier_service.kinds.languages import Language, first_error_line
+from verifier_service.sandbox.artifacts import Built, artifact_key
+from verifier_service.sandbox.base import SandboxRun, Step, StepResult
+from verifier_service.verdict import Outcome, Verdict, truncate
+
+PACK_LIMIT = 48 << 20  # base64 of a packed program (the file size limit bounds what a compiler writes anyway)
+UNPACK_TIMEOUT_S = 30.0
+COMPILE_OUTPUT_LIMIT = 64 * 1024
+
+
+@dataclass
+class Prepared:
+    file: str                              # the source file's name
+    run: tuple[str, ...]                   # the program's argv
+    steps: list[Step]                      # compile (and pack), or unpack
+    on_step: Callable[[StepResult], bool]  # sees each of ``steps``' results; False stops the job
+    done: Callable[[], None]               # the job is over (its compile, if any, no longer awaited)
+
+
+def compile_detail(step: StepResult, lang: Language | None = None) -> str:
+    """The first error line first, then the compiler's output."""
+    if step.timed_out:
+        return "compilation exceeded its time limit"
+    output = step.stderr.strip() or step.stdout.strip()
+    lines = output.splitlines()
+    first = (first_error_line(lang, output) if lang is not None
+             else next((line for line in lines if "error" in line.lower()), None)) or exit_detail(step)
+    return truncate(f"{first.strip()}\n" + "\n".join(lines), 800)
+
+
+def _compile_error(step: StepResult, lang: Language) -> Outcome:
+    return Outcome(Verdict.COMPILE_ERROR, detail=compile_detail(step, lang), **streams(step))
+
+
+def _cacheable_failure(step: StepResult) -> bool:
+    """A compile that failed on its own (an exit status): the same source fails the same way. Not a compile
+    stopped by a limit or a signal (the machine's load may have decided those)."""
+    return (not step.ok and step.exit_code not in (None, 0) and not step.timed_out and not step.signal
+            and not step.output_limited and not step.spawn_error)
+
+
+async def prepare(ctx: Context, lang: Language, source: str) -> Prepared | Outcome:
+    """The steps before the cases; an Outcome (COMPILE_ERROR) when this source failed to compile before."""
+    file, compile_argv, run = lang.files(source)
+    compile_step = Step("compile", list(compile_argv), ctx.config.compile_timeout_s,
+                        output_limit=COMPILE_OUTPUT_LIMIT, stop_on_failure=True)
+    cache = getattr(ctx.sandbox, "artifacts", None)
+    if not lang.artifacts or cache is None:
+        return Prepared(file, run, [compile_step], on_step=lambda step: step.ok, done=lambda: None)
+    key = artifact_key(lang.image, compile_argv, file, source)
+    built = await cache.claim(key, ctx.config.compile_timeout_s + UNPACK_TIMEOUT_S)
+    if built is not None:
+        if built.failure is not None:
+            return _compile_error(built.failure, lang)
+        unpack = Step("unpack", ["sh", "-c", "base64 -d | tar -xf -"], UNPACK_TIMEOUT_S, stdin=built.packed,
+                      stop_on_failure=True)
+        return Prepared(file, run, [unpack], on_step=lambda step: step.ok, done=lambda: None)
+    # Right after the compile, before any of the candidate's code runs in this job: what the compiler made, as
+    # text (a failed pack only means nothing is cached; the cases still run).
+    pack = Step("pack", ["bash", "-c", "set -o pipefail; tar -cf - -- " + " ".join(lang.artifacts) + " | base64 -w0"],
+                UNPACK_TIMEOUT_S, output_limit=PACK_LIMIT)
+
+    def on_step(step: StepResult) -> bool:
+        if step.name == "compile":
+            if _cacheable_failure(step):
+                cache.put(key, Built(failure=step))
+            return step.ok
+        if step.ok and step.stdout:
+            cache.put(key, Built(packed=step.stdout.strip()))
+        return True
+
+    return Prepared(file, run, [compile_step, pack], on_step=on_step, done=lambda: cache.release(key))
+
+
+def compile_failure(prepared: Prepared, run: SandboxRun, lang: Language) -> Outcome | None:
+    """The outcome of a check whose program never became runnable (None: it did)."""
+    first = run.steps[0] if run.steps else None
+    if first is None:
+        return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.MEMORY_LIMIT,
+                       detail=run.runner_error or "the sandbox stopped before compiling")
+    if first.ok:
+        return None
+    if first.spawn_error:
+        return Outcome.infra_error(f"the {lang.name} toolchain is not in this sandbox ({first.spawn_error})")
+    if first.name == "unpack":
+        return Outcome.infra_error(f"the compiled program could not be unpacked: {exit_detail(first)}")
+    return _compile_error(first, lang)

@@ -1,0 +1,255 @@
+"""function_tests: a completion plus a test program in the same language (MultiPL-E's form); it passes when the
+tests ran to their end.
+
+The program is ``setup`` (the prompt, when the completion continues it) + the completion + the spec's
+``tests``, wrapped by the service: a guard between the completion and the tests (``_GUARDS``: it undoes the
+simple ways a completion neuters the checks that follow it, such as ``#define assert``, a shadowing
+``assert_eq!`` or a patched ``node:assert``) and an end that runs only once the tests' code has returned
+(``_ENDS``). The end prints a per-job nonce as the program's last line. The nonce never appears as such in
+the program or the sandbox: the end holds two random byte strings, as local constants under names drawn
+per job, and prints their XOR. Pass = exit status 0 and the nonce as the last line of stdout. What a
+completion can still forge in this form is in docs/security.md (*function_tests*).
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from verifier_service.errors import InvalidSpec
+from verifier_service.kinds import register
+from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_job
+from verifier_service.kinds.base import Context, Param, VerifierKind
+from verifier_service.kinds.compiled import compile_failure, prepare
+from verifier_service.kinds.languages import LANGUAGES, Language, java_main_class, run_argv
+from verifier_service.sandbox.base import Job, Step
+from verifier_service.spec import Spec
+from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
+
+# Python is python_assert's: there the tests run in a judge process the completion cannot reach (in one process,
+# a Python completion reads any constant of the tests through its callers' frames).
+SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash")
+# Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
+# the completion (which runs later, in the same process) finds no file that holds the end of the tests.
+NODE_LAUNCHER = ("const fs = require('fs'), path = require('path'), Module = require('module');"
+                 "const file = path.resolve(process.argv[1]); const text = fs.readFileSync(file, 'utf8');"
+                 "for (const f of ['solution.js', 'solution.ts']) { try { fs.unlinkSync(f); } catch (e) {} }"
+                 "process.argv.splice(1, 1); const m = new Module(file, null); m.filename = file;"
+                 "m.paths = Module._nodeModulePaths(path.dirname(file)); m._compile(text, file);")
+BASH_LAUNCHER = "s=$(<solution.sh); rm -f solution.sh; eval \"$s\""
+
+
+def _bytes_literal(data: bytes, lang: str) -> str:
+    return ", ".join(str(b) if lang != "java" else str(b - 256 if b > 127 else b) for b in data)
+
+
+def _guard(lang: str, name: str) -> str:
+    """Code between the completion and the tests: the tests' checks mean what they say again."""
+    if lang in ("c", "cpp"):
+        return ("\n#undef assert\n#undef NDEBUG\n#include <assert.h>\n#undef main\n"
+                f"#define main {name}_tests_main\n")
+    if lang == "rust":
+        # A completion's macro_rules! assert_eq shadows the standard one for the code after it: these shadow it back.
+        return "".join(f"\n#[allow(unused_macros)]\nmacro_rules! {m} {{ ($($t:tt)*) => {{ ::core::{m}!($($t)*) }}; }}\n"
+                       for m in ("assert", "assert_eq", "assert_ne"))
+    if lang == "bash":
+        # POSIX mode: special builtins (exit, return, set, trap, unset, eval) come before the completion's
+        # functions of the same name; the other commands the tests may rely on are its functions no more.
+        return ("\nPOSIXLY_CORRECT=1 2>/dev/null; set -o posix\n"
+                f"[[ :$SHELLOPTS: == *:posix:* ]] || : \"${{{name}_unset:?the tests cannot run in POSIX mode}}\"\n"
+                "trap - DEBUG RETURN ERR EXIT\nunalias -a 2>/dev/null\n"
+                "unset -f test echo printf builtin command enable declare local type read true false 2>/dev/null\n"
+                "enable test echo printf builtin command true false 2>/dev/null\n")
+    return "\n"
+
+
+def _end(lang: str, name: str, a: bytes, b: bytes) -> str:
+    """Code that runs after the tests' own code returned: prints the XOR of ``a`` and ``b`` in hex."""
+    la, lb = _bytes_literal(a, lang), _bytes_literal(b, lang)
+    n = len(a)
+    if lang in ("c", "cpp"):
+        return (f"\n#undef main\n#include <stdio.h>\nint main(void) {{\n    {name}_tests_main();\n"
+                f"    const unsigned char x[{n}] = {{{la}}};\n    const unsigned char y[{n}] = {{{lb}}};\n"
+                f"    fflush(stdout);\n    for (int i = 0; i < {n}; i++) printf(\"%02x\", x[i] ^ y[i]);\n"
+                "    printf(\"\\n\");\n    return 0;\n}\n")
+    if lang == "java":
+        return ""  # a class of its own (``_java_end``)
+    if lang == "rust":
+        return ""  # main is the tests' own: see ``_wrap`` (the tests' main is renamed)
+    if lang == "go":
+        return ""
+    if lang in ("javascript", "typescript"):
+        return (f"\n;(() => {{ const x = [{la}], y = [{lb}];\n"
+                f"  {name}_write(x.map((v, i) => (v ^ y[i]).toString(16).padStart(2, '0')).join('') + '\\n'); }})();\n")
+    if lang == "bash":
+        xs = " ".join(str(v) for v in a)
+        ys = " ".join(str(v) for v in b)
+        return (f"\ntrap - DEBUG RETURN ERR EXIT\nunset -f printf builtin enable 2>/dev/null\nenable printf\n"
+                f"{name}_x=({xs}); {name}_y=({ys}); {name}_o=''\n"
+                f"for (( {name}_i = 0; {name}_i < {n}; {name}_i++ )); do printf -v {name}_h '%02x' "
+                f"$(( {name}_x[{name}_i] ^ {name}_y[{name}_i] )); {name}_o+=${name}_h; done\n"
+                f"printf '%s\\n' \"${name}_o\"\nexit 0\n")
+    raise ValueError(lang)
+
+
+def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: bytes, name: str) -> str:
+    """The program a job runs: setup + completion + guard + tests + end (see the module's docstring)."""
+    body = f"{setup}{completion}"
+    if lang == "java":
+        return (f"{body}\n{tests}\n\nclass {name} {{\n    public static void main(String[] args) throws Exception {{\n"
+                f"        {java_main_class(body + tests)}.main(args);\n"
+                f"        byte[] x = {{{_bytes_literal(a, 'java')}}};\n"
+                f"        byte[] y = {{{_bytes_literal(b, 'java')}}};\n"
+                "        StringBuilder s = new StringBuilder();\n"
+                "        for (int i = 0; i < x.length; i++) s.append(String.format(\"%02x\", (x[i] ^ y[i]) & 0xff));\n"
+                "        System.out.flush();\n        System.out.println(s);\n        System.out.flush();\n    }\n}\n")
+    if lang in ("rust", "go"):
+        # The tests' main becomes a function of a name drawn per job; the end is the real main.
+        renamed = tests.replace("fn main()", f"fn {name}_tests_main()", 1) if lang == "rust" else \
+            tests.replace("func main()", f"func {name}_tests_main()", 1)
+        hexed = f"{{{_bytes_literal(a, lang)}}}" if lang == "go" else f"[{_bytes_literal(a, lang)}]"
+        hexed_b = f"{{{_bytes_literal(b, lang)}}}" if lang == "go" else f"[{_bytes_literal(b, lang)}]"
+        if lang == "rust":
+            end = (f"\nfn main() {{\n    {name}_tests_main();\n    let x: [u8; {len(a)}] = {hexed};\n"
+                   f"    let y: [u8; {len(b)}] = {hexed_b};\n    use std::io::Write;\n"
+                   "    let s: String = x.iter().zip(y.iter()).map(|(p, q)| format!(\"{:02x}\", p ^ q)).collect();\n"
+                   "    let mut out = std::io::stdout();\n    let _ = out.flush();\n"
+                   "    let _ = writeln!(out, \"{}\", s);\n    let _ = out.flush();\n}\n")
+        else:
+            end = (f"\nfunc main() {{\n\t{name}_tests_main()\n\t{name}_x := []byte{hexed}\n"
+                   f"\t{name}_y := []byte{hexed_b}\n\t{name}_s := make([]byte, 0, {2 * len(a)})\n"
+                   f"\tfor i := range {name}_x {{\n\t\tv := {name}_x[i] ^ {name}_y[i]\n"
+                   f"\t\t{name}_s = append({name}_s, \"0123456789abcdef\"[v>>4], \"0123456789abcdef\"[v&15])\n\t}}\n"
+                   f"\t{name}_s = append({name}_s, '\\n')\n\t{name}_os.Stdout.Write({name}_s)\n}}\n")
+            return _go_with_import(f"{body}\n{renamed}{end}", name)
+        return f"{body}{_guard(lang, name)}{renamed}{end}"
+    prologue = ""
+    if lang == "bash":
+        prologue = "unset -v s\n"  # the launcher's copy of the program's text (BASH_LAUNCHER)
+    if lang in ("javascript", "typescript"):
+        # Before the completion: the writer the end uses, and node:assert frozen (a completion cannot patch it).
+        prologue = (f"const {name}_write = process.stdout.write.bind(process.stdout);\n"
+                    "for (const m of [require('node:assert'), require('node:assert').strict]) Object.freeze(m);\n")
+    return f"{prologue}{body}{_guard(lang, name)}{tests}\n{_end(lang, name, a, b)}"
+
+
+def _go_with_import(program: str, name: str) -> str:
+    """Adds ``import {name}_os "os"`` after the package clause (the end writes with it)."""
+    head, sep, rest = program.partition("package main")
+    if not sep:
+        return program
+    return f"{head}package main\n\nimport {name}_os \"os\"\n{rest}"
+
+
+@register
+class FunctionTests(VerifierKind):
+    name = "function_tests"
+    description = ("runs a completion with a test program in its own language (MultiPL-E's form: "
+                   f"{', '.join(SUPPORTED)}); passes when the tests ran to their end")
+    sandboxed = True
+    default_extract = "raw"
+    params = (
+        Param("tests", "string", "the test program, in the completion's language (its main runs the checks)",
+              required=True),
+        Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
+        Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
+    )
+
+    def image(self, spec: Spec) -> str:
+        return LANGUAGES[spec.language].image
+
+    def validate(self, spec: Spec) -> Spec:
+        self.require(spec, "tests", "language")
+        if spec.language not in SUPPORTED:
+            raise InvalidSpec(f"spec.language {spec.language!r} is not supported; valid: {', '.join(SUPPORTED)}")
+        if spec.language == "rust" and "fn main()" not in spec.tests:
+            raise InvalidSpec("spec.tests (rust) must define fn main()")
+        if spec.language == "go" and ("func main()" not in spec.tests or "package main" not in spec.setup + spec.tests):
+            raise InvalidSpec("spec.tests (go) must define func main() and the program must say package main")
+        if spec.language in ("c", "cpp") and "main(" not in spec.tests:
+            raise InvalidSpec(f"spec.tests ({spec.language}) must define main")
+        if spec.language == "java" and "static void main(" not in spec.tests:
+            raise InvalidSpec("spec.tests (java) must define the tests' class with its main method")
+        return spec
+
+    async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        base = LANGUAGES[spec.language]
+        lang = _function_language(base)
+        # Drawn once per program (kept with the compile cache), so that the same completion and tests make the same
+        # program and are compiled once; see docs/security.md for why a per-source secret is as strong here.
+        cache = getattr(ctx.sandbox, "artifacts", None)
+        ident = f"{spec.language}\0{spec.setup}\0{text}\0{spec.tests}"
+        secret = cache.secret(ident, 38) if cache is not None else secrets.token_bytes(38)
+        name, a, b = "t" + secret[:6].hex(), secret[6:22], secret[22:38]
+        nonce = bytes(p ^ q for p, q in zip(a, b, strict=True)).hex()
+        program = assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
+        extra = dict(extracted=truncate(text, 4000))
+        prepared = await prepare(ctx, lang, program)
+        if isinstance(prepared, Outcome):
+            return Outcome(prepared.verdict, detail=prepared.detail, **extra, stdout_tail=prepared.stdout_tail,
+                           stderr_tail=prepared.stderr_tail)
+        limit = min(ctx.timeout_s, ctx.config.max_timeout_s)
+        run_cmd = prepared.run if spec.language != "java" else (*prepared.run[:-1], name)
+        steps = [*prepared.steps, Step("tests", run_argv(lang, run_cmd, ctx.config.cpus, ctx.config.memory_mb), limit,
+                                       memory_bytes=(ctx.config.memory_mb << 20) if lang.address_space_limit else None,
+                                       output_limit=ctx.config.output_limit_bytes)]
+        seen = [0]
+
+        def on_step(step) -> bool:
+            if seen[0] < len(prepared.steps):
+                seen[0] += 1
+                return prepared.on_step(step)
+            return True
+
+        try:
+            job = Job(steps=steps, files={prepared.file: program}, image=lang.image)
+            run = await run_job(ctx, job, on_step=on_step)
+        finally:
+            prepared.done()
+        if isinstance(run, Outcome):
+            return run
+        failed = compile_failure(prepared, run, lang)
+        if failed is not None:
+            return Outcome(failed.verdict, detail=failed.detail, **extra, stdout_tail=failed.stdout_tail,
+                           stderr_tail=failed.stderr_tail)
+        step = run.steps[-1]
+        if step.name != "tests":
+            return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.RUNTIME_ERROR,
+                           detail=run.runner_error or "the tests did not run", **extra)
+        lines = step.stdout.rstrip("\n").split("\n")
+        ended = lines[-1].strip() == nonce
+        hit = limit_verdict(step, run, limit)
+        if hit is not None:
+            test = TestOutcome("tests", hit[0], hit[1], step.duration_s)
+        elif not step.ok:
+            # A failed check and a crash look the same from here (an exit status, a signal): the tests failed.
+            memory = any(m in step.stderr[-2000:] for m in lang.memory_markers)
+            test = TestOutcome("tests", Verdict.MEMORY_LIMIT if memory else Verdict.FAILED,
+                               "memory limit exceeded" if memory else f"the tests failed: {exit_detail(step)}",
+                               step.duration_s)
+        elif not ended:
+            test = TestOutcome("tests", Verdict.FAILED, "the tests did not run to their end (the program stopped "
+                               "before the end of its tests)", step.duration_s)
+        else:
+            test = TestOutcome("tests", Verdict.PASSED, "", step.duration_s)
+        # The nonce is this source's secret: it is not shown in the result.
+        return Outcome.from_tests([test], **extra, stdout_tail=tail(step.stdout.replace(nonce, "<end of tests>")),
+                                  stderr_tail=tail(step.stderr))
+
+
+def _function_language(base: Language) -> Language:
+    """The language row for test programs: C++ built with -O0 -fno-unreachable-traps (MultiPL-E's C++ tests'
+    main has no ``return``: once renamed, falling off its end is undefined behaviour, which GCC turns into a trap
+    at -O0 and into a jump to anywhere when optimising; this way the function returns), Java with assertions on,
+    Node.js and Bash through their launchers."""
+    from dataclasses import replace
+
+    if base.name == "cpp":
+        flags = ("-O0", "-fno-unreachable-traps")
+        return replace(base, compile=tuple(f for a in base.compile for f in (flags if a == "-O2" else (a,))))
+    if base.name == "java":
+        return replace(base, run=(base.run[0], "-ea", *base.run[1:]))
+    if base.name in ("javascript", "typescript"):
+        return replace(base, run=(*base.run[:-1], "-e", NODE_LAUNCHER, base.run[-1]))
+    if base.name == "bash":
+        return replace(base, run=("bash", "-c", BASH_LAUNCHER))
+    return base

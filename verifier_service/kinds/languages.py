@@ -1,0 +1,145 @@
+"""The language table: how a program in each language is checked, built and run in the sandbox.
+
+One row per language: the source file's name, the compile (or syntax check) step, the run step, which
+sandbox image has its toolchain (``IMAGE_DEFAULT``: the lean default image, ``IMAGE_LANGS``: the
+languages image, ``sandboxes/langs``), the command that prints its toolchain's version, the files a
+compile step produces that the run needs (what the compile cache keeps, ``kinds/compiled.py``), and the
+texts its runtime prints when it runs out of memory. Every argv here is the service's: the completion
+only chooses the source file's content (and, for Java, the name of its public class).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+IMAGE_DEFAULT = ""  # the service's sandbox_image
+IMAGE_LANGS = "langs"  # the service's sandbox_langs_image
+
+LANGS_DIR = "/opt/rlvr-langs"  # what sandboxes/langs/install-toolchain.sh puts in the languages image
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    file: str                      # the source file's name in the work dir
+    compile: tuple[str, ...]       # the compile or syntax-check step (stop on failure)
+    run: tuple[str, ...]           # the program, run once per case (stdin: the case's input)
+    image: str                     # IMAGE_DEFAULT or IMAGE_LANGS
+    version: tuple[str, ...]       # prints the toolchain's version (first line of stdout or stderr)
+    artifacts: tuple[str, ...] = ()  # what the compile step makes that ``run`` needs (shell globs); () = nothing
+    memory_markers: tuple[str, ...] = ()  # stderr texts of a program that ran out of memory
+    error_line: str = r"error"     # (regex) the compile output's first line that says what is wrong
+    address_space_limit: bool = False  # RLIMIT_AS per run (Python: MemoryError); else the sandbox's cgroup limit
+
+    def files(self, source: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+        """(source file name, compile argv, run argv) for this source: Java's file and class are named after
+        the source's public class (javac requires it)."""
+        if self.name != "java":
+            return self.file, self.compile, self.run
+        cls = java_main_class(source)
+        return (f"{cls}.java", tuple(a.replace("Main", cls) if a.startswith("Main") else a for a in self.compile),
+                tuple(cls if a == "Main" else a for a in self.run))
+
+
+_JAVA_PUBLIC_CLASS = re.compile(r"\bpublic\s+(?:(?:final|abstract|static|sealed|strictfp)\s+)*class\s+"
+                                r"([A-Za-z_$][A-Za-z0-9_$]{0,100})")
+_JAVA_CLASS = re.compile(r"\bclass\s+([A-Za-z_$][A-Za-z0-9_$]{0,100})")
+
+
+def java_main_class(source: str) -> str:
+    """The class a Java program runs: its public class, else the first class, else ``Main``."""
+    found = _JAVA_PUBLIC_CLASS.search(source) or _JAVA_CLASS.search(source)
+    return found.group(1) if found else "Main"
+
+
+_GO_BUILD = ("sh", f"{LANGS_DIR}/go-build.sh", "solution.go", "solution")
+JAVA_FLAGS = ("-XX:+UseSerialGC", "-XX:MaxRAMPercentage=75", "-XX:-UsePerfData", "-Xshare:auto")
+
+LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
+    Language(
+        "python", "solution.py",
+        compile=("python3", "-s", "-c",
+                 "import sys; compile(open('solution.py', encoding='utf-8').read(), 'solution.py', 'exec')"),
+        run=("python3", "-s", "solution.py"),
+        image=IMAGE_DEFAULT, version=("python3", "--version"),
+        memory_markers=("MemoryError",), address_space_limit=True),
+    Language(
+        "cpp", "solution.cpp",
+        compile=("g++", "-O2", "-std=c++17", "-pipe", "-o", "solution", "solution.cpp"),
+        run=("./solution",), image=IMAGE_DEFAULT, version=("g++", "--version"), artifacts=("solution",),
+        memory_markers=("std::bad_alloc",)),
+    Language(
+        "c", "solution.c",
+        compile=("gcc", "-O2", "-std=gnu17", "-pipe", "-o", "solution", "solution.c", "-lm"),
+        run=("./solution",), image=IMAGE_DEFAULT, version=("gcc", "--version"), artifacts=("solution",)),
+    Language(
+        "bash", "solution.sh", compile=("bash", "-n", "solution.sh"), run=("bash", "solution.sh"),
+        image=IMAGE_DEFAULT, version=("bash", "--version"),
+        memory_markers=("Cannot allocate memory", "out of memory")),
+    Language(
+        "java", "Main.java",
+        compile=("javac", "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData", "-proc:none",
+                 "-encoding", "UTF-8", "-nowarn", "-d", ".", "Main.java"),
+        run=("java", *JAVA_FLAGS, "-Xss64m", "-cp", ".", "Main"),
+        image=IMAGE_LANGS, version=("java", "-version"), artifacts=("*.class",),
+        memory_markers=("java.lang.OutOfMemoryError",)),
+    Language(
+        "javascript", "solution.js", compile=("node", "--check", "solution.js"),
+        run=("node", "--stack-size=65500", "--require", f"{LANGS_DIR}/node-stdout.js", "solution.js"),
+        image=IMAGE_LANGS, version=("node", "--version"),
+        memory_markers=("JavaScript heap out of memory",), error_line=r"Error"),
+    Language(
+        "typescript", "solution.ts",
+        compile=("node", f"{LANGS_DIR}/tsc-transpile.js", "solution.ts", "solution.js"),
+        run=("node", "--stack-size=65500", "--require", f"{LANGS_DIR}/node-stdout.js", "solution.js"),
+        image=IMAGE_LANGS, version=("node", f"{LANGS_DIR}/tsc-transpile.js", "--version"),
+        artifacts=("solution.js",), memory_markers=("JavaScript heap out of memory",), error_line=r"error TS"),
+    Language(
+        "go", "solution.go", compile=_GO_BUILD, run=("./solution",),
+        image=IMAGE_LANGS, version=("go", "version"), artifacts=("solution",),
+        memory_markers=("runtime: out of memory", "fatal error: out of memory"),
+        error_line=r"^\S*solution\.go:\d+"),
+    Language(
+        "rust", "solution.rs",
+        compile=("rustc", "--edition", "2021", "-O", "-C", "debuginfo=0", "-C", "strip=symbols",
+                 "-o", "solution", "solution.rs"),
+        run=("./solution",), image=IMAGE_LANGS, version=("rustc", "--version"), artifacts=("solution",),
+        memory_markers=("memory allocation of",), error_line=r"^error"),
+)}
+
+
+def first_error_line(lang: Language, output: str) -> str | None:
+    """The compile output's first line that says what is wrong (None: none matches)."""
+    pattern = re.compile(lang.error_line, re.IGNORECASE if lang.error_line == "error" else 0)
+    return next((line for line in output.splitlines() if pattern.search(line)), None)
+
+
+def run_argv(lang: Language, run: tuple[str, ...], cpus: float, memory_mb: int) -> list[str]:
+    """The run step's argv for a sandbox of ``cpus`` CPUs: Go's runtime sizes its threads by the host's CPUs
+    (GOMAXPROCS keeps it within the sandbox's pids limit). No GOMEMLIMIT: a program that keeps its memory
+    live would spend its time collecting garbage near the soft limit (a TIMEOUT) instead of meeting the
+    sandbox's memory limit (MEMORY_LIMIT)."""
+    if lang.name == "go":
+        procs = max(1, int(cpus + 0.999))
+        return ["env", f"GOMAXPROCS={procs}", *run]
+    return list(run)
+
+
+def families() -> list[str]:
+    """The image families the table uses, the default first."""
+    return sorted({lang.image for lang in LANGUAGES.values()})
+
+
+def toolchain_steps(family: str) -> list[tuple[str, list[str]]]:
+    """(language, version command) of every language whose toolchain is in ``family``'s image."""
+    return [(lang.name, list(lang.version)) for lang in LANGUAGES.values() if lang.image == family]
+
+
+def version_line(stdout: str, stderr: str) -> str:
+    """A version command's answer: the first line it printed (java prints to stderr)."""
+    for text in (stdout, stderr):
+        line = text.strip().splitlines()[:1]
+        if line:
+            return line[0].strip()
+    return ""

@@ -1,0 +1,98 @@
+"""The sql kind's harness: runs a query (and the gold query) on fresh SQLite databases and prints the rows.
+
+Input (stdin, one JSON object): ``setup`` (the SQL script every database starts from), ``databases`` (one
+extra SQL script per database), ``gold`` (the gold query, or ""), ``query`` (the completion's query),
+``timeout_s`` (per query), ``max_rows``. Output (stdout): one JSON line per database, ``{"gold": R,
+"query": R}`` where R is ``{"columns": [...], "rows": [[cell, ...], ...], "more": bool}`` or ``{"error":
+"syntax" | "timeout" | "denied" | "runtime" | "setup", "message": str}``. A cell is tagged: ``["n"]`` (NULL),
+``["i", int]``, ``["f", repr]``, ``["s", str]``, ``["b", hex]``. The comparison happens on the host.
+
+The completion's query runs last on each database, under ``PRAGMA query_only`` and an authorizer that allows
+reading only (no ATTACH, no PRAGMA, no writes: nothing it does reaches a file or the next query), with a
+progress handler that interrupts it at its deadline (a recursive CTE that never ends). Standard library only.
+"""
+
+import json
+import sqlite3
+import sys
+import time
+
+READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
+READ_ACTIONS.add(getattr(sqlite3, "SQLITE_RECURSIVE", 33))
+SYNTAX_MARKERS = ("syntax error", "incomplete input", "unrecognized token", "no such ", "ambiguous column",
+                  "one statement at a time", "wrong number of arguments", "misuse", "near \"",
+                  "does not have a column", "has no column", "circular reference")
+
+
+def read_only(action, *_):
+    return sqlite3.SQLITE_OK if action in READ_ACTIONS else sqlite3.SQLITE_DENY
+
+
+def cell(value):
+    if value is None:
+        return ["n"]
+    if isinstance(value, int):
+        return ["i", value]
+    if isinstance(value, float):
+        return ["f", repr(value)]
+    if isinstance(value, bytes):
+        return ["b", value.hex()]
+    return ["s", str(value)]
+
+
+def run(db, sql, timeout_s, max_rows):
+    deadline = time.monotonic() + timeout_s
+    db.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
+    try:
+        cursor = db.execute(sql)
+        columns = [d[0] for d in cursor.description] if cursor.description else []
+        rows = []
+        while len(rows) <= max_rows:
+            batch = cursor.fetchmany(1000)
+            if not batch:
+                break
+            rows.extend([cell(v) for v in row] for row in batch)
+        more = len(rows) > max_rows
+        return {"columns": columns, "rows": rows[:max_rows], "more": more}
+    except sqlite3.Warning as exc:  # "You can only execute one statement at a time."
+        return {"error": "syntax", "message": str(exc)}
+    except sqlite3.Error as exc:
+        message = str(exc)
+        lowered = message.lower()
+        if "interrupted" in lowered:
+            return {"error": "timeout", "message": f"the query ran past its time limit of {timeout_s:g}s"}
+        if "not authorized" in lowered or "readonly" in lowered or "read-only" in lowered:
+            return {"error": "denied", "message": f"only a read-only query is allowed ({message})"}
+        if any(marker in lowered for marker in SYNTAX_MARKERS):
+            return {"error": "syntax", "message": message}
+        return {"error": "runtime", "message": message}
+    except MemoryError:
+        return {"error": "memory", "message": "memory limit exceeded"}
+    except (OverflowError, ValueError) as exc:
+        return {"error": "runtime", "message": str(exc)}
+    finally:
+        db.set_progress_handler(None, 0)
+
+
+def main():
+    job = json.loads(sys.stdin.read())
+    for extra in job.get("databases") or [""]:
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        out = {}
+        try:
+            db.executescript(job["setup"] + "\n;\n" + extra)
+        except sqlite3.Error as exc:
+            out = {"setup": f"the spec's SQL script failed: {exc}"}
+        else:
+            if job.get("gold"):
+                out["gold"] = run(db, job["gold"], job["timeout_s"], job["max_rows"])
+            db.execute("PRAGMA query_only = ON")
+            db.set_authorizer(read_only)
+            out["query"] = run(db, job["query"], job["timeout_s"], job["max_rows"])
+        db.close()
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
