@@ -161,8 +161,8 @@ class HttpFrontDoor:
             return _error(413, f"the request body is over this service's limit of {limit} bytes "
                                "(http_max_body_bytes): send fewer or smaller items per request")
         except web.HTTPException as exc:  # aiohttp's own answers: 404, 405, ...
-            reason = {404: f"no endpoint {request.path}; endpoints: POST /run_code, /run_jupyter, /get_reward, /test_program, "
-                           "/test_program_stdio; GET /health, /metrics",
+            reason = {404: f"no endpoint {request.path}; endpoints: POST /run_code, /run_jupyter, /get_reward, "
+                           "/test_program, /test_program_stdio; GET /health, /metrics",
                       405: f"{request.method} is not allowed on {request.path}"}.get(exc.status, exc.reason)
             return _error(exc.status, reason)
         except Exception:
