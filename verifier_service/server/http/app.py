@@ -4,13 +4,12 @@
 ``VerifierApp`` it is given (its engine, warm sandbox pool, tenants, quotas, audit log and metrics):
 
 - ``POST /run_code``: SandboxFusion (verl's ``sandbox_fusion`` reward, their SDK) -- ``sandboxfusion.py``;
+- ``POST /run_jupyter``: SandboxFusion's notebook cells, one sandbox session per request -- ``jupyter.py``;
 - ``POST /get_reward`` (and ``/get_reward/<team/name@version>``): OpenRLHF's ``--remote_rm_url`` --
   ``openrlhf.py``;
 - ``POST /test_program``, ``POST /test_program_stdio``: open-instruct's code API -- ``openinstruct.py``;
 - ``GET /health`` (open-instruct's shape; 503 while the sandbox backend is down), ``GET /v1/ping``
   (SandboxFusion's), ``GET /metrics`` (the service's Prometheus metrics).
-
-``POST /run_jupyter`` is not served (501): live sessions are a separate feature of the service.
 
 Every POST is authenticated as gRPC calls are (``Authorization: Bearer <key>`` or ``X-Api-Key``, when the
 service has a tenants file), counted in ``rlvr_rpcs_total{method="POST /path", code="<HTTP status>"}``, and
@@ -31,7 +30,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.server.http import openinstruct, openrlhf, sandboxfusion
+from verifier_service.server.http import jupyter, openinstruct, openrlhf, sandboxfusion
 from verifier_service.server.http.calls import HttpError, verify
 from verifier_service.server.rpclog import current_request_id, request_id_from
 from verifier_service.tenancy.auth import KEY_HELP, LOCAL_TENANT, current_tenant, hash_key, key_from_metadata
@@ -162,8 +161,8 @@ class HttpFrontDoor:
             return _error(413, f"the request body is over this service's limit of {limit} bytes "
                                "(http_max_body_bytes): send fewer or smaller items per request")
         except web.HTTPException as exc:  # aiohttp's own answers: 404, 405, ...
-            reason = {404: f"no endpoint {request.path}; endpoints: POST /run_code, /get_reward, /test_program, "
-                           "/test_program_stdio; GET /health, /metrics",
+            reason = {404: f"no endpoint {request.path}; endpoints: POST /run_code, /run_jupyter, /get_reward, "
+                           "/test_program, /test_program_stdio; GET /health, /metrics",
                       405: f"{request.method} is not allowed on {request.path}"}.get(exc.status, exc.reason)
             return _error(exc.status, reason)
         except Exception:
@@ -216,8 +215,12 @@ class HttpFrontDoor:
             self._audit("POST /run_code", request, fields, started)
 
     async def run_jupyter(self, request: web.Request) -> web.Response:
-        raise HttpError(501, "/run_jupyter is not served by this service: live sessions are a separate feature; "
-                             "use /run_code for one program at a time")
+        body = await self._body(request)
+        started, fields = time.monotonic(), {"status": "REFUSED"}
+        try:
+            return _json(await jupyter.run_jupyter(self.app, body, current_tenant.get(), fields))
+        finally:
+            self._audit("POST /run_jupyter", request, fields, started)
 
     async def get_reward(self, request: web.Request) -> web.Response:
         verifier = request.match_info.get("verifier") or request.headers.get(openrlhf.VERIFIER_HEADER, "")
