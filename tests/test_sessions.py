@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import grpc
 import pytest
+from conftest import TEST_CONFIG, RunningService, live_sandboxes, wait_for
 
-from tests.conftest import TEST_CONFIG, RunningService, live_sandboxes, wait_for
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.client.errors import RemoteInvalidSpec, RemoteOverloaded, RemoteSessionGone
 from verifier_service.client.sessions import SessionClient
@@ -260,7 +260,8 @@ def test_the_manager_is_usable_from_python(svc):
 def test_a_restarted_replica_drops_its_sessions(docker_ready):
     """SIGKILL the service with a live session, start it again on its port: the session's sandbox is swept, and
     a call for it answers NOT_FOUND saying the service restarted."""
-    from tests.conftest import sandbox_containers
+    from conftest import sandbox_containers
+
     from verifier_service.testing import ServedProcess
 
     before = set(sandbox_containers())

@@ -9,9 +9,8 @@ import json
 from dataclasses import replace
 
 import pytest
-
-from tests.conftest import TEST_CONFIG, RunningService, live_sandboxes
-from tests.trainer_smoke import OFFLINE_ENV
+from conftest import TEST_CONFIG, RunningService, live_sandboxes
+from trainer_smoke import OFFLINE_ENV
 
 pytestmark = pytest.mark.docker
 
