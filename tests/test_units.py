@@ -143,7 +143,7 @@ class TestSpec:
         from verifier_service.spec import spec_from_proto
 
         message = pb.VerificationSpec(kind="json_schema", schema_json='{"enum": ["\\udcff"]}')
-        with pytest.raises(InvalidSpec, match="spec.schema holds a lone surrogate"):
+        with pytest.raises(InvalidSpec, match=r"spec\.schema holds a lone surrogate"):
             spec_from_proto(message)
         message = pb.VerificationSpec(kind="python_io")
         message.cases.add(args_json="[1]", expected_json='"\\ud800"')
