@@ -56,6 +56,22 @@ def test_bad_input_names_the_line(tmp_path):
     assert proc.returncode == 2 and "unknown spec field" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_a_lone_surrogate_in_a_spec_is_bad_input_in_a_completion_is_not(tmp_path):
+    """A JSON \\udcff escape in a spec field is the caller's mistake (exit 2, naming line, id and field), not
+    "unexpected error" (exit 1, a bug); in a completion it is model output, sent on (here to a closed port)."""
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"id": "a", "completion": "x", "spec": {"kind": "format", "pattern": "x"}}\n'
+                    '{"id": "b", "completion": "x", "spec": {"kind": "stdio", '
+                    '"cases": [{"stdin": "\\udcff", "expected_stdout": "1"}]}}\n')
+    proc = cli("verify", "--input", str(path), "--server", "127.0.0.1:1", timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{path}:2: request 'b': spec.cases[0].stdin holds a lone surrogate" in proc.stderr
+    assert "Traceback" not in proc.stderr and "unexpected" not in proc.stderr
+    path.write_text('{"id": "a", "completion": "x\\udcff", "spec": {"kind": "format", "pattern": "x"}}\n')
+    proc = cli("verify", "--input", str(path), "--server", "127.0.0.1:1", timeout=60)
+    assert proc.returncode == 3 and "verifier-service serve" in proc.stderr  # read fine; no server there
+
+
 def test_unknown_kind_is_rejected_with_valid_kinds(docker_ready, tmp_path):
     path = tmp_path / "in.jsonl"
     path.write_text('{"id": "a", "completion": "x", "spec": {"kind": "haskell"}}\n')

@@ -234,6 +234,18 @@ def test_sync_verify_embedded_pure_kinds():
     assert [(r["id"], r["verdict"]) for r in results] == [("a", "PASSED"), ("1", "FAILED")]
 
 
+def test_sync_verify_a_lone_surrogate_in_a_spec_is_invalid_in_a_completion_a_result():
+    import verifier_service
+    from verifier_service.errors import InvalidSpec
+
+    bad = [FORMAT_ROW, {"id": "b", "completion": "{}", "spec": {"kind": "json_schema", "schema": {"enum": ["\udcff"]}}}]
+    with pytest.raises(InvalidSpec, match=r"request 1: request 'b': spec.schema holds a lone surrogate"):
+        verifier_service.verify(bad)
+    results = verifier_service.verify([{"id": "m", "completion": '{"a": "\udcff"}', "spec": {
+        "kind": "json_schema", "schema": {"type": "object", "required": ["a"]}}}])
+    assert results[0]["id"] == "m" and results[0]["verdict"] != "INFRA_ERROR" and results[0]["reward"] is not None
+
+
 @pytest.mark.docker
 def test_sync_verify_against_a_server_and_inside_a_running_loop(service):
     import verifier_service

@@ -107,6 +107,17 @@ def test_a_python_string_with_lone_surrogates_is_sent_not_refused(service):
     assert batch(service, [request])[0]["verdict"] == "PASSED"
 
 
+def test_a_lone_surrogate_in_a_json_spec_field_on_the_wire_is_invalid_argument(service):
+    """A JSON-valued spec field is JSON text on the wire, so a \\udcff escape there arrives; once parsed it is not
+    Unicode text: the caller's error naming the request and the field, not a failure deeper in."""
+    schema = req('{"a": 1}', {"kind": "json_schema", "schema": {"type": "object"}}, "schema")
+    schema.spec.schema_json = '{"type": "object", "properties": {"a": {"enum": ["\\udcff"]}}}'
+    with pytest.raises(grpc.RpcError) as info:
+        batch(service, [req(RIGHT, CODE_SPEC, "fine"), schema])
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "'schema'" in info.value.details() and "spec.schema holds a lone surrogate" in info.value.details()
+
+
 def test_absurd_nesting_is_a_verdict_not_an_infra_error(service):
     deep = "[" * 200_000 + "]" * 200_000
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]

@@ -11,9 +11,12 @@ import subprocess
 import threading
 import time
 import uuid
+from dataclasses import replace
 
 import pytest
-from conftest import TEST_RUN_LABEL, running_sandboxes
+from conftest import TEST_CONFIG, TEST_RUN_LABEL, RunningService, running_sandboxes
+
+from verifier_service.sandbox.bwrap import LABELS_ENV, sandbox_processes
 
 pytestmark = pytest.mark.backends("docker")
 
@@ -44,3 +47,30 @@ def test_kills_from_outside_do_not_count_against_the_job(make_service, sandbox_b
     assert result["verdict"] in ("PASSED", "INFRA_ERROR"), result
     assert "took the sandbox down" not in result.get("detail", "")
     assert service.verify(SLOW_BUT_RIGHT.replace("sleep(4)", "sleep(0)"), SPEC)["verdict"] == "PASSED"
+
+
+def sandboxes_labelled(backend: str, label: str) -> list[str]:
+    """This test run's sandboxes (running or not) that also carry ``label``."""
+    if backend == "docker":
+        out = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"label={TEST_RUN_LABEL}",
+                              "--filter", f"label={label}"], capture_output=True, text=True, timeout=60, check=True)
+        return out.stdout.split()
+    return [f"bwrap-{pid}" for pid, marks in sandbox_processes().items()
+            if label in marks.get(LABELS_ENV, "").split(",")]
+
+
+@pytest.mark.backends("docker", "bwrap")
+def test_a_service_stopped_while_its_pool_starts_leaves_no_sandbox(sandbox_backend, backend_ready):
+    """close() while the warm pool is still starting its sandboxes: each start under way (in a worker thread,
+    which cancelling its task does not stop) is waited for and what it started removed."""
+    for _ in range(2):
+        mine = f"rlvr.stop_early={uuid.uuid4().hex[:8]}"
+        service = RunningService(replace(TEST_CONFIG, sandbox_backend=sandbox_backend, max_concurrency=6,
+                                         sandbox_labels=f"{TEST_RUN_LABEL},{mine}"))
+        service.close()  # at once: the pool's six starts are under way
+        # Every thread the service's loop handed work to has finished (a start close() did not wait for would
+        # finish here, its sandbox left behind); nothing is waited for by time.
+        service.loop.run_until_complete(service.loop.shutdown_default_executor())
+        service.loop.close()
+        left = sandboxes_labelled(sandbox_backend, mine)
+        assert not left, f"{sandbox_backend} sandboxes left by a service stopped while its pool started: {left}"

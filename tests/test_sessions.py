@@ -78,8 +78,9 @@ def test_cell_limits(client):
         assert big.status == pb.CELL_MEMORY_LIMIT and not big.restarted
         assert value(run(client, sid, "kept")) == "'yes'"
         # A cell that will not be interrupted is killed: its kernel is replaced (variables lost, files kept).
-        stubborn = run(client, sid, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass",
-                       timeout_s=1)
+        # (It sleeps: a spinning one could meet its CPU-seconds limit first, which ends the cell without a kill.)
+        stubborn = run(client, sid, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                       "while True: time.sleep(0.05)", timeout_s=1)
         assert stubborn.status == pb.CELL_TIMEOUT and stubborn.restarted
         assert run(client, sid, "kept").error.startswith("NameError")
         assert value(run(client, sid, "open('f').read()")) == "'file'"

@@ -157,6 +157,17 @@ def test_dataset_problems_are_errors_not_rewards(service):
         call_like_trl(funcs, ["p"], [GOOD], {"verification": ['{"kind": "nope"}']}, Recorder())
 
 
+def test_a_lone_surrogate_in_a_spec_is_a_dataset_error_in_a_completion_a_reward(service):
+    rewards = VerifierRewards(service.address)
+    funcs = rewards.reward_funcs()
+    bad = '{"kind": "stdio", "cases": [{"stdin": "1", "expected_stdout": "\\udcff"}]}'  # JSON text, as in a dataset
+    with pytest.raises(RewardError, match=r"sample 1: .*spec.cases\[0\].expected_stdout holds a lone surrogate"):
+        call_like_trl(funcs, ["p"] * 2, [GOOD, GOOD], {"verification": [SPEC, bad]}, Recorder())
+    odd = GOOD.replace("x * x", "x * x  # \udcff")
+    fmt, correct = call_like_trl(funcs, ["p"] * 2, [odd, WRONG], {"verification": [SPEC] * 2}, Recorder())
+    assert fmt == [1.0, 1.0] and correct == [1.0, 0.0]
+
+
 def test_completion_text():
     assert completion_text("x") == "x"
     assert completion_text([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]) == "a"

@@ -108,6 +108,48 @@ class TestSpec:
         with pytest.raises(InvalidSpec, match="completion must be a string"):
             request_from_json({"id": "a", "spec": {"kind": "format"}})
 
+    @pytest.mark.parametrize("spec, field", [
+        ({"kind": "python_assert", "tests": "assert f() == '\udcff'"}, "spec.tests"),
+        ({"kind": "\ud800"}, "spec.kind"),
+        ({"kind": "json_schema", "schema": {"type": "string", "enum": ["\udcff"]}}, "spec.schema"),
+        ({"kind": "json_schema", "schema": {"\udcff": 1}}, "spec.schema"),
+        ({"kind": "stdio", "cases": [{"stdin": "1\n", "expected_stdout": "1"},
+                                     {"stdin": "x\udcff", "expected_stdout": "1"}]}, "spec.cases[1].stdin"),
+        ({"kind": "stdio", "cases": [{"stdin": "1", "expected_stdout": "\udcff"}]}, "spec.cases[0].expected_stdout"),
+        ({"kind": "python_io", "cases": [{"args": [1], "expected": ["\udcff"]}]}, "spec.cases[0].expected"),
+        ({"kind": "python_io", "cases": [{"args": ["\udcff"], "expected": 1}]}, "spec.cases[0].args"),
+        ({"kind": "pytest", "files": {"test_x.py": "# \udcff"}}, "spec.files['test_x.py']"),
+        ({"kind": "pytest", "files": {"\udcff.py": "x"}}, "spec.files (a file path)"),
+        ({"verifier": "team/math@1", "gold": "\udcff"}, "spec.gold"),
+        ({"verifier": "team/\udcff@1"}, "verifier"),
+    ])
+    def test_a_lone_surrogate_in_a_spec_is_the_callers_error_naming_the_field(self, spec, field):
+        """A JSON \\udcff escape in what the caller wrote: InvalidSpec naming the request and the field, never
+        the UnicodeEncodeError protobuf raises (which the CLI calls a bug)."""
+        with pytest.raises(InvalidSpec) as info:
+            request_from_json({"id": "r7", "completion": "x", "spec": spec})
+        message = str(info.value)
+        assert "request 'r7'" in message and field in message and "lone surrogate" in message, message
+        message.encode("utf-8")  # the message itself can be printed and sent
+
+    def test_a_lone_surrogate_in_an_id_is_refused_one_in_a_completion_is_sent(self):
+        with pytest.raises(InvalidSpec, match="id holds a lone surrogate"):
+            request_from_json({"id": "a\udcff", "completion": "x", "spec": {"kind": "format", "pattern": "x"}})
+        req = request_from_json({"id": "a", "completion": "x\udcff", "spec": {"kind": "format", "pattern": "x"}})
+        assert req.completion == "x\ufffd"  # the model's output: sent, scored
+
+    def test_a_lone_surrogate_in_a_json_field_on_the_wire_is_refused(self):
+        from verifier_service._generated import verifier_pb2 as pb
+        from verifier_service.spec import spec_from_proto
+
+        message = pb.VerificationSpec(kind="json_schema", schema_json='{"enum": ["\\udcff"]}')
+        with pytest.raises(InvalidSpec, match=r"spec\.schema holds a lone surrogate"):
+            spec_from_proto(message)
+        message = pb.VerificationSpec(kind="python_io")
+        message.cases.add(args_json="[1]", expected_json='"\\ud800"')
+        with pytest.raises(InvalidSpec, match=r"spec.cases\[0\].expected holds a lone surrogate"):
+            spec_from_proto(message)
+
 
 class TestComparisons:
     def test_values_match(self):

@@ -102,11 +102,34 @@ _CASE_KEYS = {"name", "args", "kwargs", "expected", "stdin", "expected_stdout"}
 
 def _loads(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError as exc:
         raise InvalidSpec(f"{where} is not valid JSON: {exc}") from exc
     except RecursionError as exc:
         raise InvalidSpec(f"{where} is nested too deeply") from exc
+    return _text(value, where)  # a "\\udcff" escape in the JSON text: a lone surrogate once parsed
+
+
+def _text(value: Any, where: str) -> Any:
+    """``value`` (a string, or a JSON value whose strings and keys are walked) if it is Unicode text;
+    InvalidSpec naming ``where`` if it holds a lone UTF-16 surrogate (a JSON ``\\udcff`` escape), which
+    UTF-8 and so a proto string cannot carry. A spec is the caller's, so this is their error; a completion
+    is the model's and goes through ``wire_text`` instead."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InvalidSpec(f"{where} holds a lone surrogate ({item[exc.start]!r} at offset {exc.start}, "
+                                  f"a \\udXXX escape): not Unicode text") from None
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return value
 
 
 # ---- proto <-> Spec -------------------------------------------------------
@@ -188,7 +211,7 @@ def spec_from_json(obj: Any) -> Spec:
     for name, value in obj.items():
         where = f"spec.{name}"
         if name in _JSON_FIELDS:
-            values[name] = value
+            values[name] = _text(value, where)
         elif name == "cases":
             if not isinstance(value, list):
                 raise InvalidSpec(f"{where} must be a list")
@@ -198,6 +221,9 @@ def spec_from_json(obj: Any) -> Spec:
                 isinstance(k, str) and isinstance(v, str) for k, v in value.items()
             ):
                 raise InvalidSpec(f"{where} must map file paths to file contents (strings)")
+            for path, content in value.items():
+                _text(path, f"{where} (a file path)")
+                _text(content, f"{where}[{path!r}]")
             values[name] = dict(value)
         elif name in _FLOAT_FIELDS or name in _OPTIONAL_FLOAT_FIELDS:
             if value is None and name in _OPTIONAL_FLOAT_FIELDS:
@@ -212,7 +238,7 @@ def spec_from_json(obj: Any) -> Spec:
         else:
             if not isinstance(value, str):
                 raise InvalidSpec(f"{where} must be a string")
-            values[name] = value
+            values[name] = _text(value, where)
     return Spec(**values)
 
 
@@ -235,6 +261,8 @@ def _case_from_json(index: int, obj: Any) -> Case:
     expected_stdout = obj.get("expected_stdout")
     if expected_stdout is not None and not isinstance(expected_stdout, str):
         raise InvalidSpec(f"{where}.expected_stdout must be a string")
+    for key in _CASE_KEYS:
+        _text(obj.get(key), f"{where}.{key}")
     return Case(
         name=obj.get("name", ""),
         args=args,
@@ -319,6 +347,7 @@ def request_from_json(obj: Any) -> pb.VerifyRequest:
         rid = str(rid)
     if not isinstance(rid, str):
         raise InvalidSpec("id must be a string or a number")
+    _text(rid, "id")
     completion = obj.get("completion")
     if not isinstance(completion, str):
         raise InvalidSpec(f"request {rid!r}: completion must be a string")
@@ -328,9 +357,17 @@ def request_from_json(obj: Any) -> pb.VerifyRequest:
         ref = spec["verifier"]
         if not isinstance(ref, str) or not ref:
             raise InvalidSpec(f"request {rid!r}: verifier must name a catalog entry: team/name@version")
-        fields = fields_from_json({k: v for k, v in spec.items() if k != "verifier"})
+        _text(ref, f"request {rid!r}: verifier")
+        try:
+            fields = fields_from_json({k: v for k, v in spec.items() if k != "verifier"})
+        except InvalidSpec as exc:
+            raise InvalidSpec(f"request {rid!r}: {exc}" if rid else str(exc)) from exc
         return pb.VerifyRequest(id=rid, completion=completion, verifier=ref, fields=fields)
-    return pb.VerifyRequest(id=rid, completion=completion, spec=spec_to_proto(spec_from_json(spec)))
+    try:
+        message = spec_to_proto(spec_from_json(spec))
+    except InvalidSpec as exc:
+        raise InvalidSpec(f"request {rid!r}: {exc}" if rid else str(exc)) from exc
+    return pb.VerifyRequest(id=rid, completion=completion, spec=message)
 
 
 def result_to_json(result: pb.VerifyResult) -> dict[str, Any]:

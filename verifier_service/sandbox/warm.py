@@ -120,6 +120,9 @@ class PooledSandbox(abc.ABC):
         self.artifacts = ArtifactCache()  # compiled programs by source (kinds/stdio.py: one compile per source)
         self._live: set[str] = set()  # ids of the sandboxes this object started and has not removed
         self._replacing: set[asyncio.Task] = set()
+        # starts under way in worker threads: a cancelled task does not stop its thread, so close() waits for
+        # each and removes what it started (else a service stopped while its pool filled left sandboxes behind)
+        self._starting: set[asyncio.Future] = set()
         self._closed = False
         self.pool_error: str | None = None
         self.image_id: str | None = None  # digest of what runs the code, once checked (the result cache's key)
@@ -214,7 +217,11 @@ class PooledSandbox(abc.ABC):
     async def _add_instance(self, family: str = "") -> None:
         delay = 0.5
         while not self._closed:
+            start = asyncio.ensure_future(asyncio.to_thread(
+                self._start_instance, self.config.pool_max_age_s + HOST_SLACK_S + self.config.max_timeout_s, True))
+            self._starting.add(start)
             try:
+<<<<<<< HEAD
                 instance = await asyncio.to_thread(
                     self._start_instance, self.config.pool_max_age_s + HOST_SLACK_S + self.config.max_timeout_s,
                     True, family)
@@ -227,6 +234,12 @@ class PooledSandbox(abc.ABC):
                     family = ""
                     self._count[family] = self._count.get(family, 0) + 1
                     continue
+=======
+                instance = await asyncio.shield(start)  # cancelled here (close): the start stays in _starting
+                self._starting.discard(start)
+            except SandboxUnavailable as exc:
+                self._starting.discard(start)
+>>>>>>> fixes
                 self.pool_error = str(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
@@ -309,12 +322,25 @@ class PooledSandbox(abc.ABC):
 
     async def close(self) -> None:
         self._closed = True
-        for task in list(self._replacing):
+        tasks = list(self._replacing)
+        for task in tasks:
             task.cancel()
+<<<<<<< HEAD
         instances = []
         for queue in self._queues.values():
             while not queue.empty():
                 instances.append(queue.get_nowait())
+=======
+        await asyncio.gather(*tasks, return_exceptions=True)
+        # sandboxes still being started when their tasks were cancelled: wait for each, then remove it
+        starting = list(self._starting)
+        self._starting.clear()
+        started = await asyncio.gather(*starting, return_exceptions=True)
+        instances = [i for i in started if isinstance(i, Instance)]
+        if self._idle is not None:
+            while not self._idle.empty():
+                instances.append(self._idle.get_nowait())
+>>>>>>> fixes
         await asyncio.gather(*(asyncio.to_thread(self._discard, i) for i in instances))
         await self._remove_remaining()
 

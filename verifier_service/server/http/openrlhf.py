@@ -87,10 +87,8 @@ def requests_of(body: Any, verifier: str) -> list[pb.VerifyRequest]:
         try:
             out.append(request_from_json({"id": str(i), "completion": response_text(query, prompt),
                                           "spec": _label_spec(label, verifier, i)}))
-        except InvalidSpec as exc:
+        except InvalidSpec as exc:  # a lone surrogate (a \udXXX escape) in a label too; in a query it is scored
             raise HttpError(400, f"labels[{i}]: {exc}") from exc
-        except UnicodeEncodeError:
-            raise HttpError(400, f"labels[{i}] holds a lone surrogate (a \\udXXX escape): not text") from None
     return out
 
 
