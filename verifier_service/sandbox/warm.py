@@ -218,14 +218,14 @@ class PooledSandbox(abc.ABC):
         delay = 0.5
         while not self._closed:
             start = asyncio.ensure_future(asyncio.to_thread(
-                self._start_instance, self.config.pool_max_age_s + HOST_SLACK_S + self.config.max_timeout_s, True))
+                self._start_instance, self.config.pool_max_age_s + HOST_SLACK_S + self.config.max_timeout_s, True,
+                family))
             self._starting.add(start)
             try:
-<<<<<<< HEAD
-                instance = await asyncio.to_thread(
-                    self._start_instance, self.config.pool_max_age_s + HOST_SLACK_S + self.config.max_timeout_s,
-                    True, family)
+                instance = await asyncio.shield(start)  # cancelled here (close): the start stays in _starting
+                self._starting.discard(start)
             except SandboxUnavailable as exc:
+                self._starting.discard(start)
                 if family:
                     # Another family's image is missing: its jobs fail (they say why), the slot goes back to the
                     # default family.
@@ -234,12 +234,6 @@ class PooledSandbox(abc.ABC):
                     family = ""
                     self._count[family] = self._count.get(family, 0) + 1
                     continue
-=======
-                instance = await asyncio.shield(start)  # cancelled here (close): the start stays in _starting
-                self._starting.discard(start)
-            except SandboxUnavailable as exc:
-                self._starting.discard(start)
->>>>>>> fixes
                 self.pool_error = str(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
@@ -325,22 +319,15 @@ class PooledSandbox(abc.ABC):
         tasks = list(self._replacing)
         for task in tasks:
             task.cancel()
-<<<<<<< HEAD
-        instances = []
-        for queue in self._queues.values():
-            while not queue.empty():
-                instances.append(queue.get_nowait())
-=======
         await asyncio.gather(*tasks, return_exceptions=True)
         # sandboxes still being started when their tasks were cancelled: wait for each, then remove it
         starting = list(self._starting)
         self._starting.clear()
         started = await asyncio.gather(*starting, return_exceptions=True)
         instances = [i for i in started if isinstance(i, Instance)]
-        if self._idle is not None:
-            while not self._idle.empty():
-                instances.append(self._idle.get_nowait())
->>>>>>> fixes
+        for queue in self._queues.values():
+            while not queue.empty():
+                instances.append(queue.get_nowait())
         await asyncio.gather(*(asyncio.to_thread(self._discard, i) for i in instances))
         await self._remove_remaining()
 
