@@ -164,9 +164,10 @@ class Stdio(VerifierKind):
         stop_early = spec.fast_fail or spec.scoring != "fraction"
         steps = [Step("compile", lang["compile"], ctx.config.compile_timeout_s, output_limit=64 * 1024,
                       stop_on_failure=True, **python_program(memory) if python else {})]
+        # stdin_pipe: the program's own input as a pipe, as ``< input`` gives (open("/dev/stdin") fails on a socket)
         steps += [Step(name, lang["run"], case_limit, stdin=case.stdin, memory_bytes=memory,
                        output_limit=ctx.config.output_limit_bytes, stop_on_failure=stop_early,
-                       harness="python_case" if python else "")
+                       harness="python_case" if python else "", stdin_pipe=True)
                   for name, case in zip(names, spec.cases, strict=False)]
         tests: list[TestOutcome] = []
 
