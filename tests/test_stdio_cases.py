@@ -47,6 +47,11 @@ PROBES = {
                                 "print(signal.pthread_sigmask(signal.SIG_BLOCK, []))\n"
                                 "print([resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))"
                                 " if n.startswith('RLIMIT_')])\nprint(gc.isenabled(), gc.get_threshold())\n",
+    # sys.setrecursionlimit(n + a few): the program's own frames get as many as in python3, not fewer (the host's)
+    "recursion limit set": "import sys\nsys.setrecursionlimit(3000)\ndef f(k):\n"
+                           "    return 0 if k == 0 else 1 + f(k - 1)\nbest = 0\n"
+                           "for n in range(2960, 3001):\n    try:\n        f(n)\n        best = n\n"
+                           "    except RecursionError:\n        break\nprint(sys.getrecursionlimit(), best)\n",
     # stdin read every way contest solutions do, each as ``< input`` gives it (a pipe: /dev/stdin opens)
     "stdin idioms": "import os, sys\nif sys.stdin.readline().strip() == '1':\n"
                     "    print(repr(open('/dev/stdin').read()))\nelse:\n"
