@@ -189,6 +189,14 @@ class TestStdio:
         r = service.verify("a, b = map(int, input().split())\nprint(a * b)\n", self.PY_SPEC)
         assert r["verdict"] == "FAILED" and "expected '3" in r["tests"][0]["detail"]
 
+    def test_python_reads_dev_stdin_as_a_fork_and_as_a_fresh_interpreter(self, service):
+        # The first case kills its program host (its result is void): the second runs as a fresh python3, whose
+        # stdin must be a pipe as ``< input`` gives (open("/dev/stdin") fails with ENXIO on a socket).
+        code = ("import os, signal\na, b = map(int, open('/dev/stdin').read().split())\nprint(a + b)\n"
+                "if a == 1:\n    os.kill(os.getppid(), signal.SIGKILL)\n")
+        r = service.verify(code, {**self.PY_SPEC, "scoring": "fraction"})
+        assert [t["verdict"] for t in r["tests"]] == ["RUNTIME_ERROR", "PASSED"], r["tests"]
+
     def test_python_syntax_error_is_compile_error(self, service):
         assert service.verify("print(", self.PY_SPEC)["verdict"] == "COMPILE_ERROR"
 

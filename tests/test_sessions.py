@@ -159,6 +159,36 @@ def test_sessions_never_see_each_other(make_service, sandbox_backend):
             client.close_session(sid)
 
 
+THREAD_SPAWNER = """
+import os, subprocess, threading, time
+def spawn():
+    time.sleep(2.5)  # once the runner has killed what the cell left
+    subprocess.Popen(['sleep', '300'])
+    while True:
+        with open('beats', 'a') as fh:
+            fh.write('.')
+        time.sleep(0.02)
+threading.Thread(target=spawn, daemon=True).start()
+"""
+
+
+@pytest.mark.docker
+def test_nothing_of_a_cell_runs_between_cells(client):
+    # A thread the cell left in the kernel (its state, kept) must not run between cells: it would start
+    # processes after the runner killed the cell's, and use CPU no cell's limit covers.
+    sid = client.open(limits=LIMITS).session_id
+    try:
+        assert not run(client, sid, THREAD_SPAWNER).restarted
+        time.sleep(3.0)
+        run(client, sid, "None")  # (the thread's wait: over at once where it ran between cells, else in this cell)
+        before = value(run(client, sid, "import os\nlen(open('beats').read()) if os.path.exists('beats') else 0"))
+        time.sleep(1.0)
+        after = value(run(client, sid, "import os\nlen(open('beats').read()) if os.path.exists('beats') else 0"))
+        assert int(after) - int(before) < 10, (before, after)  # 50 a second while it ran
+    finally:
+        client.close_session(sid)
+
+
 @pytest.mark.docker
 def test_reset_empties_the_session(client):
     sid = client.open(limits=LIMITS).session_id

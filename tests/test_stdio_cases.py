@@ -38,6 +38,24 @@ PROBES = {
     "limits": "import sys\ntry:\n    int('1' * 5000)\nexcept ValueError as e:\n    print('limit', str(e)[:30])\n"
               "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\nprint(depth(985))\n",
     "syntax error": "print(\n",
+    # A fresh python3 per case gets fresh random state; so must each fork (the host's must not be every case's).
+    "random and process state": "import os, random, signal, resource, gc, sys\nr = random.getrandbits(64)\n"
+                                "try:\n    seen = open('seen.txt').read().split()\nexcept FileNotFoundError:\n"
+                                "    seen = []\nopen('seen.txt', 'a').write(f'{r}\\n')\nprint(str(r) in seen)\n"
+                                "print(sorted((s.name, str(signal.getsignal(s))) for s in signal.valid_signals()"
+                                " if signal.getsignal(s) is not None))\n"
+                                "print(signal.pthread_sigmask(signal.SIG_BLOCK, []))\n"
+                                "print([resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))"
+                                " if n.startswith('RLIMIT_')])\nprint(gc.isenabled(), gc.get_threshold())\n",
+    # sys.setrecursionlimit(n + a few): the program's own frames get as many as in python3, not fewer (the host's)
+    "recursion limit set": "import sys\nsys.setrecursionlimit(3000)\ndef f(k):\n"
+                           "    return 0 if k == 0 else 1 + f(k - 1)\nbest = 0\n"
+                           "for n in range(2960, 3001):\n    try:\n        f(n)\n        best = n\n"
+                           "    except RecursionError:\n        break\nprint(sys.getrecursionlimit(), best)\n",
+    # stdin read every way contest solutions do, each as ``< input`` gives it (a pipe: /dev/stdin opens)
+    "stdin idioms": "import os, sys\nif sys.stdin.readline().strip() == '1':\n"
+                    "    print(repr(open('/dev/stdin').read()))\nelse:\n"
+                    "    print(repr(os.read(0, 100)), repr(open(0).read()))\n",
 }
 STDIN = ["1\r\n2\n", "2\n"]
 
@@ -47,7 +65,7 @@ def _job(source: str, host: bool, **job_fields) -> Job:
     steps = [Step("compile", COMPILE, 30.0, output_limit=64 * 1024, stop_on_failure=True, memory_bytes=512 << 20,
                   **extra)]
     steps += [Step(f"case {i}", RUN, 10.0, stdin=stdin, memory_bytes=512 << 20,
-                   harness="python_case" if host else "") for i, stdin in enumerate(STDIN)]
+                   harness="python_case" if host else "", stdin_pipe=True) for i, stdin in enumerate(STDIN)]
     return Job(steps=steps, files={"solution.py": source}, **job_fields)
 
 

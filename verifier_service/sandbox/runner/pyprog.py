@@ -307,6 +307,7 @@ def _ancestors():  # pragma: no cover - runs in the program host
 
 def _host_loop(code, fresh, report, keep, wake_r, wake_w):  # pragma: no cover - runs in the program host
     case = None
+    below = _frames_below()
     while True:
         ready = select.select([0, wake_r], [], [])[0]
         if wake_r in ready:
@@ -345,7 +346,7 @@ def _host_loop(code, fresh, report, keep, wake_r, wake_w):  # pragma: no cover -
                 ends = [os.pipe(), os.pipe(), os.pipe()]
                 pid = os.fork()
                 if pid == 0:
-                    _case_main(code, fresh, ends, limits)
+                    _case_main(code, fresh, ends, limits, below)
                 (in_r, in_w), (out_r, out_w), (err_r, err_w) = ends
                 for end in (in_r, out_w, err_w):
                     os.close(end)
@@ -424,7 +425,7 @@ def _alive(pid):  # pragma: no cover - runs in the program host
         return False
 
 
-def _case_main(code, fresh, ends, limits):  # pragma: no cover - runs in a case's process
+def _case_main(code, fresh, ends, limits, below):  # pragma: no cover - runs in a case's process
     """A case's process: its pipes on fds 0-2, nothing else open, its limits, then the program as ``__main__``
     with the exit rules of a fresh interpreter."""
     try:
@@ -442,19 +443,44 @@ def _case_main(code, fresh, ends, limits):  # pragma: no cover - runs in a case'
         sys.stdout = sys.__stdout__ = stdout
         sys.stderr = sys.__stderr__ = stderr
         sys.modules["__main__"] = main_module
-        depth = _depth()
-        sys.setrecursionlimit(sys.getrecursionlimit() + depth)  # the program's own frames: as many as in python3
+        _recursion_limit_below(below)
     except BaseException:  # noqa: BLE001 - a broken case must not become a second host
         os._exit(70)
     os._exit(_run_main(code, main_module.__dict__))
 
 
-def _depth():  # pragma: no cover - runs in a case's process
-    frame, depth = sys._getframe(1), 0
-    while frame is not None:
-        depth += 1
-        frame = frame.f_back
-    return depth
+_DEPTH_PROBE = compile("def down(k):\n    global depth\n    depth = k\n    down(k + 1)\n"
+                       "try:\n    down(1)\nexcept RecursionError:\n    pass\n", "<depth>", "exec")
+
+
+def _frames_below():  # pragma: no cover - runs in the program host, as deep in its stack as _case_main
+    """How much of the recursion limit a case's program finds used below its module frame (the host's frames and
+    what the interpreter counts for ``exec``: it differs between versions), measured once: a module run as a case's
+    program is (``_run_main``) counts how deep it can call under the limit; in python3 that is the limit less 1."""
+    return _probe_as_program()
+
+
+def _probe_as_program():  # pragma: no cover - as deep as _run_main
+    namespace = {}
+    exec(_DEPTH_PROBE, namespace)
+    return max(0, sys.getrecursionlimit() - 1 - namespace.get("depth", 0))
+
+
+def _recursion_limit_below(offset):  # pragma: no cover - runs in a case's process
+    """The program's own frames get as many as in python3, whatever limit it sets: ``offset`` frames (the host's,
+    below the program's module frame) are not counted against it. ``sys.setrecursionlimit(n + 5)`` before an
+    ``n`` deep recursion fails in a fork of the host otherwise, and ``sys.getrecursionlimit()`` says 1000."""
+    real_set, real_get = sys.setrecursionlimit, sys.getrecursionlimit
+
+    def setrecursionlimit(limit, /):
+        real_set(limit + offset if type(limit) is int and limit >= 1 else limit)  # (else python's own error)
+
+    def getrecursionlimit():
+        return real_get() - offset
+
+    setrecursionlimit.__doc__, getrecursionlimit.__doc__ = real_set.__doc__, real_get.__doc__
+    real_set(real_get() + offset)
+    sys.setrecursionlimit, sys.getrecursionlimit = setrecursionlimit, getrecursionlimit
 
 
 def _limits(cpu, memory, fsize, nofile):  # pragma: no cover - runs in a case's process

@@ -107,6 +107,14 @@ class Kernel:
                     break
                 output.take(is_err, chunk)
 
+    def pause(self, stop=True):
+        """Stops (or lets go on) the kernel between cells: nothing of the session runs there. A thread a cell left
+        in it would otherwise start processes after the cell's were killed, and use CPU no cell's limit covers."""
+        try:
+            os.kill(self.pid, signal.SIGSTOP if stop else signal.SIGCONT)
+        except OSError:
+            pass
+
     def interrupt(self):
         try:
             os.kill(self.pid, signal.SIGINT)
@@ -219,6 +227,7 @@ class Session:
         oom_before = _oom_kills()
         k = self.kernel
         outcome, status, restarted = None, None, False
+        k.pause(False)
         try:
             k.send({"id": self.cells, "code": request.get("code", ""), "stdin": request.get("stdin", ""),
                     "cpu_s": timeout})
@@ -241,6 +250,7 @@ class Session:
             # "interrupted" is the runner's interrupt (status set above), or a KeyboardInterrupt the cell raised
             status = status or {"interrupted": "error", "cpu_limit": "timeout"}.get(outcome["status"],
                                                                                    outcome["status"])
+            k.pause()  # then what the cell left is killed, and nothing starts more until the next cell
             if not kill_strays({1, self.zygote.pid, k.pid}):
                 outcome = None  # processes that would not die: start over with a fresh kernel
                 status = status or "error"

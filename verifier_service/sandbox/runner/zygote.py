@@ -29,6 +29,30 @@ import procs
 from procs import HARNESS_DIR, HARNESSES, PR_SET_CHILD_SUBREAPER
 
 
+def _stdin_as_pipe():  # pragma: no cover - runs in a standby, before it execs a program
+    """The standby's stdin is a socket (no process can open a judge's through /proc); a program's own input must be
+    a pipe, as ``python3 solution.py < input`` has (``open("/dev/stdin")`` fails on a socket with ENXIO): a child
+    copies the socket into a pipe that becomes fd 0, and ends with the socket's end (or the pipe's reader)."""
+    read_end, write_end = os.pipe()
+    if os.fork() == 0:
+        try:
+            os.close(read_end)
+            os.closerange(1, write_end)  # (not the step's stdout, stderr or report: their readers see the end)
+            while True:
+                data = os.read(0, 65536)
+                if not data:
+                    break
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(write_end, view):]
+        except BaseException:  # noqa: BLE001 - the program stopped reading: its stdin ends there
+            pass
+        os._exit(0)
+    os.close(write_end)
+    os.dup2(read_end, 0)
+    os.close(read_end)
+
+
 class Standby:
     """A step's process, forked by the zygote ahead of its job: it holds no job data.
 
@@ -80,9 +104,11 @@ class Standby:
             procs.rlimits(int(cpu), int(memory), int(fsize), int(nofile))
             workdir = workdir.decode()
             os.chdir(workdir)
-            if harness == b"-":
+            if harness in (b"-", b"<"):
                 argv = json.loads(rest)
                 env = procs.step_env(workdir, Standby.REPORT_FD)
+                if harness == b"<":
+                    _stdin_as_pipe()
                 signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a program started afresh has them
                 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
                 try:
@@ -122,7 +148,8 @@ class Standby:
         if harness in HARNESSES:
             order += f" {harness}\n"
         else:
-            order += " -\n" + json.dumps(step["argv"])
+            # "<": the program's own input (``stdin_pipe``) as a pipe, as ``< input`` gives (see _stdin_as_pipe)
+            order += (" <\n" if step.get("stdin_pipe") else " -\n") + json.dumps(step["argv"])
         try:
             os.write(self._control, order.encode())
         finally:

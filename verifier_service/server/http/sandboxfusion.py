@@ -120,7 +120,8 @@ def build_job(request: dict[str, Any], lang: languages.Language, config) -> Job:
     steps.append(Step("run", languages.run_argv(lang, run, config.cpus, config.memory_mb), request["run_timeout"],
                       stdin=request["stdin"],
                       memory_bytes=min(memory_mb, config.memory_mb) << 20 if lang.address_space_limit else None,
-                      output_limit=config.output_limit_bytes, collect=request["fetch_files"]))
+                      output_limit=config.output_limit_bytes, collect=request["fetch_files"],
+                      stdin_pipe=True))  # the program's own input: a pipe, as ``< input`` (open("/dev/stdin") works)
     files = {**request["files"], file: request["code"]}
     if lang.image and "image" in getattr(Job, "__dataclass_fields__", {}):
         return Job(steps=steps, files=files, image=lang.image)  # type: ignore[call-arg]
