@@ -14,31 +14,6 @@ from trainer_smoke import OFFLINE_ENV
 
 pytestmark = pytest.mark.docker
 
-# ChatML with tool calls; after a user turn the generation prompt *is* a run_python call of the user's text (so the
-# model's completion starts after it and TRL's parser, which reads from the assistant header on, finds the call).
-TOOL_TEMPLATE = (
-    "{%- for message in messages %}"
-    "{%- if message['role'] == 'assistant' %}<|im_start|>assistant\n{{ message['content'] or '' }}"
-    "{%- for call in message.get('tool_calls') or [] %}<tool_call>\n"
-    '{"name": "{{ call["function"]["name"] }}", "arguments": {{ call["function"]["arguments"] | tojson }}}\n'
-    "</tool_call>{%- endfor %}<|im_end|>\n"
-    "{%- elif message['role'] == 'tool' %}<|im_start|>tool\n{{ message['content'] }}<|im_end|>\n"
-    "{%- else %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
-    "{%- endif %}{%- endfor %}"
-    "{%- if add_generation_prompt %}<|im_start|>assistant\n"
-    "{%- if messages[-1]['role'] == 'user' %}<tool_call>\n"
-    '{"name": "run_python", "arguments": {"code": {{ messages[-1]["content"] | tojson }}}}\n</tool_call>\n'
-    "{%- endif %}{%- endif %}"
-)
-RESPONSE_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "tool_calls": {"open": "<tool_call>", "close_pattern": r"</tool_call>\s*", "repeats": True, "content": "json",
-                       "transform": {"type": "function", "function": "{content}"}},
-        "content": {"close_pattern": r"<\|im_end\|>\s*", "content": "text"},
-    },
-}
 SPEC = {"kind": "python_io", "extract": "raw", "entry_point": "f", "timeout_s": 5,
         "cases": [{"args": [1], "expected": 2}, {"args": [5], "expected": 6}]}
 RIGHT = "def f(x):\n    return x + 1\nprint(f(1))"
@@ -61,12 +36,12 @@ def test_grpo_with_a_python_sandbox_environment(svc, tmp_path, monkeypatch):
     from trl import GRPOConfig, GRPOTrainer
 
     from trainer.environment import PythonSandboxEnv, python_sandbox_factory
-    from trainer.tiny_model import build_tiny_model
+    from trainer.tiny_model import FORCED_TOOL_RESPONSE, FORCED_TOOL_TEMPLATE, build_tiny_model
 
     path = build_tiny_model(tmp_path / "model")
     tokenizer = AutoTokenizer.from_pretrained(path)
-    tokenizer.chat_template = TOOL_TEMPLATE
-    tokenizer.response_template = RESPONSE_TEMPLATE
+    tokenizer.chat_template = FORCED_TOOL_TEMPLATE
+    tokenizer.response_template = FORCED_TOOL_RESPONSE
     model = AutoModelForCausalLM.from_pretrained(path)
     rows = [{"prompt": [{"role": "user", "content": code}], "verification": json.dumps(SPEC)}
             for code in (RIGHT, WRONG)]

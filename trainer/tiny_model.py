@@ -9,6 +9,33 @@ CHAT_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
+# For runs of the tool loop with a random model (which would never write a tool call): ChatML with tool calls;
+# after a user turn the generation prompt *is* a run_python call of the user's text (so the model's completion
+# starts after it and TRL's parser, which reads from the assistant header on, finds the call).
+FORCED_TOOL_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{%- if message['role'] == 'assistant' %}<|im_start|>assistant\n{{ message['content'] or '' }}"
+    "{%- for call in message.get('tool_calls') or [] %}<tool_call>\n"
+    '{"name": "{{ call["function"]["name"] }}", "arguments": {{ call["function"]["arguments"] | tojson }}}\n'
+    "</tool_call>{%- endfor %}<|im_end|>\n"
+    "{%- elif message['role'] == 'tool' %}<|im_start|>tool\n{{ message['content'] }}<|im_end|>\n"
+    "{%- else %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}<|im_start|>assistant\n"
+    "{%- if messages[-1]['role'] == 'user' %}<tool_call>\n"
+    '{"name": "run_python", "arguments": {"code": {{ messages[-1]["content"] | tojson }}}}\n</tool_call>\n'
+    "{%- endif %}{%- endif %}"
+)
+FORCED_TOOL_RESPONSE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close_pattern": r"</tool_call>\s*", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close_pattern": r"<\|im_end\|>\s*", "content": "text"},
+    },
+}
+
 
 def build_tiny_model(path: Path, hidden_size: int = 64, num_attention_heads: int = 4,
                      max_position_embeddings: int = 512) -> Path:

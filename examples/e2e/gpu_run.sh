@@ -83,7 +83,13 @@ case ",$stages," in
     fi;;
 esac
 
-# 3. the pipeline
+# 3. the pipeline (or, with --tir first, the tool-integrated GRPO run of examples/e2e/tir_vllm.py instead)
+if [ "${1:-}" = "--tir" ]; then
+  shift
+  "$PY" -m examples.e2e.tir_vllm --bwrap "${BWRAP:-bwrap}" --out "${OUT:-$STATE}" "$@" 2>&1 \
+    | grep --line-buffered -v -E '^\s*$|it/s\]|s/it\]|Loading weights'
+  exit "${PIPESTATUS[0]}"
+fi
 log="$STATE/logs/pipeline-$(date -u +%H%M%S).log"
 "$PY" -m examples.e2e.pipeline --state-dir "$STATE" --bwrap-path "${BWRAP:-bwrap}" "$@" 2>&1 \
   | grep --line-buffered -v -E '^\s*$|it/s\]|s/it\]|Loading weights' | tee "$log"
