@@ -245,7 +245,8 @@ def _naive_job(task: dict):
 
     file, compile_cmd, run_cmd = LANGUAGES[task["language"]].files(task["completion"])
     steps = [Step("compile", list(compile_cmd), 60.0, stop_on_failure=True)]
-    steps += [Step(f"case {i}", list(run_cmd), TIMEOUT_S, stdin=c["stdin"]) for i, c in enumerate(task["cases"])]
+    steps += [Step(f"case {i}", list(run_cmd), TIMEOUT_S, stdin=c["stdin"], stdin_pipe=True)
+              for i, c in enumerate(task["cases"])]
     return Job(steps=steps, files={file: task["completion"]})
 
 

@@ -36,7 +36,7 @@ def job(task: dict, forked: bool, token: str) -> dict:
     steps = [{"name": "compile", "argv": COMPILE, "timeout_s": 30.0, "output_limit": 65536, "stop_on_failure": True,
               "memory_bytes": MEMORY, **({"harness": "python_program"} if forked else {})}]
     steps += [{"name": f"case {i}", "argv": RUN, "timeout_s": 10.0, "stdin": case["stdin"], "memory_bytes": MEMORY,
-               "output_limit": 1 << 20, **({"harness": "python_case"} if forked else {})}
+               "output_limit": 1 << 20, "stdin_pipe": True, **({"harness": "python_case"} if forked else {})}
               for i, case in enumerate(task["cases"])]
     return {"files": {"solution.py": task["completion"]}, "steps": steps, "file_size_limit": 16 << 20,
             "open_files": 256, "token": token, "stream": False}

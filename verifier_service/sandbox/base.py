@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# "1" in the runner's environment, set by each backend: runner.py refuses to start without it, since between
-# jobs it empties /tmp and /dev/shm (started by hand on a host, it would wipe the host's). Same name in runner.py.
+# "1" in the runner's environment, set by the sandbox images (ENV) and by each backend: runner.py refuses to start
+# without it, since between jobs it empties /tmp and /dev/shm (started by hand on a host, it would wipe the host's).
+# Same name in runner.py.
 SANDBOX_ENV = "RLVR_SANDBOX"
 
 @dataclass(frozen=True)

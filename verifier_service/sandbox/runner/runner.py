@@ -511,8 +511,8 @@ def _job_stream(args):
 def main():
     if os.environ.get(SANDBOX_ENV) != "1":
         # Between jobs the runner empties /tmp and /dev/shm: run on a host, it would wipe the host's.
-        sys.stderr.write(f"runner.py runs only inside a sandbox ({SANDBOX_ENV}=1, set by the Docker and bwrap "
-                         "backends); it empties /tmp and /dev/shm between jobs\n")
+        sys.stderr.write(f"runner.py runs only inside a sandbox ({SANDBOX_ENV}=1, set by the sandbox images and "
+                         "the Docker and bwrap backends); it empties /tmp and /dev/shm between jobs\n")
         sys.exit(2)
     for sig in IGNORED_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
