@@ -9,7 +9,8 @@
   ``openrlhf.py``;
 - ``POST /test_program``, ``POST /test_program_stdio``: open-instruct's code API -- ``openinstruct.py``;
 - ``GET /health`` (open-instruct's shape; 503 while the sandbox backend is down), ``GET /v1/ping``
-  (SandboxFusion's), ``GET /metrics`` (the service's Prometheus metrics).
+  (SandboxFusion's), ``GET /metrics`` (the service's Prometheus metrics; it names tenants, so with a tenants
+  file it takes a key as the POSTs do).
 
 Every POST is authenticated as gRPC calls are (``Authorization: Bearer <key>`` or ``X-Api-Key``, when the
 service has a tenants file), counted in ``rlvr_rpcs_total{method="POST /path", code="<HTTP status>"}``, and
@@ -130,8 +131,11 @@ class HttpFrontDoor:
         protected = request.method == "POST"
         if metrics is not None and protected:
             metrics.in_flight += 1
+        # /metrics names tenants: with a tenants file it takes a key as the POST endpoints do (a scraper without one
+        # reads the metrics port, which operators keep private)
+        keyed = protected or (request.path == "/metrics" and self.app.auth is not None)
         try:
-            response = await self._answer(request, handler, protected)
+            response = await self._answer(request, handler, keyed)
         finally:
             if metrics is not None and protected:
                 metrics.in_flight -= 1
@@ -149,9 +153,9 @@ class HttpFrontDoor:
                 "duration_ms": round(duration * 1000, 1)}})
         return response
 
-    async def _answer(self, request: web.Request, handler, protected: bool) -> web.StreamResponse:
+    async def _answer(self, request: web.Request, handler, keyed: bool) -> web.StreamResponse:
         try:
-            if protected:
+            if keyed:
                 current_tenant.set(self._authenticate(request))
             return await handler(request)
         except HttpError as exc:
