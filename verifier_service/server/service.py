@@ -114,8 +114,10 @@ class VerifierServicer(SessionRpcs, pb_grpc.VerifierServicer):
         for result, item, label in zip(results, prepared, labels, strict=True):
             if label:
                 result.verifier_version = label
-            image = sandbox.image_id_of(item.kind.image(item.spec)) if sandbox is not None else None
-            if item.kind.sandboxed and image:
+            if not item.kind.sandboxed or sandbox is None:
+                continue  # (a pure kind's result names no image: nothing to look up per result)
+            image = sandbox.image_id_of(item.kind.image(item.spec))
+            if image:
                 result.sandbox_image = image
 
     async def _run(self, requests, context, method: str = "Verify") -> list[pb.VerifyResult]:
