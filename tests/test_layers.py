@@ -19,18 +19,23 @@ CONTRACT = {"verifier_service._generated", "verifier_service.errors", "verifier_
 # layer -> the layers its modules may import (besides their own)
 ALLOWED = {
     "contract": set(),
+    # the runner runs inside the sandbox (another trust domain): standard library only, nothing of the package
+    "runner": set(),
     # the package itself: ``verifier_service.verify`` (the synchronous API) imports tools.sync when called
-    "facade": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
+    "facade": {"contract", "runner", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
     "client": {"contract"},
-    "sandbox": {"contract"},
-    "kinds": {"contract", "sandbox"},
-    "engine": {"contract", "sandbox", "kinds"},
+    "sandbox": {"contract", "runner"},
+    "kinds": {"contract", "runner", "sandbox"},
+    "engine": {"contract", "runner", "sandbox", "kinds"},
     "tenancy": {"contract", "kinds"},
-    "server": {"contract", "sandbox", "kinds", "engine", "tenancy"},
-    "tools": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server"},
-    "testing": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
+    "server": {"contract", "runner", "sandbox", "kinds", "engine", "tenancy"},
+    "tools": {"contract", "runner", "client", "sandbox", "kinds", "engine", "tenancy", "server"},
+    "testing": {"contract", "runner", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
     "trainer": {"contract", "client", "tools"},
 }
+
+
+RUNNER = PACKAGE / "runner"
 
 
 def layer(module: str) -> str | None:
@@ -60,15 +65,22 @@ def imports(path: Path) -> set[str]:
     out = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
+            out.update(_runner_name(path, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
+            out.add(_runner_name(path, node.module))
             for alias in node.names:
                 candidate = f"{node.module}.{alias.name}"
                 base = ROOT / Path(*candidate.split("."))
                 if base.with_suffix(".py").exists() or (base / "__init__.py").exists():
                     out.add(candidate)
     return out
+
+
+def _runner_name(path: Path, module: str) -> str:
+    """The runner's modules import each other by bare name (the sandbox runs them from one directory)."""
+    if path.parent == RUNNER and (RUNNER / f"{module}.py").exists():
+        return f"verifier_service.runner.{module}"
+    return module
 
 
 def sources() -> list[Path]:
@@ -145,3 +157,21 @@ def test_the_checks_see_an_upward_import(tmp_path):
     found = imports(source)
     assert {"verifier_service.engine.pool", "verifier_service.server.server"} <= found
     assert layer("verifier_service.engine.pool") not in ALLOWED["kinds"]
+
+
+def test_the_runner_imports_only_the_standard_library():
+    """The runner runs on whatever Python the sandbox has: its own modules, the standard library (and pytest, which
+    the images have, for the pytest kind's judge); and the host side imports only its vocabulary, ``wire``."""
+    import sys
+
+    outside = []
+    for path in sorted(RUNNER.glob("*.py")):
+        for dep in sorted(imports(path)):
+            top = dep.split(".")[0]
+            if not dep.startswith("verifier_service.runner.") and top not in sys.stdlib_module_names | {"pytest", "_pytest"}:
+                outside.append(f"{module_name(path)} imports {dep}")
+    assert not outside, "the runner imports beyond the standard library:\n" + "\n".join(outside)
+    host = sorted(f"{m} imports {d}" for m, deps in graph().items() if layer(m) != "runner"
+                  for d in deps if layer(d) == "runner" and d != "verifier_service.runner.wire"
+                  and d != "verifier_service.runner")
+    assert not host, "the host side imports the runner beyond runner/wire.py:\n" + "\n".join(host)

@@ -2,7 +2,7 @@
 
 Every language of ``kinds/languages.py`` (compiled or syntax-checked once per check, then run per case; a
 compiled program is compiled once per unique source, ``sandbox/artifacts.py``). Python's cases are forks of a
-warm program host that compiled the program once (``sandbox/runner/pyprog.py``). Compile errors are their own
+warm program host that compiled the program once (``runner/pyprog.py``). Compile errors are their own
 verdict. With ``fast_fail``, or with all-or-nothing scoring (where nothing after a failing case can change the
 reward), the job stops at the first failing case.
 """
@@ -21,6 +21,7 @@ from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_jo
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import compile_failure, prepare
 from verifier_service.kinds.languages import LANGUAGES, Language, run_argv
+from verifier_service.runner import wire
 from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
 from verifier_service.spec import MISSING, Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
@@ -32,7 +33,7 @@ def python_program(memory: int | None) -> dict:
     """The compile step's runner fields for Python: where the runner has a zygote, this step's process becomes the
     job's program host (the program compiled once; each case, ``harness="python_case"``, a fork of it); elsewhere
     the step runs its argv (a compile check) and each case ``python3 solution.py``."""
-    return {"harness": "python_program", "memory_bytes": memory}
+    return {"harness": wire.PYTHON_PROGRAM, "memory_bytes": memory}
 
 
 # Contest judges' rules (testlib's checkers), on the output's characters:
@@ -162,7 +163,7 @@ class Stdio(VerifierKind):
         # works there; not on the socket a judge's stdin is)
         steps += [Step(name, run_cmd, case_limit, stdin=case.stdin, memory_bytes=memory,
                        output_limit=ctx.config.output_limit_bytes, stop_on_failure=stop_early,
-                       harness="python_case" if python else "", stdin_pipe=True)
+                       harness=wire.PYTHON_CASE if python else "", stdin_pipe=True)
                   for name, case in zip(names, spec.cases, strict=False)]
         tests: list[TestOutcome] = []
         seen = [0]
