@@ -153,9 +153,9 @@ def test_the_checks_see_an_upward_import(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                       "    from verifier_service.engine.pool import PurePool\n"
-                      "def f():\n    import verifier_service.server.server\n")
+                      "def f():\n    import verifier_service.doors.grpc.server\n")
     found = imports(source)
-    assert {"verifier_service.engine.pool", "verifier_service.server.server"} <= found
+    assert {"verifier_service.engine.pool", "verifier_service.doors.grpc.server"} <= found
     assert layer("verifier_service.engine.pool") not in ALLOWED["kinds"]
 
 

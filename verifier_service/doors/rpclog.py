@@ -20,26 +20,17 @@ import json
 import logging
 import re
 import time
-import uuid
-from contextvars import ContextVar
 from datetime import datetime, timezone
 
 import grpc
 
+from verifier_service.service.context import REQUEST_ID_KEY, current_request_id, new_request_id
 from verifier_service.tenancy.auth import PROTECTED_PREFIX, current_tenant
 from verifier_service.wire import decode as wire_decode
 
 log = logging.getLogger("verifier_service.rpc")
-REQUEST_ID_KEY = "x-request-id"
 _PRINTABLE_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
 SERVICE_FAULTS = ("INTERNAL", "UNKNOWN", "UNAVAILABLE", "DATA_LOSS")  # logged as warnings; the rest is the caller's
-current_request_id: ContextVar[str] = ContextVar("rlvr_request_id", default="")
-
-
-def new_request_id() -> str:
-    return uuid.uuid4().hex[:16]
-
-
 def request_id_from(metadata) -> str:
     """The caller's ``x-request-id`` if it is a sane one, else a fresh id."""
     for item in metadata or ():

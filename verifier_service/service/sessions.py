@@ -30,7 +30,7 @@ from verifier_service.sandbox.sessions import (
     SessionSandboxes,
 )
 from verifier_service.sandbox.warm import PooledSandbox
-from verifier_service.server.audit import AuditLog
+from verifier_service.service.audit import AuditLog
 from verifier_service.tenancy.auth import Tenant
 from verifier_service.tenancy.session_quota import SessionQuotas
 

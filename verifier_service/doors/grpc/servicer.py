@@ -1,49 +1,37 @@
-"""The gRPC servicer: admission control, validation, fan-out, status codes.
+"""The gRPC servicer: each RPC on the service core (``service/verifier.py``), refusals as status codes.
 
-Bad requests are INVALID_ARGUMENT with a message naming the request; more
-pending work than ``max_pending`` is RESOURCE_EXHAUSTED (never an unbounded
-queue); a cancelled or expired RPC cancels its verifications, which removes
-their sandbox containers. The tenant (set by the auth interceptor) is held to
-its quotas (a refusal is answered after part of the wait it asks for, so that
-clients retrying in a loop cost little) and to its catalog namespaces; every
-batch leaves one audit line.
+Bad requests are INVALID_ARGUMENT with a message naming the request; more pending work than ``max_pending`` is
+RESOURCE_EXHAUSTED (a quota refusal carries ``retry-after-ms``); an unexpected fault is INTERNAL with a log
+reference, never a stack trace. A cancelled or expired RPC cancels its verifications.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
-from dataclasses import replace
 
 import grpc
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.credentials import RETRY_AFTER_KEY
-from verifier_service.engine.engine import Engine, Prepared
-from verifier_service.engine.results import fit_results
-from verifier_service.errors import (
-    STATUS,
-    InvalidSpec,
-    Overloaded,
-    PermissionDenied,
-    QuotaExceeded,
-    UnknownVerifier,
-    VersionMismatch,
-)
-from verifier_service.server.audit import AuditLog
-from verifier_service.server.rpclog import trailing_metadata
-from verifier_service.server.sessions_rpc import SessionRpcs
-from verifier_service.tenancy.auth import Tenant, current_tenant
-from verifier_service.tenancy.catalog import Catalog
-from verifier_service.tenancy.quota import TenantQuotas
-
-REFUSALS = tuple(cls for cls, _ in STATUS)
-HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
+from verifier_service.doors.grpc.sessions_rpc import cell_result, info, limits_from_proto
+from verifier_service.doors.rpclog import trailing_metadata
+from verifier_service.errors import STATUS, Overloaded, QuotaExceeded, refusal_message
+from verifier_service.service.context import Call, current_request_id
+from verifier_service.service.sessions import SessionManager
+from verifier_service.service.verifier import REFUSALS, Verifier
+from verifier_service.tenancy.auth import current_tenant
 
 log = logging.getLogger(__name__)
+
+
+async def abort_refusal(context, exc: BaseException) -> None:
+    """The one refusal -> status table of the gRPC door (``errors.STATUS``; a quota's wait as ``retry-after-ms``)."""
+    code = next(c for cls, c in STATUS if isinstance(exc, cls))
+    hint = ((RETRY_AFTER_KEY, str(round(exc.retry_after_s * 1000))),) if isinstance(exc, QuotaExceeded) else ()
+    await context.abort(code, refusal_message(exc), trailing_metadata=trailing_metadata(*hint))
 
 
 async def _abort_internal(context, what: str) -> None:
@@ -53,136 +41,28 @@ async def _abort_internal(context, what: str) -> None:
     log.exception("%s (ref %s)", what, ref)
     await context.abort(grpc.StatusCode.INTERNAL, f"internal error; the server log has reference {ref}")
 
-class Admission:
-    """Counts admitted completions; refuses a batch that would exceed the limit."""
 
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.pending = 0
-
-    def acquire(self, n: int) -> None:
-        if self.pending + n > self.limit:
-            raise Overloaded(f"server busy: {self.pending} completions pending, limit {self.limit}; "
-                             f"retry later or send smaller batches")
-        self.pending += n
-
-    def release(self, n: int) -> None:
-        self.pending -= n
+def call_of(context, method: str) -> Call:
+    remaining = context.time_remaining()
+    return Call.within(current_tenant.get(), method, remaining, current_request_id.get(),
+                       tuple(context.invocation_metadata() or ()))
 
 
-class VerifierServicer(SessionRpcs, pb_grpc.VerifierServicer):
-    def __init__(self, engine: Engine, catalog: Catalog | None = None, quotas: TenantQuotas | None = None,
-                 audit: AuditLog | None = None, metrics=None):
-        self.engine = engine
-        self.metrics = metrics  # verifier_service.metrics.Metrics, or None
-        self.admission = Admission(engine.config.max_pending)
-        self.catalog = catalog if catalog is not None else Catalog()  # replaced on reload
-        self.quotas = quotas if quotas is not None else TenantQuotas()
-        self.audit = audit if audit is not None else AuditLog()
+class VerifierServicer(pb_grpc.VerifierServicer):
+    """Every RPC of the Verifier service: verification on the core, sessions on the session manager (None: this
+    process serves no sessions)."""
 
-    def _prepare_one(self, request: pb.VerifyRequest, tenant: Tenant) -> tuple[Prepared, str]:
-        """The prepared request and the catalog id it uses ('' for an inline spec)."""
-        if request.verifier:
-            expanded, entry = self.catalog.expand(request, tenant)
-            item = self.engine.prepare(expanded)
-            return replace(item, key=item.key + b"\0" + entry.id.encode()), entry.id
-        if request.HasField("fields"):
-            raise InvalidSpec("fields go with a catalog verifier; an inline spec holds all its fields")
-        if not tenant.inline_specs:
-            raise PermissionDenied(f"tenant {tenant.name!r} may use catalog verifiers only (set verifier to "
-                                   "team/name@version; ListVerifiers lists them), not inline specs")
-        return self.engine.prepare(request), ""
+    def __init__(self, verifier: Verifier, sessions: SessionManager | None = None):
+        self.verifier = verifier
+        self.sessions = sessions
+        self.metrics = verifier.metrics
 
-    def _prepare(self, requests, tenant: Tenant) -> tuple[list[Prepared], list[str]]:
-        limit = self.engine.config.max_batch_size
-        if len(requests) > limit:
-            raise InvalidSpec(f"batch holds {len(requests)} completions; the limit is {limit}")
-        prepared, labels = [], []
-        for index, request in enumerate(requests):
-            try:
-                item, label = self._prepare_one(request, tenant)
-            except (InvalidSpec, PermissionDenied, UnknownVerifier, VersionMismatch) as exc:
-                where = f"request {index}" + (f" (id {request.id!r})" if request.id else "")
-                raise type(exc)(f"{where}: {exc}") from exc
-            prepared.append(item)
-            labels.append(label)
-        return prepared, labels
-
-    def _stamp(self, results: list[pb.VerifyResult], prepared: list[Prepared], labels: list[str]) -> None:
-        """What makes a reward reproducible: the exact catalog version, the sandbox image's digest."""
-        sandbox = self.engine.sandbox
-        for result, item, label in zip(results, prepared, labels, strict=True):
-            if label:
-                result.verifier_version = label
-            if not item.kind.sandboxed or sandbox is None:
-                continue  # (a pure kind's result names no image: nothing to look up per result)
-            image = sandbox.image_id_of(item.kind.image(item.spec))
-            if image:
-                result.sandbox_image = image
-
-    async def _run(self, requests, context, method: str = "Verify") -> list[pb.VerifyResult]:
-        tenant = current_tenant.get()
-        started = time.monotonic()
-        results, labels = None, None
-
-        def audit(status: str, message: str = "") -> None:
-            self.audit.batch(method=method, tenant=tenant, requests=requests, results=results,
-                             labels=labels if results is not None else None, status=status, message=message,
-                             duration_s=time.monotonic() - started, metadata=context.invocation_metadata())
-
+    async def _run(self, requests, context, method: str) -> list[pb.VerifyResult]:
         try:
-            ticket = self.quotas.acquire(tenant, len(requests))
-            try:
-                prepared, labels = self._prepare(requests, tenant)
-                self.admission.acquire(len(prepared))
-            except BaseException:
-                ticket.release(refund=True)
-                raise
+            return await self.verifier.verify(call_of(context, method), requests)
         except REFUSALS as exc:
-            code = next(c for cls, c in STATUS if isinstance(exc, cls))
-            message, hint = str(exc), ()
-            if isinstance(exc, QuotaExceeded):
-                try:
-                    held = await self._hold(exc.retry_after_s, context)
-                except asyncio.CancelledError:
-                    audit("CANCELLED", message)
-                    raise
-                wait = max(0.001, exc.retry_after_s - held)
-                message += f"; retry in {wait:.2f}s"
-                hint = ((RETRY_AFTER_KEY, str(round(wait * 1000))),)
-            audit(code.name, message)  # before abort: the client may read the log as soon as it has the status
-            await context.abort(code, message, trailing_metadata=trailing_metadata(*hint))
-        status = "INTERNAL"
-        try:
-            try:
-                results = await self.engine.verify_all(prepared)
-            finally:
-                self.admission.release(len(prepared))
-                ticket.release()
-            self._stamp(results, prepared, labels)
-            fit_results(results, self.engine.config.max_message_bytes)  # never an answer over the message limit
-            if self.metrics is not None:
-                self.metrics.observe(tenant.name, results)
-            status = "OK"
-            return results
-        except asyncio.CancelledError:
-            status = "CANCELLED"
-            raise
-        finally:
-            audit(status)
-
-    @staticmethod
-    async def _hold(wait_s: float, context) -> float:
-        """Answers a quota refusal late, by up to the wait it asks for (the hint then carries what is left):
-        a client that retries at once, ignoring the hint, retries no faster than its quota refills and
-        costs the service fewer refusals. Returns the seconds held."""
-        held = min(wait_s, HOLD_MAX_S)
-        remaining = context.time_remaining()
-        if remaining is not None:  # the refusal, not DEADLINE_EXCEEDED, must reach the client
-            held = min(held, remaining / 2)
-        if held > 0:
-            await asyncio.sleep(held)
-        return held
+            await abort_refusal(context, exc)
+            raise  # (abort raised)
 
     async def _guard(self, coro, context):
         """Unexpected faults become INTERNAL with a reference, never a stack trace to the client."""
@@ -254,6 +134,55 @@ class VerifierServicer(SessionRpcs, pb_grpc.VerifierServicer):
             await asyncio.wait(pending, timeout=30)
 
     async def ListVerifiers(self, request, context):
-        response = self.engine.describe()
-        response.catalog.extend(entry.to_proto() for entry in self.catalog.visible_to(current_tenant.get()))
-        return response
+        return self.verifier.list_verifiers(call_of(context, "ListVerifiers"))
+
+    # ---- sessions ----------------------------------------------------------------------------
+
+    async def _session_call(self, coro_fn, context):
+        tenant = current_tenant.get()
+        if self.sessions is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "sandbox sessions are not served by this process")
+        try:
+            return await coro_fn(tenant)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except REFUSALS as exc:
+            if isinstance(exc, Overloaded) and self.metrics is not None:
+                self.metrics.refused(tenant.name, "RESOURCE_EXHAUSTED")
+            await abort_refusal(context, exc)
+        except Exception:  # noqa: BLE001 - logged with its traceback by _abort_internal
+            await _abort_internal(context, "internal error in a session call")
+
+    async def OpenSession(self, request, context):
+        async def call(tenant):
+            entry = await self.sessions.open(tenant, request.language, limits_from_proto(request.limits),
+                                             dict(request.labels))
+            return info(entry)
+
+        return await self._session_call(call, context)
+
+    async def ExecuteCell(self, request, context):
+        async def call(tenant):
+            entry, outcome = await self.sessions.execute(tenant, request.session_id, request.code, request.stdin,
+                                                         request.timeout_s, request.output_limit_bytes)
+            return cell_result(entry, outcome)
+
+        return await self._session_call(call, context)
+
+    async def ResetSession(self, request, context):
+        async def call(tenant):
+            return info(await self.sessions.reset(tenant, request.session_id))
+
+        return await self._session_call(call, context)
+
+    async def CloseSession(self, request, context):
+        async def call(tenant):
+            return pb.CloseSessionsResponse(closed=await self.sessions.close(tenant, request.session_id))
+
+        return await self._session_call(call, context)
+
+    async def CloseSessions(self, request, context):
+        async def call(tenant):
+            return pb.CloseSessionsResponse(closed=await self.sessions.close_labelled(tenant, dict(request.labels)))
+
+        return await self._session_call(call, context)

@@ -31,9 +31,9 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.server.http import jupyter, openinstruct, openrlhf, sandboxfusion
-from verifier_service.server.http.calls import HttpError, verify
-from verifier_service.server.rpclog import current_request_id, request_id_from
+from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
+from verifier_service.doors.http.calls import HttpError, verify
+from verifier_service.doors.rpclog import current_request_id, request_id_from
 from verifier_service.tenancy.auth import KEY_HELP, LOCAL_TENANT, current_tenant, hash_key, key_from_metadata
 
 log = logging.getLogger("verifier_service.http")
@@ -60,7 +60,7 @@ def _judged(result: pb.VerifyResult) -> pb.VerifyResult:
 
 
 class HttpFrontDoor:
-    """The HTTP server of one ``VerifierApp`` (duck-typed: config, servicer, sandbox, metrics, auth, audit,
+    """The HTTP server of one ``VerifierApp`` (duck-typed: config, verifier, sandbox, metrics, auth, audit,
     sandbox_problem)."""
 
     def __init__(self, app):
@@ -232,7 +232,7 @@ class HttpFrontDoor:
         requests = openrlhf.requests_of(body, verifier.strip())
         if not requests:
             return _json(openrlhf.answer([]))
-        results = await verify(self.app.servicer, requests, request.headers, "POST /get_reward")
+        results = await verify(self.app.verifier, requests, request.headers, "POST /get_reward")
         return _json(openrlhf.answer(results))
 
     async def test_program(self, request: web.Request) -> web.Response:
@@ -240,7 +240,7 @@ class HttpFrontDoor:
         message, where, _ = openinstruct.assert_request(body, self.app.config.max_timeout_s)
         result = None
         if message is not None:
-            result = _judged((await verify(self.app.servicer, [message], request.headers, "POST /test_program"))[0])
+            result = _judged((await verify(self.app.verifier, [message], request.headers, "POST /test_program"))[0])
         return _json(openinstruct.assert_answer(result, where))
 
     async def test_program_stdio(self, request: web.Request) -> web.Response:
@@ -248,7 +248,7 @@ class HttpFrontDoor:
         message, count = openinstruct.stdio_request(body, self.app.config.max_timeout_s)
         result = None
         if message is not None:
-            result = _judged((await verify(self.app.servicer, [message], request.headers,
+            result = _judged((await verify(self.app.verifier, [message], request.headers,
                                            "POST /test_program_stdio"))[0])
         return _json(openinstruct.stdio_answer(result, count))
 

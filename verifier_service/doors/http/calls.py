@@ -1,27 +1,28 @@
-"""One HTTP request as the servicer sees a call: its tenant, its metadata, its refusals as HTTP errors.
-
-The front door's handlers verify through ``VerifierServicer`` itself (quotas, admission, catalog
-expansion, validation, the engine, the audit line, the metrics), handing it an ``HttpCall`` where gRPC hands
-a ``ServicerContext``: what the servicer would abort with becomes an ``HttpError`` with the matching HTTP
-status and the same message.
-"""
+"""What every endpoint of the HTTP door shares: its error answer, the one refusal -> HTTP status table, and the
+call into the service core (``service/verifier.py``) for the endpoints that verify."""
 
 from __future__ import annotations
 
-import time
-
-import grpc
+import math
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.credentials import RETRY_AFTER_KEY
+from verifier_service.errors import (
+    InvalidSpec,
+    Overloaded,
+    PermissionDenied,
+    QuotaExceeded,
+    SessionGone,
+    UnknownVerifier,
+    VersionMismatch,
+    refusal_message,
+)
+from verifier_service.service.context import Call, current_request_id
+from verifier_service.service.verifier import REFUSALS, Verifier
+from verifier_service.tenancy.auth import current_tenant
 
-# gRPC status -> HTTP status
-HTTP_STATUS = {
-    grpc.StatusCode.INVALID_ARGUMENT: 400, grpc.StatusCode.UNAUTHENTICATED: 401,
-    grpc.StatusCode.PERMISSION_DENIED: 403, grpc.StatusCode.NOT_FOUND: 404,
-    grpc.StatusCode.FAILED_PRECONDITION: 409, grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
-    grpc.StatusCode.UNAVAILABLE: 503, grpc.StatusCode.DEADLINE_EXCEEDED: 504, grpc.StatusCode.INTERNAL: 500,
-}
+# A refusal of the service -> its HTTP status (the first class that matches wins).
+HTTP_STATUS = ((InvalidSpec, 400), (Overloaded, 429), (PermissionDenied, 403), (UnknownVerifier, 404),
+               (VersionMismatch, 409), (SessionGone, 404))
 
 
 class HttpError(Exception):
@@ -35,34 +36,29 @@ class HttpError(Exception):
         self.body = body  # a body of the peer's own shape (e.g. FastAPI's 422), else {"error": message}
 
 
-class HttpAbort(HttpError, grpc.aio.AbortError):
-    """What ``HttpCall.abort`` raises: an ``AbortError`` to the servicer (which passes it on, as it passes on
-    gRPC's own abort), an ``HttpError`` to the front door."""
+def refusal(exc: BaseException) -> HttpError:
+    """The HTTP answer to a refusal of the core: its status, the message, and when to retry (429)."""
+    status = next(code for cls, code in HTTP_STATUS if isinstance(exc, cls))
+    headers = {}
+    if isinstance(exc, QuotaExceeded):  # whole seconds, rounded up, as HTTP's Retry-After says it
+        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s))),
+                   "X-Retry-After-Ms": str(round(exc.retry_after_s * 1000))}
+    elif isinstance(exc, Overloaded):
+        headers = {"Retry-After": "1"}
+    return HttpError(status, refusal_message(exc), headers)
 
 
-class HttpCall:
-    """What ``VerifierServicer._run`` reads of a gRPC context, for one HTTP request."""
-
-    def __init__(self, headers, deadline_s: float | None = None):
-        self._metadata = tuple((k.lower(), v) for k, v in headers.items())
-        self._deadline = time.monotonic() + deadline_s if deadline_s else None
-
-    def invocation_metadata(self):
-        return self._metadata
-
-    def time_remaining(self) -> float | None:
-        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
-
-    async def abort(self, code: grpc.StatusCode, details: str = "", trailing_metadata=()) -> None:
-        headers = {}
-        for key, value in trailing_metadata or ():
-            if key == RETRY_AFTER_KEY:  # whole seconds, rounded up, as HTTP's Retry-After says it
-                headers["Retry-After"] = str(max(1, -(-int(value) // 1000)))
-                headers["X-Retry-After-Ms"] = value
-        raise HttpAbort(HTTP_STATUS.get(code, 500), details, headers)
+def call(method: str, headers=()) -> Call:
+    """The ``Call`` of the HTTP request being served (its tenant set by the door's middleware)."""
+    items = headers.items() if hasattr(headers, "items") else headers
+    return Call.within(current_tenant.get(), method, request_id=current_request_id.get(),
+                       metadata=tuple((k.lower(), v) for k, v in items))
 
 
-async def verify(servicer, requests: list[pb.VerifyRequest], headers, method: str) -> list[pb.VerifyResult]:
-    """Verifies ``requests`` through the servicer's one path; a refusal raises ``HttpError``."""
-    call = HttpCall(headers)
-    return await servicer._guard(servicer._run(requests, call, method), call)
+async def verify(verifier: Verifier, requests: list[pb.VerifyRequest], headers, method: str
+                 ) -> list[pb.VerifyResult]:
+    """Verifies ``requests`` through the core; a refusal raises ``HttpError``."""
+    try:
+        return await verifier.verify(call(method, headers), requests)
+    except REFUSALS as exc:
+        raise refusal(exc) from exc

@@ -23,10 +23,10 @@ import posixpath
 import time
 from typing import Any
 
+from verifier_service.doors.http.calls import HttpError, refusal
+from verifier_service.doors.http.sandboxfusion import _invalid
 from verifier_service.errors import InvalidSpec, Overloaded, QuotaExceeded, SessionGone
 from verifier_service.sandbox.sessions import CellOutcome, SessionLimits
-from verifier_service.server.http.calls import HttpError
-from verifier_service.server.http.sandboxfusion import _invalid
 
 KERNELS = ("python3",)
 MIN_MEMORY_MB = 32
@@ -160,14 +160,8 @@ async def _open(sessions, tenant, request: dict[str, Any], config):
                            idle_ttl_s=0, max_lifetime_s=0)
     try:
         return await sessions.open(tenant, "python", limits, {"via": "POST /run_jupyter"})
-    except QuotaExceeded as exc:
-        wait = max(0.001, exc.retry_after_s)
-        raise HttpError(429, f"{exc}; retry in {wait:.2f}s", {"Retry-After": str(max(1, math.ceil(wait))),
-                                                             "X-Retry-After-Ms": str(round(wait * 1000))}) from exc
-    except Overloaded as exc:
-        raise HttpError(429, str(exc), {"Retry-After": "1"}) from exc
-    except InvalidSpec as exc:
-        raise HttpError(400, str(exc)) from exc
+    except (QuotaExceeded, Overloaded, InvalidSpec) as exc:
+        raise refusal(exc) from exc
 
 
 async def _run(sessions, tenant, session_id: str, request: dict[str, Any], config) -> dict[str, Any]:

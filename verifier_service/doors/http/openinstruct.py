@@ -24,8 +24,8 @@ import textwrap
 from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.doors.http.calls import HttpError
 from verifier_service.errors import InvalidSpec
-from verifier_service.server.http.calls import HttpError
 from verifier_service.spec import request_from_json
 
 STDIO_TOLERANCE = 1e-9

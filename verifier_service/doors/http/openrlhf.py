@@ -25,8 +25,8 @@ import json
 from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.doors.http.calls import HttpError
 from verifier_service.errors import InvalidSpec
-from verifier_service.server.http.calls import HttpError
 from verifier_service.spec import request_from_json
 
 VERIFIER_HEADER = "X-RLVR-Verifier"
