@@ -17,22 +17,27 @@ CONTRACT = {"verifier_service._generated", "verifier_service.errors", "verifier_
             "verifier_service.verdict", "verifier_service.spec", "verifier_service.config",
             "verifier_service.credentials", "verifier_service.codegen"}
 # layer -> the layers its modules may import (besides their own)
+_BELOW_SERVICE = {"contract", "runner", "sandbox", "kinds", "engine", "tenancy"}
 ALLOWED = {
     "contract": set(),
     # the runner runs inside the sandbox (another trust domain): standard library only, nothing of the package
     "runner": set(),
-    # the package itself: ``verifier_service.verify`` (the synchronous API) imports tools.sync when called
-    "facade": {"contract", "runner", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
     "client": {"contract"},
     "sandbox": {"contract", "runner"},
     "kinds": {"contract", "runner", "sandbox"},
     "engine": {"contract", "runner", "sandbox", "kinds"},
     "tenancy": {"contract", "kinds"},
-    "server": {"contract", "runner", "sandbox", "kinds", "engine", "tenancy"},
-    "tools": {"contract", "runner", "client", "sandbox", "kinds", "engine", "tenancy", "server"},
-    "testing": {"contract", "runner", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
+    "service": _BELOW_SERVICE,                        # the application: no transport
+    "doors": _BELOW_SERVICE | {"service"},            # gRPC and HTTP, each on the service
+    "serve": _BELOW_SERVICE | {"service", "doors"},   # the process: the app with its doors
+    "tools": _BELOW_SERVICE | {"client", "service", "doors", "serve"},
+    "testing": _BELOW_SERVICE | {"client", "service", "doors", "serve", "tools"},
+    # the package itself: ``verifier_service.verify`` (the synchronous API) imports tools.sync when called
+    "facade": _BELOW_SERVICE | {"client", "service", "doors", "serve", "tools"},
     "trainer": {"contract", "client", "tools"},
 }
+# transports: the service core and the HTTP door never touch a gRPC object
+TRANSPORT = ("grpc", "grpc_health", "grpc_reflection", "verifier_service._generated.verifier_pb2_grpc")
 
 
 RUNNER = PACKAGE / "runner"
@@ -168,10 +173,20 @@ def test_the_runner_imports_only_the_standard_library():
     for path in sorted(RUNNER.glob("*.py")):
         for dep in sorted(imports(path)):
             top = dep.split(".")[0]
-            if not dep.startswith("verifier_service.runner.") and top not in sys.stdlib_module_names | {"pytest", "_pytest"}:
+            allowed = sys.stdlib_module_names | {"pytest", "_pytest"}
+            if not dep.startswith("verifier_service.runner.") and top not in allowed:
                 outside.append(f"{module_name(path)} imports {dep}")
     assert not outside, "the runner imports beyond the standard library:\n" + "\n".join(outside)
     host = sorted(f"{m} imports {d}" for m, deps in graph().items() if layer(m) != "runner"
                   for d in deps if layer(d) == "runner" and d != "verifier_service.runner.wire"
                   and d != "verifier_service.runner")
     assert not host, "the host side imports the runner beyond runner/wire.py:\n" + "\n".join(host)
+
+
+def test_the_core_and_the_http_door_import_no_grpc():
+    """The service core (and so the in-process ``verifier_service.verify``) and the HTTP door know no gRPC."""
+    found = sorted(f"{module_name(p)} imports {dep}" for p in sources()
+                   if module_name(p).startswith(("verifier_service.service", "verifier_service.doors.http"))
+                   for dep in imports(p) if dep == "grpc" or dep.startswith(tuple(t + "." for t in TRANSPORT))
+                   or dep in TRANSPORT)
+    assert not found, "gRPC below the gRPC door:\n" + "\n".join(found)

@@ -3,6 +3,7 @@ name, for the audit and metrics), under which request id, until when. No transpo
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from contextvars import ContextVar
@@ -11,12 +12,22 @@ from dataclasses import dataclass, field
 from verifier_service.tenancy.auth import Tenant
 
 REQUEST_ID_KEY = "x-request-id"
+_PRINTABLE_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
 # The request id of the call being served (set by each door as the call begins; read by the log lines and audit).
 current_request_id: ContextVar[str] = ContextVar("rlvr_request_id", default="")
 
 
 def new_request_id() -> str:
     return uuid.uuid4().hex[:16]
+
+
+def request_id_from(metadata) -> str:
+    """The caller's ``x-request-id`` (gRPC metadata or HTTP headers) if it is a sane one, else a fresh id."""
+    for item in metadata or ():
+        key, value = item if isinstance(item, tuple) else (item.key, item.value)
+        if key.lower() == REQUEST_ID_KEY and isinstance(value, str) and _PRINTABLE_ID.match(value):
+            return value
+    return new_request_id()
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
 from verifier_service.doors.http.calls import HttpError, verify
-from verifier_service.doors.rpclog import current_request_id, request_id_from
+from verifier_service.service.context import current_request_id, request_id_from
 from verifier_service.tenancy.auth import KEY_HELP, LOCAL_TENANT, current_tenant, hash_key, key_from_metadata
 
 log = logging.getLogger("verifier_service.http")
