@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from typing import Any
 
 from verifier_service.config import ServiceConfig
 from verifier_service.doors.grpc.server import GrpcDoor
@@ -25,7 +26,7 @@ class VerifierApp(App):
         super().__init__(config)
         self.grpc = GrpcDoor(self)
         self.servicer = self.grpc.servicer
-        self.http = None  # the HTTP door, when http_port is set
+        self.http: Any = None  # the HTTP door (doors/http), when http_port is set
         self.http_port: int | None = None
         self.metrics_port: int | None = None
         self.port: int | None = None
@@ -126,7 +127,11 @@ def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
                     for i in range(1, config.workers)]
         log.info("started %d more worker process(es) on port %d", len(children), config.port)
     try:
-        asyncio.run(serve(config, on_reload=lambda: [c.send_signal(signal.SIGHUP) for c in children]))
+        def reload_children() -> None:
+            for child in children:
+                child.send_signal(signal.SIGHUP)
+
+        asyncio.run(serve(config, on_reload=reload_children))
     finally:
         for child in children:
             child.terminate()

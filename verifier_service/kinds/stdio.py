@@ -17,9 +17,9 @@ from decimal import Context as DecimalContext
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_job, streams
+from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, streams
 from verifier_service.kinds.base import Context, Param, VerifierKind
-from verifier_service.kinds.compiled import compile_failure, prepare
+from verifier_service.kinds.compiled import prepare, run_compiled
 from verifier_service.kinds.languages import LANGUAGES, Language, run_argv
 from verifier_service.runner import wire
 from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
@@ -178,16 +178,9 @@ class Stdio(VerifierKind):
 
         job = Job(steps=steps, files={prepared.file: text}, image=lang.image, stoppable=stop_early,
                   stream=stop_early)
-        try:
-            run = await run_job(ctx, job, on_step=judge)
-        finally:
-            prepared.done()
+        run = await run_compiled(ctx, prepared, lang, job, judge, extra)
         if isinstance(run, Outcome):
             return run
-        failed = compile_failure(prepared, run, lang)
-        if failed is not None:
-            return Outcome(failed.verdict, detail=failed.detail, **extra, stdout_tail=failed.stdout_tail,
-                           stderr_tail=failed.stderr_tail)
         if run.oom_killed and len(tests) < len(names):
             tests.append(TestOutcome(names[len(tests)], Verdict.MEMORY_LIMIT, "memory limit exceeded"))
         failed_before = any(not t.passed for t in tests)

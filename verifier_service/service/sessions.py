@@ -181,7 +181,7 @@ class SessionManager:
         if outcome.session_ended:
             self._forget(entry, outcome.session_ended)
         self.cells_by_status[outcome.status] += 1
-        if self._cells is not None:
+        if self._cells is not None and self._latency is not None:
             self._cells.labels(outcome.status).inc()
             self._latency.observe(outcome.total_s)
         return entry, outcome

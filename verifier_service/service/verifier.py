@@ -23,6 +23,7 @@ from verifier_service.errors import (
     Overloaded,
     PermissionDenied,
     QuotaExceeded,
+    SandboxUnavailable,
     UnknownVerifier,
     VersionMismatch,
     refusal_message,
@@ -130,6 +131,8 @@ class Verifier:
             raise
         started = time.monotonic()
         try:
+            if self.engine.sandbox is None:
+                raise SandboxUnavailable("no sandbox backend is configured")
             run = await self.engine.sandbox.run(job)
         finally:
             self.admission.release(1)

@@ -58,7 +58,7 @@ class GrpcDoor:
         return self.port
 
     async def start(self) -> None:
-        await self._set_health(self.app.sandbox_problem)
+        assert self.server is not None, "bind() first"
         await self.server.start()
 
     def _connection_age(self) -> list[tuple[str, int]]:

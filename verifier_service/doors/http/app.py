@@ -86,7 +86,7 @@ class HttpFrontDoor:
         """Binds and listens on ``host:port`` (0: a free port; several worker processes may share one,
         SO_REUSEPORT) before anything else starts, so that a port that cannot be had fails the service at
         once; returns the port. Connections wait in the backlog until ``start``."""
-        host = host.strip("[]") or None
+        host = host.strip("[]") or None  # type: ignore[assignment]  # (None: every address)
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -107,6 +107,7 @@ class HttpFrontDoor:
         """Serves on the bound socket."""
         self.runner = web.AppRunner(self.web_app, access_log=None)
         await self.runner.setup()
+        assert self._socket is not None, "bind() first"
         await web.SockSite(self.runner, self._socket).start()
 
     async def stop(self) -> None:
@@ -227,7 +228,7 @@ class HttpFrontDoor:
             self._audit("POST /run_jupyter", request, fields, started)
 
     async def get_reward(self, request: web.Request) -> web.Response:
-        verifier = request.match_info.get("verifier") or request.headers.get(openrlhf.VERIFIER_HEADER, "")
+        verifier = request.match_info.get("verifier") or request.headers.get(openrlhf.VERIFIER_HEADER) or ""
         body = await self._body(request)
         requests = openrlhf.requests_of(body, verifier.strip())
         if not requests:

@@ -173,7 +173,7 @@ async def _run(sessions, tenant, session_id: str, request: dict[str, Any], confi
         if outcome.status != "ok":
             return _answer("SandboxError", f"could not write the request's files: {outcome.status} "
                            f"{outcome.error}".strip(), _driver("Error", time.monotonic() - started), [])
-    cells = []
+    cells: list = []
     for code in request["cells"]:
         left = request["total_timeout"] - (time.monotonic() - started)
         if left <= 0:
