@@ -1,7 +1,7 @@
 """The session manager: sandbox sessions by id, their admission, limits, expiry, metrics and audit lines.
 
 Usable from Python without gRPC (``open``, ``execute``, ``reset``, ``close``, ``close_labelled``: the tenant is
-an argument); ``sessions_rpc.py`` serves it as the Verifier service's session RPCs.
+an argument); the gRPC door (``doors/grpc/servicer.py``) serves it as the session RPCs.
 
 - Admission: at most ``max_sessions`` live sessions in this process (RESOURCE_EXHAUSTED with a retry hint,
   never a queue), and each tenant's live sessions and open rate (``tenancy/session_quota.py``).

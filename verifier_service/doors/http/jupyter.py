@@ -8,7 +8,7 @@ ran; a cell that raised is still a success, as in a notebook), ``Failed`` (the t
 sandbox died) or ``SandboxError``; ``driver`` is the run as a ``CommandRunResult``; ``cells`` hold
 ``{stdout, stderr, display: [mime -> data], error: [{ename, evalue, traceback}]}``.
 
-One request is one sandbox session (``server/sessions.py``): opened for the caller's tenant (its session quota
+One request is one sandbox session (``service/sessions.py``): opened for the caller's tenant (its session quota
 and the replica's ``max_sessions`` apply), the cells run one after the other with the request's limits, and the
 session is closed whatever happens, so nothing of one request reaches another.
 """
