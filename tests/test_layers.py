@@ -15,7 +15,7 @@ PACKAGE = ROOT / "verifier_service"
 
 CONTRACT = {"verifier_service._generated", "verifier_service.errors", "verifier_service.wire",
             "verifier_service.verdict", "verifier_service.spec", "verifier_service.config",
-            "verifier_service.credentials", "verifier_service.codegen"}
+            "verifier_service.credentials", "verifier_service.codegen", "verifier_service.messages"}
 # layer -> the layers its modules may import (besides their own)
 _BELOW_SERVICE = {"contract", "runner", "sandbox", "kinds", "engine", "tenancy"}
 ALLOWED = {
@@ -190,3 +190,10 @@ def test_the_core_and_the_http_door_import_no_grpc():
                    for dep in imports(p) if dep == "grpc" or dep.startswith(tuple(t + "." for t in TRANSPORT))
                    or dep in TRANSPORT)
     assert not found, "gRPC below the gRPC door:\n" + "\n".join(found)
+
+
+def test_the_trainer_imports_no_generated_module():
+    """The trainer names the service's messages through ``verifier_service.messages``, never ``_generated``."""
+    found = sorted(f"{m} imports {d}" for m, deps in graph().items() if layer(m) == "trainer"
+                   for d in deps if d.startswith("verifier_service._generated"))
+    assert not found, "\n".join(found)

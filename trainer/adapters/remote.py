@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from verifier_service._generated import verifier_pb2 as pb
+import verifier_service.messages as pb
 from verifier_service.credentials import Credentials
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import request_from_json, spec_from_label
