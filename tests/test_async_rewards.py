@@ -52,6 +52,46 @@ def _child_scores(payload: bytes, queue) -> None:
         queue.put({"error": repr(exc)})
 
 
+def _child_trl_scoring(payload: bytes, queue) -> None:
+    """TRL's own scoring code in the child: ``_AsyncRolloutLoop._score_group`` on one group of our completions."""
+    try:
+        from pathlib import Path
+
+        from accelerate import PartialState
+        from datasets import Dataset
+        from transformers import AutoTokenizer
+        from trl.experimental.async_grpo.async_rollout_worker import (
+            RolloutGroup,
+            TrainingSequence,
+            _AsyncRolloutLoop,
+        )
+
+        PartialState()  # TRL's child logs through accelerate, which needs its state (its _child_main sets it up)
+        kwargs = pickle.loads(payload)
+        tokenizer = AutoTokenizer.from_pretrained(Path(kwargs.pop("model_dir")))
+        # the tiny model's chat template is none TRL knows; tool-call parsing is not what this test is about
+        tokenizer.response_schema = {"type": "object", "properties": {"content": {"type": "string"}}}
+        loop = _AsyncRolloutLoop(model_name="tiny", dataset=Dataset.from_list([{"prompt": "p", "verification": SPEC}]),
+                                 processing_class=tokenizer, eos_token_ids=[tokenizer.eos_token_id],
+                                 rollout_buffer=None, model_version_value=None, heartbeat_value=None,
+                                 failed_event=None, exception_info_queue=None, metrics_queue=None,
+                                 num_generations=len(COMPLETIONS), **kwargs)
+        n = len(COMPLETIONS)
+        group = RolloutGroup(prompts=["p"] * n, reward_kwargs={"verification": [SPEC] * n}, completions=COMPLETIONS,
+                             completions_ids=[[1]] * n,
+                             completions_sequences=[[TrainingSequence([0, 1], [0, 1], [0.0, -1.0], str(i))]
+                                                    for i in range(n)],
+                             tool_call_counts=[0] * n, tool_failure_counts=[0] * n, model_version=0, group_id=0,
+                             env_rewards=[], rollout_rewards=[])
+        samples = loop._loop.run_until_complete(loop._score_group(group))
+        queue.put({"names": loop.reward_func_names, "metrics": [s.metrics for s in samples],
+                   "advantages": [s.advantage for s in samples]})
+    except Exception as exc:  # noqa: BLE001
+        import traceback
+
+        queue.put({"error": traceback.format_exc()[-2000:] + repr(exc)})
+
+
 def _child_environment(payload: bytes, queue) -> None:
     factory = pickle.loads(payload)["environment_factory"]
     try:
@@ -92,6 +132,23 @@ def test_the_reward_functions_pickle_and_score_in_a_spawned_process(service):
     assert child["batches"] == 1
     assert child["scores"] == [[0.2 * s for s in here[0]], [0.8 * s for s in here[1]]]
     assert len(rewards.history) == 1  # the child's batch is counted in the child
+
+
+def test_trl_async_scoring_loop_scores_with_the_pickled_functions(service, tmp_path):
+    """The spawned child runs TRL's ``_AsyncRolloutLoop._score_group``: the composite reward is the weighted sum of
+    the verifier's scores, and the group's advantages follow from it."""
+    from trainer.tiny_model import build_tiny_model
+
+    model_dir = build_tiny_model(tmp_path / "tiny")
+    rewards = VerifierRewards(service.address)
+    plain = _score(rewards.reward_funcs(), COMPLETIONS)
+    payload = pickle.dumps({"reward_funcs": rewards.reward_funcs(weights=[0.2, 0.8]), "model_dir": str(model_dir)})
+    child = _run_spawned(_child_trl_scoring, payload)
+    assert child["names"] == ["verifier_format", "verifier_correctness"]
+    expected = [0.2 * f + 0.8 * c for f, c in zip(plain[0], plain[1], strict=True)]
+    assert [m["reward"] for m in child["metrics"]] == pytest.approx(expected)
+    assert expected[0] > expected[1] > expected[2]  # right, half right, malformed: the group has a signal
+    assert child["advantages"][0] > 0 > child["advantages"][2]
 
 
 def test_a_pickled_copy_carries_no_channel_or_statistics(service):
