@@ -107,8 +107,13 @@ def _hash_reward(salt: str):
 
 
 def run_point(size: str, mode: str, *, steps: int, prompt_len: int, completion_len: int, model_root: Path,
-              device: str) -> dict[str, Any]:
-    """Runs ``steps`` GRPO steps of the recipe on one (size, mode); returns the measurement record."""
+              device: str, generation: str = "transformers", vllm_gpu_memory_utilization: float = 0.3
+              ) -> dict[str, Any]:
+    """Runs ``steps`` GRPO steps of the recipe on one (size, mode); returns the measurement record.
+
+    ``generation="vllm"``: the recipe's generation, vLLM colocated in this process at
+    ``vllm_gpu_memory_utilization`` (without sleep mode, as ``RunConfig`` defaults): its weights, KV cache and CUDA
+    graphs then count in this process's device memory too."""
     import torch
     from datasets import Dataset
     from transformers import PreTrainedTokenizerFast, TrainerCallback
@@ -122,8 +127,14 @@ def run_point(size: str, mode: str, *, steps: int, prompt_len: int, completion_l
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     out_dir = tempfile.mkdtemp(prefix="grpo-mem-")
+    vllm = generation == "vllm"
+    if vllm:
+        from trainer.vllm_env import colocate_environment
+
+        colocate_environment()  # as trainer train does, before TRL starts vLLM in this process
     config = RunConfig(model=str(model_dir), dataset="(random prompts)", output_dir=out_dir,
-                       generation="transformers", lora=mode == "lora", max_steps=steps, logging_steps=1,
+                       generation=generation, vllm_gpu_memory_utilization=vllm_gpu_memory_utilization,
+                       lora=mode == "lora", max_steps=steps, logging_steps=1,
                        save_steps=10**9, max_completion_length=completion_len, use_cpu=not cuda, bf16=cuda,
                        skip_gates=True, grpo_overrides={"save_strategy": "no"})  # a checkpoint would fill the disk
     per_step_prompts = config.per_device_train_batch_size * config.gradient_accumulation_steps // config.num_generations
@@ -142,6 +153,8 @@ def run_point(size: str, mode: str, *, steps: int, prompt_len: int, completion_l
             if cuda:
                 step["peak_allocated_gib"] = torch.cuda.max_memory_allocated() / GIB
                 step["peak_reserved_gib"] = torch.cuda.max_memory_reserved() / GIB
+                free, total = torch.cuda.mem_get_info()
+                step["device_used_gib"] = (total - free) / GIB
             record["steps"].append(step)
 
     trainer = build_trainer(config, reward_funcs=[_hash_reward("format"), _hash_reward("correctness")],
@@ -175,6 +188,9 @@ def run_point(size: str, mode: str, *, steps: int, prompt_len: int, completion_l
     if cuda:
         torch.cuda.synchronize()
         record["after_load_allocated_gib"] = torch.cuda.memory_allocated() / GIB
+        record["after_load_reserved_gib"] = torch.cuda.memory_reserved() / GIB
+        free, total = torch.cuda.mem_get_info()
+        record["after_load_device_used_gib"] = (total - free) / GIB  # with vLLM: its weights, KV cache, graphs
     t0 = time.perf_counter()
     try:
         trainer.train()
@@ -212,7 +228,7 @@ def _machine() -> dict[str, Any]:
     import torch
 
     info: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__}
-    for name in ("transformers", "trl", "peft", "accelerate"):
+    for name in ("transformers", "trl", "peft", "accelerate", "vllm"):
         try:
             info[name] = __import__(name).__version__
         except Exception:  # noqa: BLE001 - a version we cannot read is simply not reported
@@ -227,7 +243,9 @@ def _machine() -> dict[str, Any]:
 def _child(args: argparse.Namespace) -> int:
     try:
         record = run_point(args.point_size, args.point_mode, steps=args.steps, prompt_len=args.prompt_len,
-                           completion_len=args.completion_len, model_root=Path(args.model_root), device=args.device)
+                           completion_len=args.completion_len, model_root=Path(args.model_root), device=args.device,
+                           generation=args.generation,
+                           vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization)
         record["fits"] = True
     except Exception as exc:  # noqa: BLE001 - an OOM (or any failure) is the measurement's result, reported
         import traceback
@@ -245,7 +263,8 @@ def _child(args: argparse.Namespace) -> int:
 
 
 def _key(point: dict[str, Any]) -> tuple:
-    return (point.get("gpu"), point["size"], point["mode"], point["prompt_len"], point["completion_len"])
+    return (point.get("gpu"), point["size"], point["mode"], point["prompt_len"], point["completion_len"],
+            point.get("generation", "transformers"))
 
 
 def merge(points: list[dict[str, Any]], path: Path = RESULTS) -> dict[str, Any]:
@@ -282,7 +301,8 @@ def measure(args: argparse.Namespace) -> int:
             cmd = [sys.executable, "-m", "benchmarks.grpo_memory", "--point-size", size, "--point-mode", mode,
                    "--point-out", out, "--steps", str(args.steps), "--prompt-len", str(args.prompt_len),
                    "--completion-len", str(args.completion_len), "--model-root", str(model_root),
-                   "--device", args.device]
+                   "--device", args.device, "--generation", args.generation,
+                   "--vllm-gpu-memory-utilization", str(args.vllm_gpu_memory_utilization)]
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
             try:
@@ -292,6 +312,9 @@ def measure(args: argparse.Namespace) -> int:
                                                  "and wrote no result"}
             Path(out).unlink(missing_ok=True)
             point = {"size": size, "mode": mode, "gpu": machine.get("gpu"), "steps_run": args.steps,
+                     "generation": args.generation,
+                     **({"vllm_mode": "colocate", "vllm_gpu_memory_utilization": args.vllm_gpu_memory_utilization}
+                        if args.generation == "vllm" else {}),
                      "prompt_len": args.prompt_len, "completion_len": args.completion_len,
                      "wall_seconds": round(time.perf_counter() - t0, 1), "machine": machine, **record}
             points.append(point)
@@ -318,6 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", default=str(RESULTS))
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                         help="cpu: run the pipeline on the tiny shape (a test); nothing is measured")
+    parser.add_argument("--generation", choices=("transformers", "vllm"), default="transformers",
+                        help="vllm: the recipe's generation, vLLM colocated at --vllm-gpu-memory-utilization")
+    parser.add_argument("--vllm-gpu-memory-utilization", type=float, default=0.3)
     parser.add_argument("--render", action="store_true", help="write docs/grpo-memory.md from the measurements")
     parser.add_argument("--point-size", help=argparse.SUPPRESS)
     parser.add_argument("--point-mode", help=argparse.SUPPRESS)

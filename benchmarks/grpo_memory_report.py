@@ -22,7 +22,13 @@ def device_peak_gib(point: dict[str, Any]) -> float | None:
 
 
 def estimate_for(point: dict[str, Any], gpu_memory_gb: float) -> memory.MemoryEstimate:
-    """The current model's estimate of the measured layout (one GPU, ZeRO-0, transformers generation)."""
+    """The current model's estimate of the measured layout (one GPU, ZeRO-0; transformers generation, or vLLM
+    colocated at the point's ``vllm_gpu_memory_utilization``)."""
+    if point.get("generation") == "vllm":
+        return memory.estimate(point["size"], gpus=1, gpu_memory_gb=gpu_memory_gb, lora=point["mode"] == "lora",
+                               prompt_len=point["prompt_len"], completion_len=point["completion_len"],
+                               generation="vllm", vllm_mode="colocate",
+                               vllm_gpu_memory_utilization=point["vllm_gpu_memory_utilization"])
     return memory.estimate(point["size"], gpus=1, gpu_memory_gb=gpu_memory_gb, lora=point["mode"] == "lora",
                            prompt_len=point["prompt_len"], completion_len=point["completion_len"],
                            generation="transformers", vllm_mode="server")
@@ -42,7 +48,7 @@ def _steps(point: dict[str, Any]) -> str:
 
 
 def render(data: dict[str, Any]) -> str:
-    points = data["points"]
+    points = [p for p in data["points"] if p.get("generation", "transformers") == "transformers"]
     machine = points[0]["machine"] if points else {}
     gpu_gb = 141.0
     rows, errors_before, errors_now = [], [], []
@@ -81,7 +87,31 @@ def render(data: dict[str, Any]) -> str:
                   f"accelerate {machine.get('accelerate')}"),
         prompt_len=first.get("prompt_len"), completion_len=first.get("completion_len"),
         results_rows="\n".join(rows), worst_before=_pct(worst_before), worst_now=_pct(worst_now),
-        transformers_table=_transformers_table(gpu_gb))
+        transformers_table=_transformers_table(gpu_gb), **_vllm_section(data["points"]))
+
+
+def _vllm_section(points: list[dict[str, Any]]) -> dict[str, str]:
+    """The rows of the points measured with the recipe's generation (vLLM colocated in the training process)."""
+    vllm = [p for p in points if p.get("generation") == "vllm"]
+    rows, errors = [], []
+    for p in vllm:
+        measured = device_peak_gib(p)
+        est = estimate_for(p, p.get("device_total_gib") or 141.0)
+        if p.get("fits") and measured:
+            errors.append(abs((est.total_gib - measured) / measured))
+        tuning = "LoRA r=16" if p["mode"] == "lora" else "full"
+        fits = "yes" if p.get("fits") else ("**no: out of memory**" if p.get("fits") is False else "error")
+        rows.append(f"| {p['size']} | {tuning} | {fits} | {_num(p.get('after_load_device_used_gib'))} | "
+                    f"{_num(p.get('peak_allocated_gib'))} | {_num(p.get('peak_reserved_gib'))} | {_num(measured)} | "
+                    f"{_steps(p)} | {est.vllm_gib:.2f} + {est.total_gib - est.vllm_gib:.2f} = "
+                    f"{est.total_gib:.1f} ({_error(est.total_gib, measured)}) |")
+    first = vllm[0] if vllm else {}
+    software = first.get("machine", {})
+    return {"vllm_rows": "\n".join(rows) or "| (none measured) |",
+            "vllm_worst": _pct(max(errors) if errors else None),
+            "vllm_utilization": str(first.get("vllm_gpu_memory_utilization", "-")),
+            "vllm_version": str(software.get("vllm", "-")),
+            "vllm_device_gib": _num(first.get("device_total_gib"))}
 
 
 def _transformers_table(gpu_gb: float) -> str:

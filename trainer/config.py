@@ -77,6 +77,9 @@ class RunConfig:
     report_to: str = _f("none", "where TRL also logs metrics: none, or a comma-separated list of trackers TRL "
                                 "knows (tensorboard, wandb, trackio, mlflow, ...); run.json is written either way")
     gradient_checkpointing: bool = _f(True, "recompute activations to save memory")
+    trainer: str = _f("grpo", "grpo: TRL's GRPOTrainer (the recipe); async_grpo: trl.experimental.async_grpo's "
+                              "AsyncGRPOTrainer, which scores rewards in a child process while a vLLM server goes "
+                              "on generating (vllm_mode: server; no KL term)", choices=("grpo", "async_grpo"))
     # Generation and hardware.
     generation: str = _f("vllm", "vllm, or transformers (only when asked for: it is much slower)",
                          choices=("vllm", "transformers"))
@@ -198,6 +201,16 @@ class RunConfig:
             deviations.append("vllm_mode=server with one training GPU (the recipe colocates on a single GPU)")
         if self.generation == "transformers":
             deviations.append("generation=transformers instead of vLLM (slower; chosen explicitly)")
+        if self.trainer == "async_grpo":
+            if self.generation != "vllm" or self.vllm_mode != "server":
+                raise ConfigError(
+                    "trainer: async_grpo generates through a vLLM server (AsyncGRPOTrainer has no colocated or "
+                    "transformers generation): set generation: vllm and vllm_mode: server, with the server started "
+                    "by `vllm serve` on a GPU of its own (its NCCL weight sync refuses a GPU shared with training)")
+            if self.use_cpu:
+                raise ConfigError("trainer: async_grpo needs a GPU (NCCL weight sync to the vLLM server)")
+            deviations.append("trainer=async_grpo (trl.experimental AsyncGRPOTrainer: samples up to max_staleness "
+                              "weight versions old, no KL term, rewards weighted inside the reward functions)")
         lo, hi = SETTLED_LEARNING_RATE
         if not lo <= self.learning_rate <= hi:
             deviations.append(f"learning_rate={self.learning_rate:g} outside the settled range [{lo:g}, {hi:g}]")
@@ -230,7 +243,7 @@ class RunConfig:
             deviations.append(f"variant={self.variant} ({preset.overrides_text()}): {preset.reason} [{preset.paper}]")
         if self.grpo_overrides:
             owned = {f.name for f in fields(self)} | {"use_vllm", "activation_checkpointing"}
-            check_overrides(self.grpo_overrides, owned=owned)
+            check_overrides(self.grpo_overrides, owned=owned, trainer=self.trainer)
             deviations += [f"grpo_overrides.{k}={v!r}" for k, v in self.grpo_overrides.items()]
         return deviations
 
@@ -286,6 +299,21 @@ class RunConfig:
 
             kwargs.update(get_variant(self.variant).grpo_overrides)
         kwargs.update(self.grpo_overrides)
+        return kwargs
+
+
+    def to_async_grpo_kwargs(self) -> dict[str, Any]:
+        """AsyncGRPOConfig keyword values (validate first): the GRPOConfig ones it has, and the vLLM server's URL.
+        It has no ``beta`` (no KL term), ``loss_type`` or ``reward_weights`` (the reward functions weight
+        themselves: ``VerifierRewards.reward_funcs(weights=...)``), and always generates on a vLLM server."""
+        from trl.experimental.async_grpo import AsyncGRPOConfig
+
+        known = set(AsyncGRPOConfig.__dataclass_fields__)
+        kwargs = self.to_grpo_kwargs()
+        if "activation_checkpointing" in known:  # transformers >= 5.2x renamed it
+            kwargs["activation_checkpointing"] = kwargs.pop("gradient_checkpointing")
+        kwargs = {k: v for k, v in kwargs.items() if k in known}
+        kwargs["vllm_server_base_url"] = f"http://{self.vllm_server_host}:{self.vllm_server_port}"
         return kwargs
 
 

@@ -18,6 +18,12 @@ Nothing a rollout's code does raises out of the tool: an error, a timeout, a dea
 comes back to the model as text (a session that is gone is opened afresh, and the model is told its state is
 lost). Sessions carry the labels ``client=trl-environment`` and ``run=<this process's id>``; the process closes
 them all by label when it exits (the service's idle TTL closes them otherwise).
+
+The factory pickles (``SandboxEnvFactory``: TRL's ``trl.experimental.async_grpo.AsyncGRPOTrainer`` runs its
+rollouts in a spawned child process and pickles ``environment_factory`` into it). Everything that holds a channel
+or a thread is made in the process that uses it: each environment's session client and verifier client, the
+background pool that opens and closes sessions, and the run label with its exit hook are per process (a forked
+child gets its own, and never closes its parent's sessions).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import os
 import threading
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -40,23 +47,54 @@ from verifier_service.spec import request_from_json
 
 log = logging.getLogger(__name__)
 
-RUN_ID = uuid.uuid4().hex[:12]  # this process's sessions, closed together at exit
 STATUS_NOTES = {pb.CELL_TIMEOUT: "the code ran past its time limit and was stopped",
                 pb.CELL_MEMORY_LIMIT: "the code ran out of memory",
                 pb.CELL_OUTPUT_LIMIT: "the output went past its limit and was cut",
                 pb.CELL_INFRA_ERROR: "the sandbox failed (not the code's fault)"}
-_background = ThreadPoolExecutor(max_workers=32, thread_name_prefix="sandbox-session")
-_targets: set[tuple[str, Credentials]] = set()
-_targets_lock = threading.Lock()
+_lock = threading.Lock()
+_process: dict[str, Any] = {}  # this process's run label, background pool and targets (see _local)
 
 
-def python_sandbox_factory(target: str, **options: Any):
-    """The ``environment_factory`` for ``GRPOTrainer``: each call makes a ``PythonSandboxEnv(target, **options)``."""
+def _local() -> dict[str, Any]:
+    """This process's run id, background pool and targets to close at exit; made afresh in a forked child (a
+    thread pool does not survive a fork, and the parent's run label is the parent's to close)."""
+    with _lock:
+        if _process.get("pid") != os.getpid():
+            _process.clear()
+            _process.update(pid=os.getpid(), run_id=uuid.uuid4().hex[:12], targets=set(),
+                            pool=ThreadPoolExecutor(max_workers=32, thread_name_prefix="sandbox-session"))
+            atexit.register(_close_all, os.getpid())
+        return _process
 
-    def factory() -> PythonSandboxEnv:
-        return PythonSandboxEnv(target, **options)
 
-    return factory
+def run_id() -> str:
+    """The label value (``run=...``) of the sessions this process opens."""
+    return _local()["run_id"]
+
+
+def _background() -> ThreadPoolExecutor:
+    return _local()["pool"]
+
+
+class SandboxEnvFactory:
+    """The ``environment_factory`` for TRL: each call makes a ``PythonSandboxEnv(target, **options)``. A plain
+    object of the target and options, so it pickles into a spawned rollout process."""
+
+    def __init__(self, target: str, **options: Any):
+        self.target = target
+        self.options = options
+
+    def __call__(self) -> PythonSandboxEnv:
+        return PythonSandboxEnv(self.target, **self.options)
+
+    def __repr__(self) -> str:
+        return f"SandboxEnvFactory({self.target!r})"
+
+
+def python_sandbox_factory(target: str, **options: Any) -> SandboxEnvFactory:
+    """The ``environment_factory`` for ``GRPOTrainer`` (or ``AsyncGRPOTrainer``): each call makes a
+    ``PythonSandboxEnv(target, **options)``."""
+    return SandboxEnvFactory(target, **options)
 
 
 class PythonSandboxEnv:
@@ -74,7 +112,7 @@ class PythonSandboxEnv:
         self._credentials = credentials or Credentials.from_env()
         self._sessions = SessionClient(target, self._credentials)
         self._limits = limits
-        self._labels = {"client": "trl-environment", "run": RUN_ID, **(labels or {})}
+        self._labels = {"client": "trl-environment", "run": run_id(), **(labels or {})}
         self._spec_column = spec_column
         self._max_output_chars = max_output_chars
         self._reward_timeout_s = reward_timeout_s
@@ -82,10 +120,9 @@ class PythonSandboxEnv:
         self._row: dict[str, Any] = {}
         self._cells: list[str] = []
         self._verifier: VerifierClient | None = None
-        with _targets_lock:
-            if not _targets:
-                atexit.register(_close_all)
-            _targets.add((self._sessions.address, self._credentials))
+        local = _local()
+        with _lock:
+            local["targets"].add((self._sessions.address, self._credentials))
 
     # ---- TRL's hooks -------------------------------------------------------------
 
@@ -94,7 +131,7 @@ class PythonSandboxEnv:
         self._close_session()
         self._row = row
         self._cells = []
-        self._session = _background.submit(self._open)
+        self._session = _background().submit(self._open)
 
     def run_python(self, code: str) -> str:
         """Run Python code in a persistent, sandboxed interpreter and return what it printed.
@@ -114,7 +151,7 @@ class PythonSandboxEnv:
                 result = self._sessions.execute(session_id, code)
                 note = ""
             except RemoteSessionGone as exc:
-                self._session = _background.submit(self._open)
+                self._session = _background().submit(self._open)
                 result = self._sessions.execute(self._session_id(), code)
                 note = f"[the previous interpreter had ended ({exc.details}); a fresh one ran this code: earlier " \
                        "variables and files are gone]"
@@ -151,13 +188,13 @@ class PythonSandboxEnv:
 
     def _session_id(self) -> str:
         if self._session is None:
-            self._session = _background.submit(self._open)
+            self._session = _background().submit(self._open)
         return self._session.result()
 
     def _close_session(self) -> None:
         previous, self._session = self._session, None
         if previous is not None:
-            _background.submit(self._close_quietly, previous)
+            _background().submit(self._close_quietly, previous)
 
     def _close_quietly(self, opening: Future) -> None:
         try:
@@ -191,11 +228,14 @@ def _describe(result: pb.CellResult, note: str = "") -> str:
     return "\n".join(parts) if parts else "[no output]"
 
 
-def _close_all() -> None:
-    """At exit: every session this process opened, closed by its run label."""
-    for address, credentials in list(_targets):
+def _close_all(pid: int) -> None:
+    """At exit: every session this process opened, closed by its run label (nothing in a forked child that exits
+    through its parent's hooks)."""
+    if _process.get("pid") != pid or os.getpid() != pid:
+        return
+    for address, credentials in list(_process["targets"]):
         try:
             with SessionClient(address, credentials, max_wait_s=0) as client:
-                client.close_labelled({"run": RUN_ID}, timeout_s=5)
+                client.close_labelled({"run": _process["run_id"]}, timeout_s=5)
         except (RemoteError, VerifierError):
             pass

@@ -6,8 +6,9 @@ coefficient is a named module constant with a docstring that says what it stands
 for and whether it was measured. The one-GPU layout (ZeRO-0, ``trainer train``'s
 default load in float32, bf16 autocast) was checked against peaks measured on an
 H200 (``benchmarks/grpo_memory.py``, ``docs/grpo-memory.md``): 0.5B-7B, full
-fine-tuning and LoRA, transformers generation, within 7 %. The multi-GPU (ZeRO)
-and vLLM terms are not measured. The method, the assumptions and what is left
+fine-tuning and LoRA, transformers generation, within 7 %; and with vLLM colocated
+at the default share (0.3), 0.5B-3B, full and LoRA, within 3.4 % (issue 35). The multi-GPU (ZeRO) and
+vLLM server terms are not measured. The method, the assumptions and what is left
 out are written up in ``docs/grpo-memory-model.md``.
 
 The public API:

@@ -30,6 +30,16 @@ to another replica, after a bounded backoff (VerifyBatch is idempotent).
 Every call goes through ``VerifierClient`` (one per event loop): its retry
 table, its typed errors; ``timeout_s`` is a batch's whole budget, retries and
 waits included, never a fresh deadline per attempt.
+
+``VerifierRewards`` and its reward functions pickle (TRL's
+``trl.experimental.async_grpo.AsyncGRPOTrainer`` scores in a spawned child
+process and pickles ``reward_funcs`` into it): what travels is the
+configuration, never a channel, a pending batch or the statistics. The
+functions of one ``VerifierRewards`` pickled together stay one object on the
+other side (still one RPC per batch). Each process opens its own channel on
+its own event loop (the client is keyed by process and loop, so a forked child
+never reuses its parent's channel); ``history`` and the wait totals count the
+batches of the process they are read in.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -126,13 +137,27 @@ class VerifierRewards:
         self.retry = retry if retry is not None else RetryPolicy(
             attempts=retries + 1, initial_backoff_s=backoff_s, max_backoff_s=max(backoff_s, 8.0))
         self.max_message_bytes = max_message_bytes
-        self._clients: dict[int, VerifierClient] = {}
+        self._clients: dict[tuple[int, int], VerifierClient] = {}
         self._shared: dict[int, _Shared] = {}
         self._components: list[str] = []
         self.history: list[BatchStats] = []
         self.total_wait_s = 0.0
         self.total_shadow_s = 0.0
         self._check_health(connect_timeout_s)
+
+    # ---- pickling (a spawned scoring process, e.g. TRL's AsyncGRPOTrainer) ----
+
+    _PROCESS_LOCAL = ("_clients", "_shared", "history", "total_wait_s", "total_shadow_s", "shadow_runs")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The configuration only: channels, pending batches and statistics belong to the process that made them."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._PROCESS_LOCAL}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._clients, self._shared, self.history = {}, {}, []
+        self.total_wait_s = self.total_shadow_s = 0.0
+        self.shadow_runs = 0
 
     # ---- construction ------------------------------------------------------
 
@@ -142,22 +167,29 @@ class VerifierRewards:
         except ServiceUnreachable as exc:
             raise RewardError(str(exc)) from exc
 
-    def reward_funcs(self, components: Sequence[str] = COMPONENTS) -> list[Callable]:
-        """The reward functions for ``GRPOTrainer(reward_funcs=...)``, in the order given."""
+    def reward_funcs(self, components: Sequence[str] = COMPONENTS,
+                     weights: Sequence[float] | None = None) -> list[Callable]:
+        """The reward functions for ``GRPOTrainer(reward_funcs=...)``, in the order given. ``weights``: each
+        function scales its scores (for a trainer without ``reward_weights``, such as AsyncGRPOTrainer, which sums
+        its reward functions); leave it out where the trainer weights them (GRPOTrainer's ``reward_weights``)."""
         unknown = [c for c in components if c not in COMPONENTS]
         if unknown:
             raise RewardError(f"unknown reward component(s) {unknown}; valid: {', '.join(COMPONENTS)}")
+        if weights is not None and len(weights) != len(components):
+            raise RewardError(f"{len(weights)} weight(s) for {len(components)} reward component(s)")
         self._components = list(components)
-        return [_RewardFunction(self, c) for c in components]
+        return [_RewardFunction(self, c, 1.0 if weights is None else float(w))
+                for c, w in zip(components, weights or [None] * len(components), strict=True)]
 
     # ---- one RPC per batch ---------------------------------------------------
 
     def _client(self) -> VerifierClient:
-        """This event loop's client (a gRPC aio channel belongs to the loop that made it)."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(id(loop))
+        """This process's client on this event loop (a gRPC aio channel belongs to the loop, and the process,
+        that made it)."""
+        key = (os.getpid(), id(asyncio.get_running_loop()))
+        client = self._clients.get(key)
         if client is None:
-            client = self._clients[id(loop)] = VerifierClient.open(
+            client = self._clients[key] = VerifierClient.open(
                 self.target, self.max_message_bytes, self.credentials, self.max_throttle_s, self.retry)
         return client
 
@@ -279,17 +311,19 @@ class VerifierRewards:
             log_extra("verdict", [pb.Verdict.Name(r.verdict) if r is not None else "LOST" for r in results])
 
     async def aclose(self) -> None:
-        for client in self._clients.values():
-            await client.close()
-        self._clients.clear()
+        """Closes this process's channels (a forked parent's are the parent's to close)."""
+        mine = [key for key in self._clients if key[0] == os.getpid()]
+        for key in mine:
+            await self._clients.pop(key).close()
 
 
 class _RewardFunction:
     """One reward component as an async callable of TRL's reward contract."""
 
-    def __init__(self, owner: VerifierRewards, component: str):
+    def __init__(self, owner: VerifierRewards, component: str, weight: float = 1.0):
         self.owner = owner
         self.component = component
+        self.weight = weight
         self.__name__ = f"verifier_{component}"
 
     async def __call__(self, prompts: list, completions: list, completion_ids: list | None = None,
@@ -300,7 +334,7 @@ class _RewardFunction:
             if r is None or r.verdict == pb.INFRA_ERROR:
                 scores.append(None)
             elif self.component == "format":
-                scores.append(float(r.format_score))
+                scores.append(self.weight * float(r.format_score))
             else:
-                scores.append(float(r.correctness_score))
+                scores.append(self.weight * float(r.correctness_score))
         return scores

@@ -88,3 +88,28 @@ class RewardWaitCallback(TrainerCallback):
         path = Path(args.output_dir) / "reward_timing.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"summary": self.summary(), "steps": self.steps}, indent=2))
+
+
+def rollout_wait_summary(log_history: list[dict]) -> dict[str, float]:
+    """AsyncGRPOTrainer's own timings (its rewards are scored in a child process, out of the trainer's reach):
+    per logged step, how long the optimizer step waited for scored rollouts (``perf/rollout_wait_s``) against the
+    whole step (``perf/step_s``), and the child's scoring time per group (``rollout/score_s``). The shares are per
+    logged window (TRL averages over ``logging_steps``)."""
+    pairs = [(e["perf/rollout_wait_s"], e["perf/step_s"]) for e in log_history
+             if e.get("perf/step_s") and e.get("perf/rollout_wait_s") is not None]
+    scores = [e["rollout/score_s"] for e in log_history if e.get("rollout/score_s") is not None]
+    if not pairs:
+        return {"steps": 0}
+    shares = [w / s for w, s in pairs]
+    return {
+        "steps": len(pairs),
+        "mean_step_s": statistics.fmean(s for _, s in pairs),
+        "mean_rollout_wait_s": statistics.fmean(w for w, _ in pairs),
+        "mean_share": statistics.fmean(shares),
+        "median_share": statistics.median(shares),
+        "p95_share": _percentile(shares, 0.95),
+        "max_share": max(shares),
+        "share_by_time": sum(w for w, _ in pairs) / sum(s for _, s in pairs),
+        "mean_score_s": statistics.fmean(scores) if scores else float("nan"),
+    }
+

@@ -13,7 +13,7 @@ from trainer.errors import ConfigError, TrainerError
 from trainer.gates import check_gates
 from trainer.grpo import build_trainer
 from trainer.rewards import ShadowReward, VerifierRewards
-from trainer.timing import RewardWaitCallback
+from trainer.timing import RewardWaitCallback, rollout_wait_summary
 
 log = logging.getLogger(__name__)
 LOCAL_DATA = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
@@ -113,8 +113,14 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
     except Exception as exc:
         raise ConfigError(f"cannot load the tokenizer of {config.model!r}: {exc}") from exc
     timing = RewardWaitCallback(rewards)
-    trainer = build_trainer(config, reward_funcs=rewards.reward_funcs(config.rewards), dataset=dataset,
-                            tokenizer=tokenizer, callbacks=[timing, *(callbacks or [])])
+    if config.trainer == "async_grpo":  # scored in a spawned child: no reward_weights there, no wait to bracket here
+        reward_funcs = rewards.reward_funcs(config.rewards, weights=config.reward_weights)
+        extra = []
+    else:
+        reward_funcs = rewards.reward_funcs(config.rewards)
+        extra = [timing]
+    trainer = build_trainer(config, reward_funcs=reward_funcs, dataset=dataset,
+                            tokenizer=tokenizer, callbacks=[*extra, *(callbacks or [])])
     for deviation in deviations:
         log.warning("deviation from the recipe: %s", deviation)
     result = trainer.train()
@@ -127,7 +133,8 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
         "deviations": deviations,
         "train_metrics": result.metrics,
         "log_history": trainer.state.log_history,
-        "reward_timing": timing.summary(),
+        "reward_timing": (rollout_wait_summary(trainer.state.log_history) if config.trainer == "async_grpo"
+                          else timing.summary()),
         "verifier_batches": sum(p["verifier_batches"] for p in processes),
         "verifier_infra_errors": sum(p["verifier_infra_errors"] for p in processes),
         "processes": processes,
@@ -135,6 +142,9 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
                                  if shadow_reward is not None else None),
         "gates": gates,
         "vllm_environment": vllm_env,
+        "trainer": config.trainer,
+        # async_grpo scores in AsyncGRPOTrainer's child process: the verifier counts above are this process's (0)
+        "rewards_scored_in": "rollout child process" if config.trainer == "async_grpo" else "trainer process",
     }
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)

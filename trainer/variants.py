@@ -174,17 +174,23 @@ def get_variant(name: str) -> Variant:
         raise ConfigError(f"unknown variant {name!r}; valid: {', '.join(VARIANTS)}") from None
 
 
-def grpo_config_fields() -> set[str]:
+def grpo_config_fields(trainer: str = "grpo") -> set[str]:
+    """The keyword values the trainer's config takes: GRPOConfig, or AsyncGRPOConfig for ``async_grpo``."""
+    if trainer == "async_grpo":
+        from trl.experimental.async_grpo import AsyncGRPOConfig
+
+        return set(AsyncGRPOConfig.__dataclass_fields__)
     from trl import GRPOConfig
 
     return set(GRPOConfig.__dataclass_fields__)
 
 
-def check_overrides(overrides: Mapping[str, Any], owned: set[str]) -> None:
-    """Refuses keys GRPOConfig does not have and keys the run config sets itself."""
+def check_overrides(overrides: Mapping[str, Any], owned: set[str], trainer: str = "grpo") -> None:
+    """Refuses keys the trainer's config (GRPOConfig, or AsyncGRPOConfig) does not have and keys the run config
+    sets itself."""
     if not isinstance(overrides, Mapping):
         raise ConfigError("grpo_overrides must be a mapping of GRPOConfig keyword values")
-    known = grpo_config_fields()
+    known = grpo_config_fields(trainer)
     unknown = sorted(k for k in overrides if k not in known)
     if unknown:
         import difflib
