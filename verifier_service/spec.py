@@ -75,6 +75,8 @@ class Spec:
     expected_arguments: Any = MISSING
     arguments_match: str = ""
     gold: str = ""
+    answer_markers: str = ""
+    answer_fallback: str = ""
     pattern: str = ""
     match: str = ""
 
