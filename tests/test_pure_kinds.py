@@ -455,6 +455,9 @@ def test_math_warm_up():
     ("\\boxed{1234567890.1}", "1234567890.2", {}),
     ("either 17/3 or 14/3", "14/3", {"answer_fallback": "last_value"}),  # a prose hedge, fallback on
     ("It is 3, or maybe 5", "5", {"answer_fallback": "last_value"}),
+    ("<answer>432/655 or $\\dfrac{1}{37}$</answer>", "\\dfrac{1}{37}", {}),   # prose around math in a tag
+    ("<answer>$3$, $5$</answer>", "5", {}),
+    ("<answer>2 or $5$</answer>", "5", {}),
 ])
 def test_math_issue31_false_positives_fail(text, gold, extra):
     out = run("math", text, gold=gold, **extra)
@@ -489,6 +492,13 @@ def test_math_issue31_false_positives_fail(text, gold, extra):
 def test_math_issue31_honest_pass(text, gold, extra):
     out = run("math", text, gold=gold, **extra)
     assert out.verdict is Verdict.PASSED, out.detail
+
+
+def test_math_fallback_reads_only_the_final_sentence():
+    # a completion cut off before its answer: the value earlier in the reasoning is no final answer
+    out = run("math", "Reasoning: 3 + 2 = 5 so\nThe answer is ", gold="5", answer_fallback="last_value")
+    assert out.verdict is Verdict.MALFORMED
+    assert run("math", "3 + 2 = 5.\nSo the answer is 5.", gold="5", answer_fallback="last_value").passed
 
 
 def test_math_markers_and_fallback_are_validated():

@@ -4,8 +4,9 @@ The answer must be *marked*: the content of a ``\\boxed{...}`` / ``\\fbox{...}``
 ``<answer>...</answer>`` tag, or (``markers`` with ``hashes``: GSM8K's convention) of a ``#### ...`` line.
 The last marked answer is the final one; an empty or unclosed final box, or no marked answer at all, is no
 final answer (MALFORMED). Every distinct marked answer must be right (several different ones are a hedge).
-``fallback: last_value`` (opt-in) reads an unmarked completion's last math segment (``$...$``) or number,
-and refuses a final sentence that offers alternatives ("either 17/3 or 14/3").
+``answer_fallback: last_value`` (opt-in) reads the last math segment (``$...$``) or number of an unmarked
+completion's final sentence (a completion cut off mid-reasoning has none there), and refuses a final sentence
+that offers alternatives ("either 17/3 or 14/3").
 
 Before math-verify compares, both sides are normalised the same way: Python/sympy syntax (``x**2``, ``4*x``)
 becomes LaTeX, ``\\text{1.25}`` is 1.25, ``2\\,000`` is 2000, ``90°`` is 90, ``1.5e3`` is 1.5 \\times 10^{3},
@@ -181,6 +182,7 @@ def find_answer(text: str, markers: tuple[str, ...] = ("boxed", "answer_tag"),
         return (content, where) if content else None
     if fallback != "last_value":
         return None
+    text = _final_sentence(text)  # a value earlier in the reasoning is no final answer (a cut-off completion)
     number = next(reversed(list(_NUMBER.finditer(text))), None)
     segment = next(reversed(list(_MATH_SEGMENT.finditer(text))), None)
     if segment is not None and (number is None or segment.end() >= number.end()):
@@ -196,12 +198,16 @@ _HEDGE_WORDS = re.compile(r"\b(?:or|either|maybe|perhaps|possibly|probably|might
 _SENTENCE_END = re.compile(r"(?<!\d)[.!?](?!\d)|\n")
 
 
+def _final_sentence(text: str) -> str:
+    """The completion's last sentence (math segments kept whole; "." between digits is a decimal point)."""
+    masked = _MATH_SEGMENT.sub(lambda m: "\0" * len(m.group()), text)
+    ends = [m.end() for m in _SENTENCE_END.finditer(masked) if masked[m.end():].strip()]
+    return text[ends[-1]:] if ends else text
+
+
 def _prose_hedge(text: str) -> bool:
     """The unmarked completion's final sentence offers alternatives: a hedge word and two different values."""
-    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
-    if not sentences:
-        return False
-    last = sentences[-1]
+    last = _final_sentence(text)
     values = {n.replace(",", "") for n in _NUMBER.findall(last)} | {m.group() for m in _MATH_SEGMENT.finditer(last)}
     return bool(_HEDGE_WORDS.search(last)) and len(values) > 1
 
@@ -371,17 +377,23 @@ class MathAnswer(PureKind):
         """None when ``answer`` equals the gold; else why not ("" when it simply does not)."""
         answer = normalise(answer)
         gold_norm = normalise(gold_text)
-        if source == "answer_tag" and _MATH_DELIMITED.search(answer):
-            segments = [next(g for g in m.groups() if g is not None) for m in _MATH_SEGMENT.finditer(answer)]
-            if len(set(segments)) == 1:  # prose with one math segment in it: that segment is the answer
-                answer = normalise(segments[0])
-                source = "math"
-        if source == "answer_tag" and _MATH_DELIMITED.search(answer):
-            parts, hedge = [answer], None  # prose with math in it: math-verify picks the math
+        segments = [next(g for g in m.groups() if g is not None) for m in _MATH_SEGMENT.finditer(answer)]
+        if source == "answer_tag" and segments:
+            # prose with math in it: the math segments are the answer, each must be right, and the prose
+            # around them may hold no other value nor alternatives ("432/655 or $\frac{1}{37}$")
+            prose = _MATH_SEGMENT.sub(" ", answer)
+            if (_OR.search(prose) and not _OR.search(gold_norm)) or _NUMBER.search(prose):
+                return "a value or alternatives outside the math: a hedge"
+            parts: list[str] = []
+            for segment in dict.fromkeys(normalise(seg) for seg in segments):
+                more, hedge = _hedge_rewrite(segment, gold_norm)
+                if hedge is not None:
+                    return hedge
+                parts += more
         else:
             parts, hedge = _hedge_rewrite(answer, gold_norm)
-        if hedge is not None:
-            return hedge
+            if hedge is not None:
+                return hedge
         for part in parts:
             if _units_differ(part, gold_norm):
                 return "its unit's exponent differs"
