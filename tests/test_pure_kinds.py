@@ -498,7 +498,8 @@ def test_math_fallback_reads_only_the_final_sentence():
     # a completion cut off before its answer: the value earlier in the reasoning is no final answer
     out = run("math", "Reasoning: 3 + 2 = 5 so\nThe answer is ", gold="5", answer_fallback="last_value")
     assert out.verdict is Verdict.MALFORMED
-    assert run("math", "3 + 2 = 5.\nSo the answer is 5.", gold="5", answer_fallback="last_value").passed
+    out = run("math", "3 + 2 = 5.\nSo the answer is 5.", gold="5", answer_fallback="last_value")
+    assert out.verdict is Verdict.PASSED
 
 
 def test_math_markers_and_fallback_are_validated():
