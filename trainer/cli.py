@@ -226,6 +226,8 @@ def cmd_data(args: argparse.Namespace) -> int:
     print(f"{args.output}: {len(converted.rows)} problem(s) from {args.input} ({args.format})"
           + (f"; {skipped} skipped: " + ", ".join(f"{n} {why}" for why, n in converted.skipped.items())
              if skipped else ""), file=sys.stderr)
+    for rid, why in converted.flagged.items():
+        print(f"  flagged {rid}: {why}", file=sys.stderr)
     if not args.check:
         return 0
     from verifier_service.errors import VerifierError

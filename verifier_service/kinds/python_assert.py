@@ -171,6 +171,47 @@ def used_names(tests: str, entry_point: str) -> list[str]:
                   entry_point)
 
 
+def _stored(tree: ast.AST) -> set[str] | None:
+    """Every name ``tree`` binds anywhere, at any scope (coarse on purpose: a name bound anywhere counts as
+    defined); None when a star import makes that unknowable."""
+    names: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (*_DEFINITIONS, ast.alias)) or isinstance(n, ast.arg):
+            name = n.arg if isinstance(n, ast.arg) else n.name
+            names.add((n.asname or n.name).split(".")[0] if isinstance(n, ast.alias) else name)
+            if isinstance(n, ast.alias) and n.name == "*":
+                return None
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            names.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            names.add(n.rest)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            names.update(n.names)
+    return names
+
+
+@functools.lru_cache(maxsize=ANALYSIS_CACHE)
+def undefined_names(tests: str, setup: str, entry_point: str) -> list[str]:
+    """Names the tests read that nothing defines: not the tests (anywhere), not ``setup``, not the entry point,
+    not a builtin. With an entry point the completion supplies only that name, so such a test could never pass
+    (HumanEval's tests that call the prompt's helpers need the prompt as setup)."""
+    tree = _tree(tests)
+    bound = _stored(tree)
+    try:
+        setup_bound = _stored(ast.parse(setup)) if setup.strip() else set()
+    except SyntaxError as exc:
+        raise InvalidSpec(f"spec.setup is not valid Python: {exc.msg} (line {exc.lineno})") from exc
+    if bound is None or setup_bound is None:
+        return []
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return sorted(n for n in loaded - bound - setup_bound - {entry_point, "__rlvr_explain"}
+                  if not hasattr(builtins, n))
+
+
 def _names(loaded: set[str], entry_point: str) -> list[str]:
     names = {n for n in loaded if not hasattr(builtins, n) and not n.startswith("__rlvr")}
     if entry_point:
@@ -318,6 +359,12 @@ class PythonAssert(VerifierKind):
         if spec.entry_point and not spec.entry_point.isidentifier():
             raise InvalidSpec(f"spec.entry_point {spec.entry_point!r} is not a Python identifier")
         _checked(spec.tests, spec.entry_point)  # the rest of the analysis comes with verify (once per spec)
+        if spec.entry_point:
+            missing = undefined_names(spec.tests, spec.setup, spec.entry_point)
+            if missing:
+                raise InvalidSpec(f"spec.tests use {', '.join(missing)}, which neither the tests, spec.setup nor "
+                                  f"the entry point {spec.entry_point!r} define (with an entry point, the tests "
+                                  "get only that name from the completion: put the prompt's helpers in setup)")
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
