@@ -130,7 +130,42 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
     if not any(kind == "test" for kind, _, _ in items):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
     names = _names(loaded, entry_point)
+    if not entry_point:
+        names = sorted({*names, *shadowed_builtins(tree)})
     return tuple(items), tuple(names), _calls(tree, entry_point, set(names), lines)
+
+
+def shadowed_builtins(tree: ast.Module) -> set[str]:
+    """Builtin names the tests use only as the function under test (MBPP 126: ``assert sum(10, 15) == 6``, a
+    completion's ``def sum``): every use is a call that is a whole assert (``assert f(x)``, ``assert not
+    f(x)``) or one side of a comparison whose other side is a literal. Those the completion defines are what
+    the tests get, as in MBPP's own harness; a builtin the tests use any other way (``set(f(x)) == set(...)``,
+    the expected side) stays the builtin, so a completion cannot redefine how its answer is judged."""
+    uses: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and hasattr(builtins, node.id):
+            uses[node.id] = uses.get(node.id, 0) + 1
+    under_test: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assert):
+            continue
+        test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
+            else node.test
+        sides = [test]
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPS:
+            left, right = test.left, test.comparators[0]
+            sides = [left] if _is_literal(right) else [right] if _is_literal(left) else []
+        for side in sides:
+            if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id in uses \
+                    and not any(isinstance(n, ast.Name) and n.id == side.func.id
+                                for a in [*side.args, *side.keywords] for n in ast.walk(a)):
+                under_test[side.func.id] = under_test.get(side.func.id, 0) + 1
+    return {name for name, count in under_test.items() if count == uses[name] and name not in _NEVER_SHADOWED}
+
+
+# Names the judge itself relies on: never the completion's, whatever the tests do with them.
+_NEVER_SHADOWED = frozenset({"isinstance", "type", "print", "__import__", "globals", "locals", "vars", "exec",
+                             "eval", "compile", "getattr", "setattr", "object", "super"})
 
 
 def _source_segment(lines: list[bytes], node: ast.stmt) -> str | None:
