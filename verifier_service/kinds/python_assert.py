@@ -130,9 +130,10 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
     if not any(kind == "test" for kind, _, _ in items):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
     names = _names(loaded, entry_point)
+    callable_names = set(names)  # a builtin's name goes to the judge process (the builtin, if not redefined)
     if not entry_point:
         names = sorted({*names, *shadowed_builtins(tree)})
-    return tuple(items), tuple(names), _calls(tree, entry_point, set(names), lines)
+    return tuple(items), tuple(names), _calls(tree, entry_point, callable_names, lines)
 
 
 def shadowed_builtins(tree: ast.Module) -> set[str]:
@@ -202,8 +203,10 @@ class _ExactTypes(ast.NodeTransformer):
 def used_names(tests: str, entry_point: str) -> list[str]:
     """Names the tests read that the completion may define: the judge binds these to the completion's
     objects (never a builtin's name, except the entry point)."""
-    return _names({n.id for n in ast.walk(_tree(tests)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)},
-                  entry_point)
+    tree = _tree(tests)
+    names = _names({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)},
+                   entry_point)
+    return names if entry_point else sorted({*names, *shadowed_builtins(tree)})
 
 
 def _stored(tree: ast.AST) -> set[str] | None:
