@@ -89,8 +89,8 @@ def _replace_last_box(text: str, value: str) -> str:
 
 def completions(reference: str, gold: str, wrong: str) -> dict[str, dict[str, str]]:
     """Completions of each style for one problem."""
-    cut = _last_box_start(reference)
-    before = reference[:cut] if cut > 0 else reference
+    first = re.search(r"\\(?:boxed|fbox)\s*\{", reference)  # before any box: a solution may box twice
+    before = reference[:first.start()] if first else reference
     return {
         "right": {"reference": reference, "boxed": f"So the answer is \\boxed{{{gold}}}.",
                   "answer_tag": f"<answer>{gold}</answer>"},
@@ -108,17 +108,16 @@ def completions(reference: str, gold: str, wrong: str) -> dict[str, dict[str, st
 
 
 def _math_rows(data: Path, n: int, rng: random.Random) -> list[dict[str, str]]:
-    from trainer.convert import last_boxed
+    """A sample of MATH test rows as ``trainer data convert`` converts them (rows it flags, whose solution
+    boxes several different values, are left out as it leaves them out)."""
+    from trainer import convert
 
     path = data / "math" / "test.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rng.shuffle(rows)
-    out = []
-    for row in rows[:n]:
-        gold = last_boxed(row["solution"])
-        if gold:
-            out.append({"id": row.get("unique_id", ""), "gold": gold, "reference": row["solution"]})
-    return out
+    converted = convert.math(rows[:n])
+    return [{"id": r["id"], "gold": json.loads(r["verification"])["gold"], "reference": r["reference"]}
+            for r in converted.rows]
 
 
 def _gsm8k_rows(data: Path, n: int, rng: random.Random) -> list[dict[str, str]]:

@@ -453,6 +453,8 @@ def test_math_warm_up():
     ("\\boxed{17/3 \\text{ or } 14/3}", "14/3", {}),           # alternatives inside a box
     ("\\boxed{0.12345678901}", "0.12345678902", {}),           # past the 10th significant digit
     ("\\boxed{1234567890.1}", "1234567890.2", {}),
+    ("<answer>7.070747018663714e-22</answer>", "4.560681701075932e-18", {}),  # tiny numbers: no abs tolerance
+    ("\\boxed{4.56e-18}", "4.560681701075932e-18", {}),
     ("either 17/3 or 14/3", "14/3", {"answer_fallback": "last_value"}),  # a prose hedge, fallback on
     ("It is 3, or maybe 5", "5", {"answer_fallback": "last_value"}),
     ("<answer>432/655 or $\\dfrac{1}{37}$</answer>", "\\dfrac{1}{37}", {}),   # prose around math in a tag
@@ -477,6 +479,8 @@ def test_math_issue31_false_positives_fail(text, gold, extra):
     ("\\boxed{90^\\circ}", "90", {}),
     ("\\boxed{1.5e3}", "1500", {}),
     ("\\boxed{6.77e+14}", "6.77\\times 10^{14}", {}),
+    ("\\boxed{4.560681701075932e-18}", "4.560681701075932e-18", {}),
+    ("\\boxed{4.560681701075932 \\times 10^{-18}}", "4.560681701075932e-18", {}),
     ("<answer>\\$18.90</answer>", "18.90", {}),
     ("\\boxed{10x^7+\\frac{4x^3}{5}+C}", "10*x**7 + 4*x**3/5 + C", {}),
     ("\\boxed{x^2+1}", "x**2 + 1", {}),

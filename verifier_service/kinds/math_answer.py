@@ -264,9 +264,17 @@ _BASE = re.compile(r"([0-9A-Za-z]+)\s*_\s*\{?\s*(\d+)\s*\}?")
 _UNIT = re.compile(r"\\(?:text|mbox|mathrm)\s*\{\s*([A-Za-z]+)\s*\}\s*(?:\^\s*\{?\s*(\d+)\s*\}?)?")
 
 
+_SCIENTIFIC = re.compile(r"([-\u2212]?(?:\d+(?:\.\d*)?|\.\d+))\\times10\^\{?([+-]?\d{1,4})\}?")
+
+
 def _decimal(text: str) -> Decimal | None:
+    """A plain decimal (``1,234.50``, ``-3``, ``6.77\\times 10^{14}``: what ``1.5e3`` normalises to) as an exact
+    Decimal; None for anything else."""
     text = re.sub(r"\s+|\{,\}|(?<=\d),(?=\d{3}(?!\d))", "", text.strip("$ ")).replace("\u2212", "-")
-    if not _DECIMAL.fullmatch(text):
+    scientific = _SCIENTIFIC.fullmatch(text)
+    if scientific:
+        text = f"{scientific.group(1)}e{scientific.group(2)}"
+    elif not _DECIMAL.fullmatch(text):
         return None
     try:
         return Decimal(text)
