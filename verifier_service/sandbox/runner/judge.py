@@ -390,6 +390,90 @@ def snapshot_workdir(skip=(), max_files=2000, max_bytes=32 << 20):
     return out
 
 
+def snapshot_files(skip=(), max_files=2000, max_bytes=32 << 20):
+    """The spec's files under the work dir now, before the completion runs, other than Python sources (those
+    are ``snapshot_workdir``'s): ``{real path: bytes}``. Dot-files and dot-dirs (the report) are left out."""
+    out, total = {}, 0
+    skip = {os.path.realpath(p) for p in skip}
+    for folder, dirs, files in os.walk(os.getcwd()):
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+        for file in files:
+            real = os.path.realpath(os.path.join(folder, file))
+            if file.endswith((".py", ".pyc")) or file.startswith(".") or real in skip or len(out) >= max_files:
+                continue
+            try:
+                with open(real, "rb") as fh:
+                    data = fh.read(max_bytes - total + 1)
+            except OSError:
+                continue
+            total += len(data)
+            if total > max_bytes:
+                return out
+            out[real] = data
+    return out
+
+
+def serve_files(snapshot):
+    """From now on the judge reads the spec's files (``snapshot_files``) as they were before the completion ran:
+    ``open`` (built-in, ``io.open``, and so ``pathlib``) for reading one of them gives its snapshot, so a
+    completion that rewrote a data file the tests read (in a call, or from a thread of its process) changes
+    nothing the tests see. A file the tests themselves write is theirs from then on (it leaves the snapshot)."""
+    import io
+
+    real_open = io.open
+    realpath = os.path.realpath
+    fspath = os.fspath
+
+    def judged_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None, closefd=True,
+                    opener=None):
+        if isinstance(file, int) or not snapshot:
+            return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+        try:
+            path = realpath(fspath(file))
+        except (TypeError, ValueError):
+            return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+        if path in snapshot:
+            if any(c in mode for c in "wax+"):
+                snapshot.pop(path, None)
+                try:
+                    os.chmod(path, 0o644)  # restore_files left it read-only
+                except OSError:
+                    pass
+            else:
+                data = io.BytesIO(snapshot[path])
+                data.name = fspath(file)
+                if "b" in mode:
+                    return data
+                text = io.TextIOWrapper(data, encoding=encoding or "utf-8", errors=errors, newline=newline)
+                text.mode = mode
+                return text
+        return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+
+    builtins.open = judged_open
+    io.open = judged_open
+
+
+def restore_files(snapshot):
+    """Writes the snapshot's files back to disk (for readers that do not go through ``open``: C extensions);
+    read-only where the file system lets it be."""
+    for path, data in list(snapshot.items()):
+        try:
+            try:
+                os.chmod(path, 0o644)
+            except OSError:
+                pass
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o444)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.chmod(path, 0o444)
+        except OSError:
+            pass
+
+
 def seal_imports(snapshot=None):
     """From now on the judge imports nothing from a place the completion can write (``SealedImports``)."""
     roots = {os.path.realpath(r) for r in (*WRITABLE_ROOTS, os.getcwd())}
