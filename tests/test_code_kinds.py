@@ -207,7 +207,7 @@ class TestStdio:
         assert service.verify(code, spec)["verdict"] == "PASSED"
         r = service.verify("int main() { return undefined_name; }", spec)
         assert r["verdict"] == "COMPILE_ERROR" and "undefined_name" in r["detail"]
-        assert r["reward"] == pytest.approx(0.2)
+        assert r["reward"] == 0.0 and r["format_score"] == 0.0  # code that does not compile is not well-formed
 
     def test_runtime_error_and_case_timeout(self, service):
         r = service.verify("raise SystemExit(3)", self.PY_SPEC)
