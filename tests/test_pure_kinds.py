@@ -502,6 +502,11 @@ def test_math_fallback_reads_only_the_final_sentence():
     # a completion cut off before its answer: the value earlier in the reasoning is no final answer
     out = run("math", "Reasoning: 3 + 2 = 5 so\nThe answer is ", gold="5", answer_fallback="last_value")
     assert out.verdict is Verdict.MALFORMED
+    for cut in ("So the probability is $3/15 = ", "Since 2 feet is $2\\cdot12=24$ inches, 3 inches is $3/24=",
+                "so there are 71 ways and the count is"):
+        assert run("math", cut, gold="\\frac{1}{5}", answer_fallback="last_value").verdict is Verdict.MALFORMED
+    hedge = run("math", "It is either \\text{neither} or 32.", gold="32", answer_fallback="last_value")
+    assert hedge.verdict is Verdict.FAILED
     out = run("math", "3 + 2 = 5.\nSo the answer is 5.", gold="5", answer_fallback="last_value")
     assert out.verdict is Verdict.PASSED
 

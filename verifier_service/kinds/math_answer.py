@@ -5,8 +5,9 @@ The answer must be *marked*: the content of a ``\\boxed{...}`` / ``\\fbox{...}``
 The last marked answer is the final one; an empty or unclosed final box, or no marked answer at all, is no
 final answer (MALFORMED). Every distinct marked answer must be right (several different ones are a hedge).
 ``answer_fallback: last_value`` (opt-in) reads the last math segment (``$...$``) or number of an unmarked
-completion's final sentence (a completion cut off mid-reasoning has none there), and refuses a final sentence
-that offers alternatives ("either 17/3 or 14/3").
+completion's final sentence (a completion cut off mid-reasoning has none there; one cut mid-math or
+mid-sentence, "... is $3/15 =", has no answer), and refuses a final sentence that hedges ("either 17/3 or
+14/3").
 
 Before math-verify compares, both sides are normalised the same way: Python/sympy syntax (``x**2``, ``4*x``)
 becomes LaTeX, ``\\text{1.25}`` is 1.25, ``2\\,000`` is 2000, ``90°`` is 90, ``1.5e3`` is 1.5 \\times 10^{3},
@@ -180,7 +181,7 @@ def find_answer(text: str, markers: tuple[str, ...] = ("boxed", "answer_tag"),
     if marked:
         _, content, where = marked[-1]
         return (content, where) if content else None
-    if fallback != "last_value":
+    if fallback != "last_value" or _cut_off(text):
         return None
     text = _final_sentence(text)  # a value earlier in the reasoning is no final answer (a cut-off completion)
     number = next(reversed(list(_NUMBER.finditer(text))), None)
@@ -206,10 +207,24 @@ def _final_sentence(text: str) -> str:
 
 
 def _prose_hedge(text: str) -> bool:
-    """The unmarked completion's final sentence offers alternatives: a hedge word and two different values."""
-    last = _final_sentence(text)
-    values = {n.replace(",", "") for n in _NUMBER.findall(last)} | {m.group() for m in _MATH_SEGMENT.finditer(last)}
-    return bool(_HEDGE_WORDS.search(last)) and len(values) > 1
+    """The unmarked completion's final sentence hedges: it says "or", "either", "maybe", "perhaps", "possibly",
+    "probably", "might" or "could" (outside its math). Strict on purpose: the fallback cannot tell which value
+    a hedging sentence means."""
+    return bool(_HEDGE_WORDS.search(_MATH_SEGMENT.sub(" ", _final_sentence(text))))
+
+
+_DOLLAR_SIGN = re.compile(r"(?<!\\)\$")
+_DANGLING = re.compile(r"(?:[=+\-*/^(\[{,:<>]|\\(?:cdot|times|frac|sqrt|le|ge|neq?)|\b(?:is|are|was|be|equals?|of|to|"
+                       r"and|or|the|then|so|gives?|get|yields?))\s*$", re.IGNORECASE)
+
+
+def _cut_off(text: str) -> bool:
+    """An unmarked completion that stops mid-math or mid-sentence: an unclosed ``$``/``\\(``/``\\[``, or a last
+    line that ends with an operator or a word that needs what follows ("... so the answer is")."""
+    if len(_DOLLAR_SIGN.findall(text)) % 2 or text.count("\\(") > text.count("\\)") \
+            or text.count("\\[") > text.count("\\]"):
+        return True
+    return bool(_DANGLING.search(text.rstrip()))
 
 
 # ---- hedges: answers that would pass for more than one value --------------------------------------------
