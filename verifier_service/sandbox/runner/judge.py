@@ -667,9 +667,10 @@ class Candidate:
             if remote is None:
                 remote = self.remotes[handle] = Remote(self, handle, str(wire.get("r", "object")))
             return remote
-        if tag == "builtin":
+        if tag == "builtin":  # never sent by the candidate's encode; a forged one gets a built-in type at most
             name = wire.get("v")
-            if type(name) is not str or name not in PASSABLE_BUILTINS:
+            if type(name) is not str or name not in PASSABLE_BUILTINS or not isinstance(getattr(builtins, name),
+                                                                                         type):
                 raise CandidateGone("the completion's process sent an unknown built-in")
             return getattr(builtins, name)
         if tag == "module":
