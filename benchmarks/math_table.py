@@ -243,7 +243,10 @@ def report(results: dict[str, Any]) -> str:
              "Cells: completions that PASSED / completions scored. *right* should pass; every pass of *wrong*, "
              "*hedge* and *unfinished* is a false positive. `ours` is the `math` kind with its defaults "
              "(a marked answer required); `ours, last_value` opts into the unmarked fallback; `math-verify` "
-             "is math-verify's parse + verify of the whole completion.", ""]
+             "is math-verify's parse + verify of the whole completion. Right answers that a scorer misses are "
+             "its reading: math-verify's default extraction does not read `<answer>` tags, reasoning-gym's "
+             "`extract_answer` reads only them (so its `boxed` variants fail). *unfinished*: the reference cut "
+             "before its first box, the final box empty, or cut inside it.", ""]
     for source in ("MATH", "GSM8K"):
         block = results.get(source)
         if not block:
@@ -285,6 +288,12 @@ def report(results: dict[str, Any]) -> str:
             for key, items in gen["ours_mistakes"].items():
                 lines += [f"- {key}:"] + [f"  - `{item}`" for item in items]
     return "\n".join(lines) + "\n"
+
+
+def rewrite_report(out: Path = HERE) -> None:
+    """MATH_TABLE.md again from math_table.json (after a change to the report's wording only)."""
+    results = json.loads((out / "math_table.json").read_text(encoding="utf-8"))
+    (out / "MATH_TABLE.md").write_text(report(results), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
