@@ -227,3 +227,14 @@ def test_verify_accepts_the_converters_verification_column():
                                    "verification": json.loads(row["verification"])})
     as_spec_text = request_from_json({"id": row["id"], "completion": "\\boxed{7}", "spec": row["verification"]})
     assert as_text.spec == as_object.spec == as_spec_text.spec and as_text.spec.gold == "7"
+
+
+def test_gsm8k_specs_take_the_datasets_own_answer_line():
+    from verifier_service.kinds import get_kind
+    from verifier_service.spec import spec_from_json
+
+    spec = json.loads(convert.convert("gsm8k", FIXTURES / "gsm8k.jsonl").rows[0]["verification"])
+    kind = get_kind("math")
+    checked = kind.validate(spec_from_json(spec))
+    assert kind.check("3 + 4 = 7\n#### 7", checked).verdict.value == "PASSED"
+    assert kind.check("3 + 4 = 7\nThe answer is 7", checked).verdict.value == "MALFORMED"  # unmarked

@@ -328,7 +328,7 @@ def gsm8k(rows: Iterable[dict[str, Any]]) -> Converted:
             out.skip("answer without '####'")
             continue
         gold = final.strip().replace(",", "")
-        spec = {"kind": "math", "gold": gold}
+        spec = {"kind": "math", "gold": gold, "answer_markers": "boxed,answer_tag,hashes"}  # '#### x': GSM8K's own
         reference = f"{work.strip()}\nThe answer is \\boxed{{{gold}}}."
         out.rows.append(_row(row.get("id", f"gsm8k-{index}"), f"{row['question'].strip()}\n\n{MATH_INSTRUCTION}",
                              spec, reference))
