@@ -173,12 +173,15 @@ def convert(name: str, dest: Path, check: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*", choices=[*DATASETS, []], metavar="NAME", help=", ".join(DATASETS))
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"{', '.join(DATASETS)} (default: all)")
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("RLVR_DATA_DIR", "/work/data")))
     parser.add_argument("--from", dest="sources", action="append", default=[], metavar="NAME=SRC")
     parser.add_argument("--no-convert", action="store_true", help="fetch only")
     parser.add_argument("--check", action="store_true", help="convert with --check (needs the sandbox)")
     args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in DATASETS]
+    if unknown:
+        parser.error(f"unknown dataset(s) {', '.join(unknown)}; datasets: {', '.join(DATASETS)}")
     sources = {n: os.environ.get(f"RLVR_DATASET_{n.upper()}", DATASETS[n][0]) for n in DATASETS}
     for item in args.sources:
         name, sep, src = item.partition("=")
