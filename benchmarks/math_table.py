@@ -101,7 +101,7 @@ def completions(reference: str, gold: str, wrong: str) -> dict[str, dict[str, st
                   "or in a box": f"\\boxed{{{wrong} \\text{{ or }} {gold}}}",
                   "prose": f"It is either {wrong} or {gold}.",
                   "prose, math": f"It is either ${wrong}$ or ${gold}$."},
-        "unfinished": {"cut before the final box": before,
+        "unfinished": {"cut before the first box": before,
                        "empty final box": before + "\\boxed{}",
                        "cut inside the final box": before + "\\boxed{" + gold[: max(1, len(gold) // 2)]},
     }
