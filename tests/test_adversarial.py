@@ -86,7 +86,7 @@ TASKS: dict[str, dict] = {
                     "tests": "assert f([3, 1, 2]) == f([1, 2, 3])\nassert f([2, 1]) == f([1, 2])\n"
                              "assert f([1]) != f([1, 2])\n"},
     "member": {"kind": "python_assert", "tests": "assert 3 in f(5)\nassert 'b' in g('abc')\nassert 0 in f(1)\n"},
-    "helper": {"kind": "python_assert", "entry_point": "decode",
+    "helper": {"kind": "python_assert", "entry_point": "decode", "setup": "def encode(s):\n    return s[::-1]\n",
                "tests": "def check(candidate):\n    for s in ['abc', 'hello']:\n"
                         "        assert candidate(encode(s)) == s\n"},
     "mathnoimport": {"kind": "python_assert", "tests": "assert math.isclose(f(0.1), 0.2)\n"
@@ -120,8 +120,9 @@ HONEST = {  # a right solution of every task: each must PASS
     "iterated": "def f(x):\n    return 2 * x\n",
     "metamorphic": "def f(xs):\n    return sorted(xs)\n",
     "member": "def f(n):\n    return list(range(n))\ndef g(s):\n    return set(s)\n",
-    # "helper" has none: the check calls a helper (encode) the spec does not define, and only the entry point
-    # is the completion's; a spec must give the prompt's helpers in its setup
+    # the check calls the prompt's helper (encode): the spec's setup defines it (a spec without it is refused at
+    # validation), and only the entry point is the completion's
+    "helper": "def decode(s):\n    return s[::-1]\n",
     "mathnoimport": "import math\ndef f(x):\n    return 2 * x\n",
     "pytesthelper": "def f(x):\n    return 2 * x\n",
 }

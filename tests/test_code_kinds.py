@@ -207,7 +207,7 @@ class TestStdio:
         assert service.verify(code, spec)["verdict"] == "PASSED"
         r = service.verify("int main() { return undefined_name; }", spec)
         assert r["verdict"] == "COMPILE_ERROR" and "undefined_name" in r["detail"]
-        assert r["reward"] == pytest.approx(0.2)
+        assert r["reward"] == 0.0 and r["format_score"] == 0.0  # code that does not compile is not well-formed
 
     def test_runtime_error_and_case_timeout(self, service):
         r = service.verify("raise SystemExit(3)", self.PY_SPEC)
@@ -285,6 +285,30 @@ class TestPytest:
         assert service.verify("nothing", {**self.SPEC, "extract": "fenced_code"})["verdict"] == "MALFORMED"
         r = service.verify("import time\ntime.sleep(30)\ndef rev(s):\n    return s\n", {**self.SPEC, "timeout_s": 2})
         assert r["verdict"] == "TIMEOUT"
+
+    def test_data_files_the_tests_read_are_the_specs(self, service):
+        # issue 31, class 7: a completion rewrites the data file (at import, in a call, from a thread) before the
+        # tests read it; the tests read the spec's copy
+        spec = {"kind": "pytest", "timeout_s": 60, "files": {
+            "cases.json": "[[1, 2], [2, 4]]",
+            "test_data.py": "import json\nfrom pathlib import Path\nfrom solution import f\n\n"
+                            "def test_cases():\n    f(0)\n    for x, want in json.load(open('cases.json')):\n"
+                            "        assert f(x) == want\n\n"
+                            "def test_path():\n    f(0)\n    assert json.loads(Path('cases.json').read_text())[1] == "
+                            "[2, 4]\n"}}
+        honest = "def f(x):\n    return 2 * x\n"
+        assert service.verify(honest, spec)["verdict"] == "PASSED"
+        cheat = ("import os, threading\nBAD = '[[1, 0], [2, 0]]'\n"
+                 "def write():\n    os.chmod('cases.json', 0o644) if os.path.exists('cases.json') else None\n"
+                 "    with open('cases.json', 'w') as fh:\n        fh.write(BAD)\n"
+                 "write()\n"
+                 "def loop():\n    while True:\n        try:\n            write()\n        except OSError:\n"
+                 "            pass\n"
+                 "threading.Thread(target=loop, daemon=True).start()\n"
+                 "def f(x):\n    write()\n    return 0\n")
+        r = service.verify(cheat, spec)
+        verdicts = {t["name"].split("::")[-1]: t["verdict"] for t in r["tests"]}
+        assert verdicts == {"test_cases": "FAILED", "test_path": "PASSED"}, r  # the spec's data, not the rewrite
 
     def test_solution_path(self, service):
         spec = {"kind": "pytest", "solution_path": "pkg/impl.py",

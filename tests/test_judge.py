@@ -119,14 +119,10 @@ def test_wire_values_round_trip_with_their_types():
     assert cand.value(wire) == 3 and not judge.same(cand.value(wire), 3) and cand.value(wire) != 4
 
 
-def test_remote_objects_decide_neither_truth_nor_equality():
+def test_remote_objects_are_unequal_to_judge_values():
     remote = judge.Remote(None, 1, "Anything")
     assert remote != 4 and not (remote == 4) and not (4 == remote) and remote != [remote]
-    other = judge.Remote(None, 2, "Anything")
-    for compare in (lambda: remote == remote, lambda: remote != remote, lambda: remote == other,
-                    lambda: other != remote, lambda: bool(remote)):
-        with pytest.raises(TypeError):
-            compare()
+    assert remote == remote and not (remote != remote)  # the same handle: the same object
     assert remote in [remote] and remote in {remote} and remote is remote  # identity stays the judge's
 
 
@@ -315,8 +311,9 @@ def test_handles_have_no_more_power_than_values():
     everything = ("class E:\n    def __contains__(self, x):\n        return True\n    def __iter__(self):\n"
                   "        return iter(())\n    def __eq__(self, o):\n        return True\n"
                   "    __hash__ = object.__hash__\nONE = E()\ndef f(x):\n    return ONE\n")
+    # f(1) == f(2) of one object holds (the same handle): as it would for a constant plain value, no more
     assert passed(harness(everything, "assert 3 in f(1)\nassert f(1) == f(2)\nassert f(1) != 5\n")) == [
-        False, False, True]
+        False, True, True]
     honest = ("class Bag:\n    def __init__(self, items):\n        self.items = list(items)\n    def __iter__(self):\n"
               "        return iter(self.items)\ndef f(x):\n    return Bag(range(x))\n")
     assert passed(harness(honest, "assert 3 in f(5)\nassert 7 not in f(5)\n")) == [True, True]
@@ -351,3 +348,82 @@ print('ok')
 """
     out = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+# issue 31, class 6: honest value objects compare by value, decided by the judge; the candidate's __eq__ never runs
+VALUES = """from dataclasses import dataclass
+from collections import namedtuple
+from enum import Enum
+import re
+
+@dataclass
+class P:
+    x: int
+    y: int
+
+def mk(x, y):
+    return P(x, y)
+
+Pair = namedtuple("Pair", "a b")
+
+def pair(a, b):
+    return Pair(a, b)
+
+class Color(Enum):
+    RED = 1
+    GREEN = 2
+
+def color(n):
+    return Color(n)
+
+class Stack:
+    def __init__(self):
+        self.items = []
+    def push(self, x):
+        self.items.append(x)
+        return self
+
+def match(s):
+    return re.match(r"a+b", s)
+
+def keep(items, kind):
+    return [i for i in items if isinstance(i, kind)]
+"""
+VALUE_TESTS = ("assert mk(1, 2) == mk(1, 2)\nassert mk(1, 2) != mk(1, 3)\nassert pair(1, 2) == (1, 2)\n"
+               "assert color(1) == Color.RED\nassert color(2) != Color.RED\nassert isinstance(Stack(), Stack)\n"
+               "assert not isinstance(5, Stack)\nassert Stack().push(1) == Stack().push(1)\n"
+               "assert Stack().push(1) != Stack().push(2)\nassert match('aab')\nassert not match('c')\n"
+               "assert keep([1, 'a', 2.5, 3], int) == [1, 3]\n")
+
+
+def test_honest_value_objects_compare_by_value():
+    assert passed(harness(VALUES, VALUE_TESTS)) == [True] * 12
+
+
+@pytest.mark.parametrize("solution", [
+    # an __eq__ that says yes to everything: the judge reads the data, not the method
+    "class P:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n    def __eq__(self, o):\n"
+    "        return True\n    __hash__ = object.__hash__\ndef mk(x, y):\n    return P(x, 0)\n",
+    # a metaclass that makes every class equal, two classes for two answers
+    "class M(type):\n    def __eq__(c, o):\n        return True\n    __hash__ = type.__hash__\n"
+    "class P(metaclass=M):\n    pass\nclass Q(metaclass=M):\n    pass\n"
+    "def mk(x, y):\n    return P() if y == 2 else Q()\n",
+    # __dict__ as a property that hides the data
+    "class P:\n    @property\n    def __dict__(self):\n        return {}\n    def __init__(self, x, y):\n"
+    "        object.__setattr__(self, 'v', y)\ndef mk(x, y):\n    return P(x, y)\n",
+])
+def test_value_equality_gives_the_candidate_no_control(solution):
+    # each returns the same thing for (1, 2) and (1, 3) or hides the difference: at most what plain values
+    # could do (the same value twice), and a wrong answer where the tests tell them apart
+    results = passed(harness(solution, "assert mk(1, 2) == mk(1, 2)\nassert mk(1, 2) != mk(1, 3)\n"
+                                       "assert mk(1, 2).__class__ is not None\n"))
+    assert results[:2] != [True, True] or results == [True, True, True], results
+
+
+def test_builtin_named_function_under_test_is_the_completions():
+    # MBPP 126: the task's function is called sum; the tests get the completion's sum, but a builtin the tests
+    # use on the expected side stays the builtin
+    solution = "def sum(a, b):\n    return a + b\n"
+    assert passed(harness(solution, "assert sum(10, 15) == 25\nassert sum(1, 2) == 3\n")) == [True, True]
+    cheat = "def set(*a):\n    return 1\ndef f(x):\n    return [9]\n"
+    assert passed(harness(cheat, "assert set(f(1)) == set((4, 5))\n")) == [False]

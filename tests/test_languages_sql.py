@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from verifier_service.kinds.sql import cells_match, orders_rows, query_of, rows_match
+from verifier_service.kinds.sql import cells_match, order_keys, orders_rows, query_of, rows_match
 
 SCHEMA = """
 CREATE TABLE dept (id INTEGER PRIMARY KEY, name TEXT);
@@ -87,6 +87,34 @@ def test_orders_rows_only_at_top_level():
     assert not orders_rows("SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 3)")
     assert not orders_rows("SELECT 'order by' FROM t -- order by\n")
     assert orders_rows("SELECT a FROM t WHERE b IN (SELECT b FROM u) order  by a")
+
+
+def test_integers_compare_exactly_never_within_the_float_tolerance():
+    # issue 31, class 4: a count or an id off by one is wrong, also beyond 2**53
+    assert not cells_match(1000001, 1000000, 1e-6)
+    assert not cells_match(2**53 + 1, 2**53, 1e-6) and not cells_match(2**53 + 1, float(2**53), 1e-6)
+    assert not cells_match(10**20 + 1, 10**20, 1e-6) and cells_match(10**20, 10**20, 0)
+    assert cells_match(3, 3.0, 1e-6) and not cells_match(3, 3.0000001, 1e-6)
+    assert cells_match(1000000.5, 1000000.0000001 + 0.5, 1e-6)  # two reals: within the tolerance
+
+
+def test_order_keys_of_the_gold():
+    cols = ["name", "total", "id"]
+    assert order_keys("SELECT name, SUM(x) AS total, id FROM t GROUP BY name ORDER BY total DESC", cols) == [1]
+    assert order_keys("SELECT name, total, id FROM t ORDER BY 2, t.name ASC LIMIT 5", cols) == [1, 0]
+    assert order_keys('SELECT name, total, id FROM t ORDER BY "id" NULLS LAST;', cols) == [2]
+    assert order_keys("SELECT name, total, id FROM t ORDER BY length(name)", cols) is None  # an expression
+    assert order_keys("SELECT name, total, id FROM t ORDER BY salary", cols) is None  # not selected
+    assert order_keys("SELECT name FROM (SELECT name FROM t ORDER BY name)", ["name"]) is None
+
+
+def test_ordered_rows_compare_on_the_gold_keys_ties_in_any_order():
+    s = [("s", c) for c in "abc"]
+    want = [[s[0], 3], [s[1], 3], [s[2], 1]]  # ORDER BY the second column: a and b tie
+    assert rows_match([[s[1], 3], [s[0], 3], [s[2], 1]], want, ordered=True, tol=0, keys=[1])[0]
+    assert not rows_match([[s[2], 1], [s[0], 3], [s[1], 3]], want, ordered=True, tol=0, keys=[1])[0]
+    assert not rows_match([[s[1], 3], [s[2], 3], [s[0], 1]], want, ordered=True, tol=0, keys=[1])[0]
+    assert not rows_match([[s[1], 3], [s[0], 3], [s[2], 1]], want, ordered=True, tol=0)[0]  # no keys: whole rows
 
 
 def test_cells_and_rows():

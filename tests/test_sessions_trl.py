@@ -58,7 +58,7 @@ def test_grpo_with_a_python_sandbox_environment(svc, tmp_path, monkeypatch):
     assert manager.opened_total >= 16
     envs = trainer._environment_pool[None]
     assert all(isinstance(e, PythonSandboxEnv) for e in envs) and len(envs) == 8
-    assert all(e._cells and e._cells[-1] in (RIGHT, WRONG) for e in envs)
+    assert all(e._cells and e._cells[-1][0] in (RIGHT, WRONG) for e in envs)
     # The rewards came back through get_reward: one step all right (1.0), the other all wrong.
     logged = [h["rewards/PythonSandboxEnv/mean"] for h in trainer.state.log_history
               if "rewards/PythonSandboxEnv/mean" in h]

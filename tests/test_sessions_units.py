@@ -81,3 +81,63 @@ def test_only_the_tool_and_trl_hooks_are_public():
     schema = get_json_schema(PythonSandboxEnv.run_python)
     assert schema["function"]["name"] == "run_python"
     assert schema["function"]["parameters"]["properties"]["code"]["type"] == "string"
+
+
+# issue 31, class 8: the reward verifies what the session holds
+def _state_after(records: list[tuple[str, str]]) -> dict:
+    """Runs session_program(records) in a fresh interpreter and returns the names it left (their reprs)."""
+    import subprocess
+    import sys
+
+    from trainer.environment import session_program
+
+    program = session_program(records) + ("\nimport json\nprint(json.dumps({k: repr(v) for k, v in dict(globals())"
+                                          ".items() if not k.startswith('__') and k != 'json'}))\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=30, check=True)
+    import json
+
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _cell(code: str, status: int = pb.CELL_OK, traceback: str = "", restarted: bool = False):
+    from trainer.environment import _cell_record
+
+    return _cell_record(code, pb.CellResult(status=status, traceback=traceback, restarted=restarted))
+
+
+def test_a_cell_that_defines_then_raises_keeps_its_definitions():
+    cells = [_cell("def f(x):\n    return 2 * x\nraise ValueError('oops')", pb.CELL_ERROR),
+             _cell("y = f(3)")]
+    state = _state_after([c for c in cells if c])
+    assert state["y"] == "6" and "f" in state
+
+
+def test_a_later_future_import_compiles_as_in_the_session():
+    cells = [_cell("import math"), _cell("from __future__ import annotations\ndef g(x: int) -> int:\n    return x")]
+    assert "g" in _state_after(cells)
+
+
+def test_a_cell_stopped_by_a_limit_keeps_what_ran_before_the_stop():
+    tb = 'Traceback (most recent call last):\n  File "<cell>", line 3, in <module>\nKeyboardInterrupt\n'
+    record = _cell("def f():\n    return 1\nwhile True:\n    pass\ndef late():\n    return 2", pb.CELL_TIMEOUT, tb)
+    state = _state_after([record])
+    assert "f" in state and "late" not in state  # the loop never ended in the session: late was never defined
+    assert _cell("x = (", pb.CELL_ERROR) is None  # a cell that never compiled left nothing
+
+
+def test_a_lost_interpreter_drops_what_came_before(monkeypatch):
+    from trainer import environment
+
+    env = environment.PythonSandboxEnv.__new__(environment.PythonSandboxEnv)
+    env._cells = [("x = 1", "run")]
+    env._max_output_chars = 2000
+    env._session = None
+
+    class Sessions:
+        def execute(self, session_id, code):
+            return pb.CellResult(status=pb.CELL_TIMEOUT, restarted=True)
+
+    env._sessions = Sessions()
+    monkeypatch.setattr(env, "_session_id", lambda: "s")
+    env.run_python("while True: pass")
+    assert env._cells == []

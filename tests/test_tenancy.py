@@ -245,7 +245,8 @@ def test_the_reward_functions_send_the_key_and_wait_out_throttling(svc, tenants)
     svc.app.auth.tenants = svc_tenants  # what a reload does
     recorder = Recorder()
     scores = [call_like_trl(funcs, ["p"] * 4, completions, columns, recorder) for _ in range(2)]
-    assert scores[0] == scores[1] == [[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]]
+    # format, correctness: an unmarked "4" is no answer (MALFORMED), so 0 on both
+    assert scores[0] == scores[1] == [[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
     assert recorder.metrics["verifier/batch_lost"] == [0.0, 0.0]
     assert recorder.metrics["verifier/throttled_s"][0] == 0 < recorder.metrics["verifier/throttled_s"][1]
     wrong = VerifierRewards(svc.address, verifier=GSM8K, credentials=Credentials(api_key="rlvr_nope"))

@@ -96,7 +96,7 @@ def test_conversational_completions_and_mixed_kinds(service):
     prompts = [[{"role": "user", "content": "q"}]] * 3
     fmt, correct = call_like_trl(rewards.reward_funcs(), prompts, completions,
                                  {"verification": [SPEC, math_spec, math_spec]}, Recorder())
-    assert correct == [1.0, 1.0, 0.0] and fmt == [1.0, 1.0, 1.0]
+    assert correct == [1.0, 1.0, 0.0] and fmt == [1.0, 1.0, 0.0]  # "I think 13" marks no answer: no format
 
 
 def test_specs_as_mappings_and_a_single_component(service):

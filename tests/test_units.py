@@ -58,7 +58,7 @@ class TestScoring:
 
     def test_compile_error_scores_no_correctness(self):
         s = score(Outcome(Verdict.COMPILE_ERROR), "fraction", 0.2, 0.8)
-        assert (s.format_score, s.correctness_score, s.reward) == (1.0, 0.0, 0.2)
+        assert (s.format_score, s.correctness_score, s.reward) == (0.0, 0.0, 0.0)  # not well-formed code
 
     def test_overall_verdict_order(self):
         P, F = Verdict.PASSED, Verdict.FAILED

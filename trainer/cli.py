@@ -226,6 +226,8 @@ def cmd_data(args: argparse.Namespace) -> int:
     print(f"{args.output}: {len(converted.rows)} problem(s) from {args.input} ({args.format})"
           + (f"; {skipped} skipped: " + ", ".join(f"{n} {why}" for why, n in converted.skipped.items())
              if skipped else ""), file=sys.stderr)
+    for rid, why in converted.flagged.items():
+        print(f"  flagged {rid}: {why}", file=sys.stderr)
     if not args.check:
         return 0
     from verifier_service.errors import VerifierError
@@ -234,8 +236,10 @@ def cmd_data(args: argparse.Namespace) -> int:
     requests = convert.reference_requests(converted.rows)
     if not requests:
         raise TrainerError("--check: the dataset carries no reference solutions to verify")
-    try:
-        results = verify(requests, server=args.server)
+    from verifier_service.config import load_config
+
+    try:  # the embedded service takes its settings from the environment (RLVR_VERIFIER_SANDBOX_IMAGE, ...)
+        results = verify(requests, server=args.server, config=load_config())
     except VerifierError as exc:
         raise TrainerError(f"--check: {exc}") from exc
     failed = [r for r in results if r["verdict"] != "PASSED"]

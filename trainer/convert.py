@@ -62,9 +62,15 @@ class ConvertError(ValueError):
 class Converted:
     rows: list[dict[str, Any]] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    flagged: dict[str, str] = field(default_factory=dict)  # row id -> why it was left out (a row to look at)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def flag(self, rid: Any, reason: str) -> None:
+        """Leaves a row out that would convert to a wrong spec, by id: the user sees which and why."""
+        self.flagged[str(rid)] = reason
+        self.skip(reason)
 
 
 def fenced(code: str, lang: str = "python") -> str:
@@ -95,8 +101,10 @@ def humaneval(rows: Iterable[dict[str, Any]]) -> Converted:
     out = Converted()
     for row in rows:
         _need(row, "task_id", "prompt", "test", "entry_point")
+        # The prompt is the dataset's own (trusted) code: as setup, the tests can call its helpers (HumanEval/38's
+        # check calls encode_cyclic); the completion supplies only the entry point.
         spec = {"kind": "python_assert", "extract": "last_fenced_code", "tests": row["test"],
-                "entry_point": row["entry_point"]}
+                "entry_point": row["entry_point"], "setup": row["prompt"]}
         prompt = f"Complete this Python function.\n\n{fenced(row['prompt'])}\n\n{CODE_INSTRUCTION}"
         reference = fenced(row["prompt"] + row["canonical_solution"]) if "canonical_solution" in row else None
         out.rows.append(_row(row["task_id"], prompt, spec, reference))
@@ -107,13 +115,13 @@ def _mbpp(rows: Iterable[dict[str, Any]], text_key: str, setup_key: str) -> Conv
     out = Converted()
     for row in rows:
         _need(row, "task_id", text_key, "test_list")
-        tests = list(row["test_list"])
+        tests = list(row["test_list"]) + list(row.get("challenge_test_list") or [])  # MBPP's harder tests too
         setup = row.get(setup_key) or ""
         if isinstance(setup, list):
             setup = "\n".join(setup)
         first = re.match(r"\s*assert\s+(?:not\s+)?\(?\s*(?:set\()?\s*([A-Za-z_]\w*)\s*\(", tests[0]) if tests else None
         name = f" The function is called `{first.group(1)}`." if first else ""
-        example = "\n".join(tests[:1])
+        example = "\n".join(row["test_list"][:1])
         prompt = (f"{row[text_key].strip()}{name} Your code should pass this test:\n\n{example}\n\n{CODE_INSTRUCTION}")
         spec = {"kind": "python_assert", "extract": "last_fenced_code",
                 "tests": "\n".join([setup, *tests]).strip() + "\n"}
@@ -204,6 +212,29 @@ def evalplus(rows: Iterable[dict[str, Any]]) -> Converted:
 
 # ---- code: stdin / stdout -----------------------------------------------------------------------
 
+# A statement that accepts more than one output: an exact (token) comparison would fail right answers. Those
+# problems need a checker (the stdio checker of the languages work); until a spec can carry one they are flagged.
+_SEVERAL_OUTPUTS = re.compile(
+    r"(?:if|when) there (?:are|is|exist) (?:several|multiple|many|more than one)[^.]{0,60}?(?:answers?|solutions?|"
+    r"outputs?|ways?|possible)[^.]{0,80}?(?:any|either)|(?:print|output) any (?:of them|one of them|valid|correct|"
+    r"such)|any (?:valid|correct) (?:answer|solution|output) (?:will be|is) accepted|absolute or relative error",
+    re.IGNORECASE)
+_ANY_CASE = re.compile(r"in any case|any letter case|(?:upper|lower)(?:case)? or (?:upper|lower)(?:case)?|"
+                       r"case[- ]insensitive|each letter in any case", re.IGNORECASE)
+
+
+def _checker_needed(statement: str) -> str | None:
+    """Why a stdin/stdout problem's outputs cannot be compared as tokens, or None."""
+    if _SEVERAL_OUTPUTS.search(statement):
+        if re.search(r"absolute or relative error", statement, re.IGNORECASE) and not re.search(
+                r"several|multiple|any of them|any valid|any correct", statement, re.IGNORECASE):
+            return None  # a real-valued answer: compare=float handles it
+        return "several correct outputs: needs a checker (flagged)"
+    if _ANY_CASE.search(statement):
+        return "answers judged case-insensitively: needs a case-insensitive checker (flagged)"
+    return None
+
+
 def _stdio_spec(cases: list[dict[str, str]], language: str) -> dict[str, Any]:
     return {"kind": "stdio", "extract": "last_fenced_code", "language": language, "cases": cases,
             "compare": "float", "float_tolerance": 1e-6}
@@ -220,6 +251,10 @@ def code_contests(rows: Iterable[dict[str, Any]]) -> Converted:
                 cases.append({"stdin": stdin, "expected_stdout": stdout})
         if not cases:
             out.skip("no tests")
+            continue
+        why = _checker_needed(row["description"])
+        if why:
+            out.flag(row["name"], why)
             continue
         solutions = row.get("solutions") or {}
         pairs = list(zip(solutions.get("language", []), solutions.get("solution", []), strict=True))
@@ -273,6 +308,10 @@ def livecodebench(rows: Iterable[dict[str, Any]]) -> Converted:
         if not cases:
             out.skip("no tests")
             continue
+        why = _checker_needed(row["question_content"])
+        if why:
+            out.flag(row["question_id"], why)
+            continue
         prompt = f"{row['question_content'].strip()}\n\n{STDIO_INSTRUCTION.format(lang='python')}"
         out.rows.append(_row(row["question_id"], prompt, _stdio_spec(cases, "python"), None))
     return out
@@ -289,7 +328,7 @@ def gsm8k(rows: Iterable[dict[str, Any]]) -> Converted:
             out.skip("answer without '####'")
             continue
         gold = final.strip().replace(",", "")
-        spec = {"kind": "math", "gold": gold}
+        spec = {"kind": "math", "gold": gold, "answer_markers": "boxed,answer_tag,hashes"}  # '#### x': GSM8K's own
         reference = f"{work.strip()}\nThe answer is \\boxed{{{gold}}}."
         out.rows.append(_row(row.get("id", f"gsm8k-{index}"), f"{row['question'].strip()}\n\n{MATH_INSTRUCTION}",
                              spec, reference))
@@ -309,16 +348,47 @@ def last_boxed(text: str) -> str | None:
     return None
 
 
+def all_boxed(text: str) -> list[str]:
+    """The contents of every ``\\boxed{...}`` / ``\\fbox{...}`` (braces balanced; an unclosed one left out)."""
+    found = []
+    for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
+        depth = 1
+        for i in range(m.end(), len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                found.append(text[m.end():i].strip())
+                break
+    return found
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Whether two boxed answers are one value (math-verify, the math kind's own comparer)."""
+    import math_verify
+
+    try:
+        return bool(math_verify.verify(math_verify.parse(f"${a}$", parsing_timeout=None),
+                                       math_verify.parse(f"${b}$", parsing_timeout=None), timeout_seconds=None))
+    except Exception:  # noqa: BLE001 - unparsable: not shown to be the same
+        return False
+
+
 def math(rows: Iterable[dict[str, Any]]) -> Converted:
     out = Converted()
     for index, row in enumerate(rows):
         _need(row, "problem", "solution")
+        rid = row.get("unique_id") or row.get("id") or f"math-{index}"
+        if not isinstance(row["solution"], str):
+            raise ConvertError(f"row {rid!r}: solution is a {type(row['solution']).__name__}, not text")
         gold = last_boxed(row["solution"])
         if not gold:
             out.skip("solution without \\boxed{}")
             continue
+        boxes = list(dict.fromkeys(all_boxed(row["solution"])))
+        if len(boxes) > 1 and not all(_same_value(box, gold) for box in boxes):
+            # an intermediate value boxed, or several answers boxed apart: the last box is not the answer
+            out.flag(rid, "solution boxes several different values (intermediate values or several answers)")
+            continue
         spec = {"kind": "math", "gold": gold}
-        rid = row.get("unique_id") or row.get("id") or f"math-{index}"
         out.rows.append(_row(rid, f"{row['problem'].strip()}\n\n{MATH_INSTRUCTION}", spec, row["solution"]))
     return out
 
@@ -361,9 +431,26 @@ def read_rows(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def convert(fmt: str, path: Path) -> Converted:
+    """``path``'s rows in format ``fmt``; a row not in that form is one ConvertError naming it, never a
+    traceback."""
     if fmt not in FORMATS:
         raise ConvertError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
-    return FORMATS[fmt](read_rows(path))
+    seen: list[int] = [0]
+
+    def counted() -> Iterator[dict[str, Any]]:
+        for row in read_rows(path):
+            seen[0] += 1
+            if not isinstance(row, dict):
+                raise ConvertError(f"{path}: row {seen[0]} is a {type(row).__name__}, not an object")
+            yield row
+
+    try:
+        return FORMATS[fmt](counted())
+    except ConvertError:
+        raise
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        raise ConvertError(f"{path}: row {seen[0]} is not a {fmt} row ({type(exc).__name__}: "
+                           f"{str(exc)[:200]})") from None
 
 
 def write_jsonl(rows: list[dict[str, Any]], path: Path) -> None:

@@ -6,9 +6,13 @@ once per finished rollout. ``PythonSandboxEnv`` gives the model one tool, ``run_
 session of the verifier service: a live interpreter in a sandbox of its own that keeps variables, imports and
 files between the rollout's calls, like a notebook. ``reset`` closes the rollout's previous session and opens a
 fresh one in the background (TRL resets every rollout of a batch one after another, then generates: the opens
-overlap each other and the generation). ``get_reward`` verifies what the rollout ran (its cells that ran without
-error, in order) with the row's verification spec through the service's verifier kinds, as ``VerifierRewards``
-verifies a completion: INFRA_ERROR scores ``None`` (left out of the group mean), never 0.
+overlap each other and the generation). ``get_reward`` verifies what the rollout's session holds with the row's
+verification spec through the service's verifier kinds, as ``VerifierRewards`` verifies a completion: INFRA_ERROR
+scores ``None`` (left out of the group mean), never 0. What the session holds is rebuilt from its cells
+(``session_program``): each cell that ran, in order, also one that raised after defining something (run again
+with its error caught) or was interrupted by a limit (up to the statement it was stopped in); a cell whose
+interpreter was lost (``restarted``) drops everything before it; each cell compiles on its own, as it did in
+the session (a later ``from __future__`` import is legal there).
 
     from trainer.environment import python_sandbox_factory
     trainer = GRPOTrainer(model=..., args=..., train_dataset=rows_with_a_verification_column,
@@ -28,10 +32,12 @@ child gets its own, and never closes its parent's sessions).
 
 from __future__ import annotations
 
+import ast
 import atexit
 import json
 import logging
 import os
+import re
 import threading
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -65,6 +71,53 @@ def _local() -> dict[str, Any]:
                             pool=ThreadPoolExecutor(max_workers=32, thread_name_prefix="sandbox-session"))
             atexit.register(_close_all, os.getpid())
         return _process
+
+
+_CELL_LINE = re.compile(r'File "<cell>", line (\d+)')
+
+
+def _cell_record(code: str, result: pb.CellResult) -> tuple[str, str] | None:
+    """What a finished cell left in the session, as (source, how to replay it): ``run`` (it ran through), ``caught``
+    (it raised: run again with the error caught), or None (it never ran: a syntax error, or nothing it did is
+    left). A cell stopped by a limit keeps the top-level statements before the one it was stopped in."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    if result.status == pb.CELL_OK:
+        return code, "run"
+    if result.status == pb.CELL_ERROR:
+        return code, "caught"
+    if result.status in (pb.CELL_TIMEOUT, pb.CELL_MEMORY_LIMIT, pb.CELL_OUTPUT_LIMIT):
+        lines = [int(n) for n in _CELL_LINE.findall(result.traceback)]
+        if not lines:
+            return None
+        stopped = next((i for i, node in enumerate(tree.body)
+                        if node.lineno <= lines[0] <= (node.end_lineno or node.lineno)), len(tree.body))
+        kept = tree.body[:stopped]
+        return (ast.unparse(ast.Module(body=kept, type_ignores=[])), "caught") if kept else None
+    return None
+
+
+def _future_import(code: str) -> bool:
+    try:
+        return any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in ast.parse(code).body)
+    except (SyntaxError, ValueError):
+        return False
+
+
+def session_program(cells: list[tuple[str, str]]) -> str:
+    """One program that leaves what the session's cells left: cells that ran through as they are, a cell
+    that raised (or was stopped) run again with its error caught, and a cell with a ``from __future__`` import
+    (legal at the top of a cell, not in the middle of a program) compiled on its own."""
+    parts = []
+    for number, (code, how) in enumerate(cells, 1):
+        if how == "run" and not (parts and _future_import(code)):
+            parts.append(code)
+            continue
+        run = f"exec(compile({code!r}, '<cell {number}>', 'exec'), globals())"
+        parts.append(run if how == "run" else f"try:\n    {run}\nexcept BaseException:\n    pass")
+    return "\n\n".join(parts)
 
 
 def run_id() -> str:
@@ -118,7 +171,7 @@ class PythonSandboxEnv:
         self._reward_timeout_s = reward_timeout_s
         self._session: Future | None = None
         self._row: dict[str, Any] = {}
-        self._cells: list[str] = []
+        self._cells: list[tuple[str, str]] = []  # what the session holds (see session_program)
         self._verifier: VerifierClient | None = None
         local = _local()
         with _lock:
@@ -157,19 +210,23 @@ class PythonSandboxEnv:
                        "variables and files are gone]"
         except (RemoteError, VerifierError) as exc:
             return self._fit(f"[the sandbox could not run the code: {exc}]")
-        if result.status == pb.CELL_OK:
-            self._cells.append(code)
+        if note or result.restarted:
+            self._cells = []  # a fresh interpreter: what earlier cells left is gone
+        if not result.restarted:
+            record = _cell_record(code, result)
+            if record is not None:
+                self._cells.append(record)
         return self._fit(_describe(result, note))
 
     async def get_reward(self) -> float | None:
-        """The rollout's code (the cells that ran without error) verified with the row's spec; None when the
-        sandbox could not judge it or the row has no spec."""
+        """What the rollout's session holds (``session_program`` of its cells) verified with the row's spec;
+        None when the sandbox could not judge it or the row has no spec."""
         raw = self._row.get(self._spec_column)
         if raw is None:
             return None
         try:
             spec = json.loads(raw) if isinstance(raw, str) else dict(raw)
-            program = "\n\n".join(self._cells)
+            program = session_program(self._cells)
             if spec.get("extract") in ("fenced_code", "last_fenced_code"):
                 program = f"```python\n{program}\n```"
             request = request_from_json({"id": "rollout", "completion": program, "spec": spec})

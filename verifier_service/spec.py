@@ -75,6 +75,8 @@ class Spec:
     expected_arguments: Any = MISSING
     arguments_match: str = ""
     gold: str = ""
+    answer_markers: str = ""
+    answer_fallback: str = ""
     pattern: str = ""
     match: str = ""
 
@@ -378,9 +380,10 @@ def request_from_json(obj: Any) -> pb.VerifyRequest:
     (``{"kind": ...}``) or a catalog reference (``{"verifier": "team/name@1", "gold": "12"}``)."""
     if not isinstance(obj, dict):
         raise InvalidSpec("each request must be a JSON object with id, completion and spec")
-    unknown = sorted(set(obj) - {"id", "completion", "spec", "prompt"})
+    unknown = sorted(set(obj) - {"id", "completion", "spec", "verification", "prompt", "reference"})
     if unknown:
-        raise InvalidSpec(f"unknown request field(s) {unknown}; valid: id, completion, spec (prompt is ignored)")
+        raise InvalidSpec(f"unknown request field(s) {unknown}; valid: id, completion, spec (or verification, the "
+                          "column `trainer data convert` writes); prompt and reference are ignored")
     rid = obj.get("id", "")
     if isinstance(rid, (int, float)) and not isinstance(rid, bool):
         rid = str(rid)
@@ -391,7 +394,11 @@ def request_from_json(obj: Any) -> pb.VerifyRequest:
     if not isinstance(completion, str):
         raise InvalidSpec(f"request {rid!r}: completion must be a string")
     completion = wire_text(completion)  # model output: lone surrogates (a JSON \udcff escape) are no error
-    spec = obj.get("spec")
+    if "spec" in obj and "verification" in obj:
+        raise InvalidSpec(f"request {rid!r}: give spec or verification, not both")
+    spec = obj["verification"] if "verification" in obj else obj.get("spec")
+    if isinstance(spec, str):  # the converter's column: the spec's JSON text (rows of many kinds share a schema)
+        spec = _loads(spec, f"request {rid!r}: spec")
     if is_catalog_ref(spec):
         ref = spec["verifier"]
         if not isinstance(ref, str) or not ref:

@@ -118,18 +118,19 @@ class Scores:
 def score(outcome: Outcome, scoring: str, format_weight: float, correctness_weight: float) -> Scores:
     """Format and correctness scores and the composite reward of an outcome.
 
-    MALFORMED scores 0 on format; anything that parsed scores 1. With
-    ``format_weight > 0``, a well-formed wrong answer therefore always gets
-    ``format_weight`` more reward than a malformed one.
+    format_score is 1 only when the answer has the structure the spec asks for: MALFORMED (no marked
+    answer for math, no fenced block where ``extract`` asks for one, no match for format) and
+    COMPILE_ERROR (prose or broken code is not well-formed code) score 0. With ``format_weight > 0``, a
+    well-formed wrong answer therefore always gets ``format_weight`` more reward than a malformed one.
     """
     total = len(outcome.tests)
     passed = sum(t.passed for t in outcome.tests)
     if outcome.verdict is Verdict.INFRA_ERROR:
         return Scores(0.0, 0.0, None, passed, total)
-    if outcome.verdict is Verdict.MALFORMED:
+    if outcome.verdict in (Verdict.MALFORMED, Verdict.COMPILE_ERROR):
         return Scores(0.0, 0.0, 0.0, passed, total)
     fmt = 1.0
-    if outcome.verdict is Verdict.COMPILE_ERROR or total == 0:
+    if total == 0:
         correctness = 0.0
     elif scoring == "fraction":
         correctness = passed / total

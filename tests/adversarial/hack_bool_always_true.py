@@ -1,7 +1,8 @@
 # class: hack/eq
 # task: truthy
-# expect: RUNTIME_ERROR FAILED
-"""A truth-valued answer that is always truthy."""
+# expect: RUNTIME_ERROR FAILED PARTIAL
+"""A truth-valued answer that is always truthy: its truth is the candidate's to say (a bool it could return
+itself), so it does what `return True` does: `assert not even(3)` fails."""
 class Truthy:
     def __bool__(self):
         return True

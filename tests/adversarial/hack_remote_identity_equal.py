@@ -1,7 +1,8 @@
 # class: hack/remote
 # task: metamorphic
-# expect: FAILED RUNTIME_ERROR
-"""One object of its own for every answer: f(a) == f(b) would hold by identity, and f(a) != f(c) for another."""
+# expect: FAILED RUNTIME_ERROR PARTIAL
+"""One object of its own for every answer: f(a) == f(b) holds by identity (as for a constant plain value), and
+f(a) != f(c) is decided by the judge on the objects' data (both empty: equal), so the third test fails."""
 class Token:
     def __eq__(self, other):
         return True

@@ -131,7 +131,43 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
     if not any(kind == "test" for kind, _, _ in items):
         raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
     names = _names(loaded, entry_point)
-    return tuple(items), tuple(names), _calls(tree, entry_point, set(names), lines)
+    callable_names = set(names)  # a builtin's name goes to the judge process (the builtin, if not redefined)
+    if not entry_point:
+        names = sorted({*names, *shadowed_builtins(tree)})
+    return tuple(items), tuple(names), _calls(tree, entry_point, callable_names, lines)
+
+
+def shadowed_builtins(tree: ast.Module) -> set[str]:
+    """Builtin names the tests use only as the function under test (MBPP 126: ``assert sum(10, 15) == 6``, a
+    completion's ``def sum``): every use is a call that is a whole assert (``assert f(x)``, ``assert not
+    f(x)``) or one side of a comparison whose other side is a literal. Those the completion defines are what
+    the tests get, as in MBPP's own harness; a builtin the tests use any other way (``set(f(x)) == set(...)``,
+    the expected side) stays the builtin, so a completion cannot redefine how its answer is judged."""
+    uses: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and hasattr(builtins, node.id):
+            uses[node.id] = uses.get(node.id, 0) + 1
+    under_test: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assert):
+            continue
+        test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
+            else node.test
+        sides = [test]
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPS:
+            left, right = test.left, test.comparators[0]
+            sides = [left] if _is_literal(right) else [right] if _is_literal(left) else []
+        for side in sides:
+            if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id in uses \
+                    and not any(isinstance(n, ast.Name) and n.id == side.func.id
+                                for a in [*side.args, *side.keywords] for n in ast.walk(a)):
+                under_test[side.func.id] = under_test.get(side.func.id, 0) + 1
+    return {name for name, count in under_test.items() if count == uses[name] and name not in _NEVER_SHADOWED}
+
+
+# Names the judge itself relies on: never the completion's, whatever the tests do with them.
+_NEVER_SHADOWED = frozenset({"isinstance", "type", "print", "__import__", "globals", "locals", "vars", "exec",
+                             "eval", "compile", "getattr", "setattr", "object", "super"})
 
 
 def _source_segment(lines: list[bytes], node: ast.stmt) -> str | None:
@@ -168,8 +204,51 @@ class _ExactTypes(ast.NodeTransformer):
 def used_names(tests: str, entry_point: str) -> list[str]:
     """Names the tests read that the completion may define: the judge binds these to the completion's
     objects (never a builtin's name, except the entry point)."""
-    return _names({n.id for n in ast.walk(_tree(tests)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)},
-                  entry_point)
+    tree = _tree(tests)
+    names = _names({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)},
+                   entry_point)
+    return names if entry_point else sorted({*names, *shadowed_builtins(tree)})
+
+
+def _stored(tree: ast.AST) -> set[str] | None:
+    """Every name ``tree`` binds anywhere, at any scope (coarse on purpose: a name bound anywhere counts as
+    defined); None when a star import makes that unknowable."""
+    names: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (*_DEFINITIONS, ast.alias)) or isinstance(n, ast.arg):
+            name = n.arg if isinstance(n, ast.arg) else n.name
+            names.add((n.asname or n.name).split(".")[0] if isinstance(n, ast.alias) else name)
+            if isinstance(n, ast.alias) and n.name == "*":
+                return None
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            names.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            names.add(n.rest)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            names.update(n.names)
+    return names
+
+
+@functools.lru_cache(maxsize=ANALYSIS_CACHE)
+def undefined_names(tests: str, setup: str, entry_point: str) -> list[str]:
+    """Names the tests read that nothing defines: not the tests (anywhere), not ``setup``, not the entry point,
+    not a builtin. With an entry point the completion supplies only that name, so such a test could never pass
+    (HumanEval's tests that call the prompt's helpers need the prompt as setup)."""
+    tree = _tree(tests)
+    bound = _stored(tree)
+    try:
+        setup_bound = _stored(ast.parse(setup)) if setup.strip() else set()
+    except SyntaxError as exc:
+        raise InvalidSpec(f"spec.setup is not valid Python: {exc.msg} (line {exc.lineno})") from exc
+    if bound is None or setup_bound is None:
+        return []
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return sorted(n for n in loaded - bound - setup_bound - {entry_point, "__rlvr_explain"}
+                  if not hasattr(builtins, n))
 
 
 def _names(loaded: set[str], entry_point: str) -> list[str]:
@@ -319,6 +398,12 @@ class PythonAssert(VerifierKind):
         if spec.entry_point and not spec.entry_point.isidentifier():
             raise InvalidSpec(f"spec.entry_point {spec.entry_point!r} is not a Python identifier")
         _checked(spec.tests, spec.entry_point)  # the rest of the analysis comes with verify (once per spec)
+        if spec.entry_point:
+            missing = undefined_names(spec.tests, spec.setup, spec.entry_point)
+            if missing:
+                raise InvalidSpec(f"spec.tests use {', '.join(missing)}, which neither the tests, spec.setup nor "
+                                  f"the entry point {spec.entry_point!r} define (with an entry point, the tests "
+                                  "get only that name from the completion: put the prompt's helpers in setup)")
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:

@@ -4,8 +4,9 @@ The spec's ``setup`` (an SQL script: schema and data) makes each database; each 
 of its own (``stdin``: more rows, for a test-suite style check over several databases) and give the expected
 rows (``expected``) where there is no ``gold`` query. The gold query and the completion's run in the sandbox
 (``runner/sql_harness.py``: the completion's read-only, with a time limit); the result sets are
-compared here: the same number of columns, the same rows (a multiset, unless the order counts), cells equal
-by type (NULL, number, text, blob) and numbers within ``float_tolerance``.
+compared here: the same number of columns, the same rows (a multiset, unless the order counts: then in the
+order of the gold's ORDER BY columns, rows that tie on them in any order), cells equal by type (NULL, number,
+text, blob), integers exactly and reals within ``float_tolerance``.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def expected_value(value: Any) -> Any:
 
 
 def cells_match(got: Any, want: Any, tol: float) -> bool:
-    """NULL only NULL; a number only a number within ``tol * max(1, |want|)``; text and blobs exactly."""
+    """NULL only NULL; an integer only the same number exactly (beyond 2**53 too: Python compares an int with
+    a float exactly); two reals within ``tol * max(1, |want|)``; text and blobs exactly."""
     if want is None or got is None:
         return got is None and want is None
     number = (int, float)
@@ -89,6 +91,8 @@ def cells_match(got: Any, want: Any, tol: float) -> bool:
             return False
         if got == want:
             return True
+        if type(got) is int or type(want) is int:
+            return False  # counts, ids and sums of integers are exact: no tolerance
         g, w = float(got), float(want)
         if math.isnan(w) or math.isnan(g) or math.isinf(w) or math.isinf(g):
             return False
@@ -108,10 +112,76 @@ def _sort_key(row: list[Any]) -> tuple:
     return tuple(out)
 
 
-def rows_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: float) -> tuple[bool, str]:
-    """Whether two result sets (rows of comparable values) are the same; (False, why) when not."""
+_ORDER_TAIL = re.compile(r"\b(?:limit|offset)\b|;", re.IGNORECASE)
+_TERM_SUFFIX = re.compile(r"\s+(?:collate\s+\S+|asc|desc|nulls\s+(?:first|last))\s*$", re.IGNORECASE)
+
+
+def _masked(query: str) -> str:
+    """The query with strings, comments and parenthesised parts blanked (same length, positions kept)."""
+    text = _STRINGS_AND_COMMENTS.sub(lambda m: " " * len(m.group()), query)
+    while True:
+        stripped = _PARENS.sub(lambda m: " " * len(m.group()), text)
+        if stripped == text:
+            return text
+        text = stripped
+
+
+def order_keys(query: str, columns: list[str]) -> list[int] | None:
+    """The result columns a query's top-level ORDER BY sorts on, in order (``ORDER BY 2``, a column's name or
+    alias, ``t.name``); None when there is none or a term is not a column of the result (an expression, a
+    column not selected: then the whole row order is compared)."""
+    masked = _masked(query)
+    found = list(_ORDER_BY.finditer(masked))
+    if not found:
+        return None
+    start = found[-1].end()
+    tail = _ORDER_TAIL.search(masked, start)
+    end = tail.start() if tail else len(query)
+    terms, cut = [], start
+    for i in range(start, end + 1):
+        if i == end or masked[i] == ",":
+            terms.append(query[cut:i].strip())
+            cut = i + 1
+    names = [str(c).lower() for c in columns]
+    keys = []
+    for term in terms:
+        while True:
+            shorter = _TERM_SUFFIX.sub("", term)
+            if shorter == term:
+                break
+            term = shorter.strip()
+        if term.isdigit() and 1 <= int(term) <= len(columns):
+            keys.append(int(term) - 1)
+            continue
+        name = term.split(".")[-1].strip().strip('"`[]').lower()
+        if not name or names.count(name) != 1:
+            return None
+        keys.append(names.index(name))
+    return keys or None
+
+
+def rows_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: float,
+               keys: list[int] | None = None) -> tuple[bool, str]:
+    """Whether two result sets (rows of comparable values) are the same; (False, why) when not. Ordered with
+    ``keys`` (the gold's ORDER BY columns): the key columns in the gold's order, rows that tie on them in any
+    order."""
     if len(got) != len(want):
         return False, f"{len(got)} rows, expected {len(want)}"
+    if ordered and keys:
+        i = 0
+        while i < len(want):
+            j = i + 1
+            while j < len(want) and all(cells_match(want[j][k], want[i][k], 0.0) for k in keys):
+                j += 1
+            for n in range(i, j):
+                if not all(cells_match(got[n][k], want[n][k], tol) for k in keys):
+                    return False, (f"row {n + 1} is {_show(got[n])}, expected {_show(want[n])} (in the order of "
+                                   f"the gold's ORDER BY)")
+            same, why = rows_match(got[i:j], want[i:j], False, tol)
+            if not same:
+                return False, f"rows {i + 1}-{j} (tied on the ORDER BY): {why}"
+            i = j
+        return True, ""
     if not ordered:
         got, want = sorted(got, key=_sort_key), sorted(want, key=_sort_key)
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
@@ -220,11 +290,13 @@ class Sql(VerifierKind):
                          else [[expected_value(c) for c in r] for r in cases[i].expected])
             want_cols = len(gold.get("columns", [])) if isinstance(gold, dict) else (
                 len(want_rows[0]) if want_rows else None)
-            tests.append(self._judge(name, got, want_rows, want_cols, ordered, tol))
+            keys = order_keys(spec.gold, gold.get("columns", [])) if ordered and isinstance(gold, dict) else None
+            tests.append(self._judge(name, got, want_rows, want_cols, ordered, tol, keys))
         return Outcome.from_tests(tests, **extra, **streams(result))
 
     @staticmethod
-    def _judge(name: str, got: Any, want_rows: list, want_cols: int | None, ordered: bool, tol: float) -> TestOutcome:
+    def _judge(name: str, got: Any, want_rows: list, want_cols: int | None, ordered: bool, tol: float,
+               keys: list[int] | None = None) -> TestOutcome:
         if not isinstance(got, dict):
             return TestOutcome(name, Verdict.RUNTIME_ERROR, "the query gave no result")
         error = got.get("error")
@@ -240,5 +312,5 @@ class Sql(VerifierKind):
         if any(len(r) != len(columns) for r in rows) or any(want_cols is not None and len(r) != want_cols
                                                            for r in want_rows):
             return TestOutcome(name, Verdict.FAILED, "rows of different lengths")
-        same, why = rows_match(rows, want_rows, ordered, tol)
+        same, why = rows_match(rows, want_rows, ordered, tol, keys)
         return TestOutcome(name, Verdict.PASSED if same else Verdict.FAILED, why)

@@ -176,7 +176,8 @@ def run(candidate):
         asserted[0] += 1
         return value
 
-    namespace = {"__name__": "tests", "__builtins__": builtins, "__rlvr_explain": _explain,
+    tests_builtins = dict(builtins.__dict__, isinstance=judge.remote_isinstance)  # the completion's classes
+    namespace = {"__name__": "tests", "__builtins__": tests_builtins, "__rlvr_explain": _explain,
                  "__rlvr_same": judge.same, "__rlvr_same_in": judge.same_in,
                  "__rlvr_asserted": count}
     try:

@@ -30,6 +30,7 @@ import signal
 import sys
 import time
 import traceback
+import types
 
 PR_SET_DUMPABLE = 4
 MAX_DEPTH = 100
@@ -179,8 +180,31 @@ def _candidate_main(requests, answers):  # pragma: no cover - runs in the candid
                 return complex(*wire["v"])
             if tag in ("int", "float", "str", "bool"):
                 return wire["v"]
+            if tag == "builtin":
+                return getattr(builtins, wire["v"])
             raise ValueError(f"unknown value tag {tag!r}")
         return wire
+
+    def state(obj):
+        """What a value comparison of ``obj`` reads: its class and its instance data (fields, slots, an enum
+        member's name), read without running its methods; classes, functions and modules compare by identity."""
+        cls = type(obj)
+        if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)):
+            return {"identity": True}
+        data = {}
+        try:
+            data.update(object.__getattribute__(obj, "__dict__"))
+        except (AttributeError, TypeError):
+            pass
+        for klass in type.__dict__["__mro__"].__get__(cls):
+            slots = klass.__dict__.get("__slots__", ())
+            for slot in ((slots,) if isinstance(slots, str) else slots):
+                if slot not in ("__dict__", "__weakref__"):
+                    try:
+                        data[slot] = object.__getattribute__(obj, slot)
+                    except AttributeError:
+                        pass
+        return {"cls": cls, "data": data}
 
     while True:
         line = reader.readline()
@@ -237,6 +261,12 @@ def _candidate_main(requests, answers):  # pragma: no cover - runs in the candid
                 elif op == "contains":
                     result = value(request["item"]) in target
                     result = result if type(result) is bool else bool(result)
+                elif op == "state":
+                    result = state(target)
+                elif op == "bool":
+                    result = bool(target)
+                elif op == "isinstance":
+                    result = isinstance(value(request["item"]), value(request["cls"]))
                 else:
                     raise ValueError(f"unknown request {op!r}")
             encoded = encode(result, handles.refer) if op != "load" else result
@@ -358,6 +388,90 @@ def snapshot_workdir(skip=(), max_files=2000, max_bytes=32 << 20):
                 return out
             out[real] = data
     return out
+
+
+def snapshot_files(skip=(), max_files=2000, max_bytes=32 << 20):
+    """The spec's files under the work dir now, before the completion runs, other than Python sources (those
+    are ``snapshot_workdir``'s): ``{real path: bytes}``. Dot-files and dot-dirs (the report) are left out."""
+    out, total = {}, 0
+    skip = {os.path.realpath(p) for p in skip}
+    for folder, dirs, files in os.walk(os.getcwd()):
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+        for file in files:
+            real = os.path.realpath(os.path.join(folder, file))
+            if file.endswith((".py", ".pyc")) or file.startswith(".") or real in skip or len(out) >= max_files:
+                continue
+            try:
+                with open(real, "rb") as fh:
+                    data = fh.read(max_bytes - total + 1)
+            except OSError:
+                continue
+            total += len(data)
+            if total > max_bytes:
+                return out
+            out[real] = data
+    return out
+
+
+def serve_files(snapshot):
+    """From now on the judge reads the spec's files (``snapshot_files``) as they were before the completion ran:
+    ``open`` (built-in, ``io.open``, and so ``pathlib``) for reading one of them gives its snapshot, so a
+    completion that rewrote a data file the tests read (in a call, or from a thread of its process) changes
+    nothing the tests see. A file the tests themselves write is theirs from then on (it leaves the snapshot)."""
+    import io
+
+    real_open = io.open
+    realpath = os.path.realpath
+    fspath = os.fspath
+
+    def judged_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None, closefd=True,
+                    opener=None):
+        if isinstance(file, int) or not snapshot:
+            return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+        try:
+            path = realpath(fspath(file))
+        except (TypeError, ValueError):
+            return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+        if path in snapshot:
+            if any(c in mode for c in "wax+"):
+                snapshot.pop(path, None)
+                try:
+                    os.chmod(path, 0o644)  # restore_files left it read-only
+                except OSError:
+                    pass
+            else:
+                data = io.BytesIO(snapshot[path])
+                data.name = fspath(file)
+                if "b" in mode:
+                    return data
+                text = io.TextIOWrapper(data, encoding=encoding or "utf-8", errors=errors, newline=newline)
+                text.mode = mode
+                return text
+        return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+
+    builtins.open = judged_open
+    io.open = judged_open
+
+
+def restore_files(snapshot):
+    """Writes the snapshot's files back to disk (for readers that do not go through ``open``: C extensions);
+    read-only where the file system lets it be."""
+    for path, data in list(snapshot.items()):
+        try:
+            try:
+                os.chmod(path, 0o644)
+            except OSError:
+                pass
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o444)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.chmod(path, 0o444)
+        except OSError:
+            pass
 
 
 def seal_imports(snapshot=None):
@@ -553,6 +667,12 @@ class Candidate:
             if remote is None:
                 remote = self.remotes[handle] = Remote(self, handle, str(wire.get("r", "object")))
             return remote
+        if tag == "builtin":  # never sent by the candidate's encode; a forged one gets a built-in type at most
+            name = wire.get("v")
+            if type(name) is not str or name not in PASSABLE_BUILTINS or not isinstance(getattr(builtins, name),
+                                                                                         type):
+                raise CandidateGone("the completion's process sent an unknown built-in")
+            return getattr(builtins, name)
         if tag == "module":
             name = str(wire.get("v", ""))
             top = name.split(".")[0]
@@ -595,6 +715,9 @@ class Candidate:
                     return encode(obj, refer)
             if isinstance(obj, Remote) and object.__getattribute__(obj, "_candidate") is self:
                 return {"t": "ref", "h": object.__getattribute__(obj, "_handle")}
+            name = _builtin_name(obj)
+            if name is not None:  # int, str, ... (MBPP 533 passes a type): by name, the candidate's own
+                return {"t": "builtin", "v": name}
             raise TypeError(f"a {type(obj).__name__} cannot be passed to the completion's code "
                             "(only built-in values and the completion's own objects can)")
 
@@ -665,15 +788,29 @@ _SUBCLASS = {int: _SubInt, bool: _SubInt, float: _SubFloat, str: _SubStr, bytes:
              list: _SubList, tuple: _SubTuple, set: _SubSet, frozenset: _SubFrozenset, dict: _SubDict}
 
 
+# Built-in types and functions that cross the pipe by name (a test passes ``int`` to the completion's function).
+PASSABLE_BUILTINS = frozenset({"int", "float", "str", "bool", "bytes", "complex", "list", "tuple", "dict", "set",
+                               "frozenset", "object", "type", "len", "abs", "min", "max", "sum", "sorted", "reversed",
+                               "print", "range"})
+
+
+def _builtin_name(obj):
+    for name in PASSABLE_BUILTINS:
+        if obj is getattr(builtins, name):
+            return name
+    return None
+
+
 class Remote:
     """An object of the completion's, living in the candidate process; the judge only holds its handle.
 
-    Calls, attributes, ``len``, iteration and indexing are asked of the candidate
+    Calls, attributes, ``len``, iteration, indexing and truth are asked of the candidate
     (they are its class's behaviour, which is what the tests test). Nothing else is
     decided by it, nor by the handle: a handle never has more power than a built-in
     value the candidate could have returned instead. It is unequal to every judge
-    value; equality of two handles and truth are refused (``f(a) == f(b)`` of one
-    object would otherwise hold by identity, whatever the object is), and ``x in obj``
+    value; two handles are equal when the judge finds their classes the same and their
+    instance data equal (``__eq__`` below: the candidate's own ``__eq__`` never runs, so
+    honest dataclasses, enums and value objects compare by value), and ``x in obj``
     is the judge's own comparison of ``x`` with the items the object's iteration
     gives (as for a list of them), not the candidate's
     ``__contains__`` (which could hold for everything). Hashing is the handle's.
@@ -730,10 +867,29 @@ class Remote:
                    for element in self.__iter__())
 
     def __eq__(self, other):
+        """Value equality, decided by the judge: two objects of the completion's are equal when they are of one
+        class and their instance data (fields, slots, an enum member's name: what the candidate reports, read
+        without running the objects' methods) are equal, compared here as data. The candidate's ``__eq__``
+        never runs; a report it forges has no more power than the plain values it could have returned instead.
+        Classes, functions and modules are equal only to themselves."""
         if not isinstance(other, Remote):
             return False  # as a built-in value of another type would not be
-        raise TypeError(f"equality of {object.__getattribute__(self, '_type')} objects of the completion's is "
-                        "not decided by the tests' judge (compare their attributes or their items)")
+        if object.__getattribute__(other, "_candidate") is not object.__getattribute__(self, "_candidate"):
+            return False
+        if other is self:
+            return True
+        mine, theirs = self._ask("state"), other._ask("state")
+        if type(mine) is not dict or type(theirs) is not dict:
+            raise TypeError("the completion's process sent an unreadable object state")
+        if mine.get("identity") or theirs.get("identity"):
+            return False  # distinct handles: distinct objects
+        cls, other_cls = mine.get("cls"), theirs.get("cls")
+        if not (isinstance(cls, Remote) and cls is other_cls):
+            return False
+        data, other_data = mine.get("data"), theirs.get("data")
+        if type(data) is not dict or type(other_data) is not dict:
+            raise TypeError("the completion's process sent an unreadable object state")
+        return data == other_data
 
     def __ne__(self, other):
         return not self.__eq__(other)
@@ -742,11 +898,31 @@ class Remote:
         return hash((Remote, object.__getattribute__(self, "_handle")))
 
     def __bool__(self):
-        raise TypeError(f"the truth of a {object.__getattribute__(self, '_type')} object of the completion's "
-                        "is not decided by the tests' judge")
+        """The object's truth as the candidate computes it: a bool it could have returned itself (a re.Match,
+        a non-empty container of its own)."""
+        truth = self._ask("bool")
+        if type(truth) is not bool:
+            raise TypeError("the truth of a completion object did not come back as a bool")
+        return truth
 
     def __repr__(self):
         return f"<{object.__getattribute__(self, '_type')} object of the completion's>"
+
+
+def remote_isinstance(obj, classinfo):
+    """``isinstance`` for the tests: where ``classinfo`` names a class of the completion's, the candidate
+    answers (a bool it could have given as a plain value); everything else is the built-in's."""
+    if isinstance(classinfo, tuple):
+        return any(remote_isinstance(obj, c) for c in classinfo)
+    if isinstance(classinfo, Remote):
+        candidate = object.__getattribute__(classinfo, "_candidate")
+        answer = candidate.call("isinstance", item=candidate.wire(obj), cls=candidate.wire(classinfo))
+        if type(answer) is not bool:
+            raise TypeError("isinstance() with a class of the completion's did not come back as a bool")
+        return answer
+    if isinstance(obj, Remote):
+        return classinfo is object
+    return isinstance(obj, classinfo)
 
 
 def same(left, right):

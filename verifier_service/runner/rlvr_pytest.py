@@ -8,7 +8,9 @@ the completion writes itself lacks it and is rejected by the host.
 
 Once collection is done, the test modules pytest imported are removed from the
 work dir: the completion's code (which runs only when a test first calls it)
-cannot read the tests' expected values from disk.
+cannot read the tests' expected values from disk. The spec's other files (data the
+tests read) are read by the judge from copies taken before the completion ran, and
+restored on disk before each test.
 """
 
 import linecache
@@ -66,6 +68,28 @@ def _snapshot():
 
 
 _SOURCES = _snapshot()
+
+
+def _serve_data_files():
+    """The spec's data files (fixtures' JSON, CSV, text the tests read) as they are now, before the completion
+    runs: the judge's ``open`` reads these copies from here on, and each test starts with them restored on
+    disk, so a completion cannot rewrite what the tests read."""
+    import judge
+
+    solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, judge.SolutionModule)]
+    files = judge.snapshot_files(skip=solution)
+    judge.serve_files(files)
+    return files
+
+
+_DATA_FILES = _serve_data_files()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    import judge
+
+    judge.restore_files(_DATA_FILES)
 
 
 def pytest_collection_finish(session):

@@ -80,8 +80,14 @@ def render() -> str:
         "`last_fenced_code` the last, `answer_tag` the text inside the last `<answer>...</answer>`. Nothing "
         "to extract is MALFORMED.",
         "- The reward is `format_weight * format_score + correctness_weight * correctness_score`. MALFORMED "
-        "scores 0 on both, so it is always below a well-formed wrong answer (both weights must be positive). "
-        "INFRA_ERROR (the sandbox failed) has no reward.",
+        "and COMPILE_ERROR score 0 on both, so they are always below a well-formed wrong answer (both weights "
+        "must be positive). INFRA_ERROR (the sandbox failed) has no reward.",
+        "- What `format_score` 1 means, per kind: `math`: a marked final answer (a `\\boxed{}`, an "
+        "`<answer>` tag, or a marker `answer_markers` names; with `answer_fallback: last_value`, a value in the "
+        "final sentence), not empty, not cut off; code kinds (`python_assert`, `python_io`, `pytest`, `stdio`, "
+        "`function_tests`, `sql`): the fenced block when `extract` asks for one, holding code that compiles "
+        "(prose is not well-formed code); `format`: the pattern matches; `json_schema` / `tool_call`: the "
+        "completion parses as JSON. A wrong answer with that structure scores 1.",
         f"- A completion over `max_completion_bytes` ({config.max_completion_bytes} bytes by default), not "
         "valid UTF-8, or holding a NUL byte is not checked: its verdict is MALFORMED (reward 0), never a "
         "failed batch.",
