@@ -308,6 +308,11 @@ def process_state(pid):
 
 def _remove_tree(path):
     """Removes a path the candidate may have made unreadable or unwritable (it is ours: same uid)."""
+    try:
+        os.rmdir(path)  # the common case, a job's emptied work dir: one call (a file, a link or the rest: below)
+        return
+    except OSError:
+        pass
     if os.path.islink(path) or not os.path.isdir(path):
         os.unlink(path)
         return
@@ -392,7 +397,7 @@ def _scrub(baseline=None):
                 dirty = True
     for table in SYSV_IPC:
         try:
-            with open(table) as fh:
+            with open(table, "rb", buffering=0) as fh:  # (unbuffered bytes: no tty probe, no seeks)
                 if len(fh.read().strip().splitlines()) > 1:
                     dirty = True
         except OSError:
