@@ -147,7 +147,7 @@ def run_step(step, job, workdir, standby=None):
                 "output_limited": False, "duration_s": 0.0, "stdout": "", "stderr": "", "report": ""}
 
     if not judged_here:
-        io = stepio.StepIO(proc, report_r, step.get("stdin", "").encode(), output_limit)
+        io = stepio.StepIO(proc, report_r, stepio.stdin_bytes(step), output_limit)
         deadline = started + float(step["timeout_s"])
         timed_out = False
         # Until the step's process exits: a subprocess's exit shows as the end of its pipes (or the short

@@ -154,6 +154,14 @@ class StepIO:
                 pass
 
 
+def stdin_bytes(step):
+    """What the step's process reads on stdin: ``stdin_json`` (a harness's tests, sent as data in the job's one
+    encoding) as JSON, or ``stdin``."""
+    if step.get("stdin_json") is not None:
+        return json.dumps(step["stdin_json"]).encode()
+    return step.get("stdin", "").encode()
+
+
 class _StepTimeout(judge.Interrupted):
     """The step's time is up (raised out of the runner's own judging)."""
 
@@ -240,7 +248,7 @@ def judge_calls(step, job, workdir, standby, started):
     itself, against the candidate process, with the judge's own rules (``assert_harness.judge_calls``). No
     test code runs anywhere, so nothing of one job's tests can reach the next job, and the step needs one
     process instead of two."""
-    payload = json.loads(step["stdin"])
+    payload = step["stdin_json"] if step.get("stdin_json") is not None else json.loads(step["stdin"])
     standby.start({**step, "harness": "candidate"}, job, workdir)
     io = StepIO(standby, standby.report_r, b"", int(step.get("output_limit", 1 << 20)), keep_stdin=True)
     deadline = started + float(step["timeout_s"])
