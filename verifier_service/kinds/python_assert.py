@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import json
 import re
 
 from verifier_service.errors import InvalidSpec
@@ -418,7 +417,7 @@ class PythonAssert(VerifierKind):
         if calls is not None:
             payload.update(calls=calls, exact_types=spec.exact_types)
         job = Job(steps=[Step("tests", [*PYTHON, f"{HARNESS_DIR}/assert_harness.py"], ctx.timeout_s,
-                              stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
+                              stdin_json=payload, memory_bytes=ctx.config.memory_mb << 20,
                               output_limit=ctx.config.output_limit_bytes, harness=wire.ASSERT_HARNESS,
                               judge=wire.JUDGE_CALLS if calls is not None else "")])
         run = await run_job(ctx, job)

@@ -147,7 +147,7 @@ def run_step(step, job, workdir, standby=None):
                 "output_limited": False, "duration_s": 0.0, "stdout": "", "stderr": "", "report": ""}
 
     if not judged_here:
-        io = stepio.StepIO(proc, report_r, step.get("stdin", "").encode(), output_limit)
+        io = stepio.StepIO(proc, report_r, stepio.stdin_bytes(step), output_limit)
         deadline = started + float(step["timeout_s"])
         timed_out = False
         # Until the step's process exits: a subprocess's exit shows as the end of its pipes (or the short
@@ -308,6 +308,11 @@ def process_state(pid):
 
 def _remove_tree(path):
     """Removes a path the candidate may have made unreadable or unwritable (it is ours: same uid)."""
+    try:
+        os.rmdir(path)  # the common case, a job's emptied work dir: one call (a file, a link or the rest: below)
+        return
+    except OSError:
+        pass
     if os.path.islink(path) or not os.path.isdir(path):
         os.unlink(path)
         return
@@ -392,7 +397,7 @@ def _scrub(baseline=None):
                 dirty = True
     for table in SYSV_IPC:
         try:
-            with open(table) as fh:
+            with open(table, "rb", buffering=0) as fh:  # (unbuffered bytes: no tty probe, no seeks)
                 if len(fh.read().strip().splitlines()) > 1:
                     dirty = True
         except OSError:

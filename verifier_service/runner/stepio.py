@@ -41,6 +41,7 @@ class StepIO:
         if self.exit_fd is not None:
             self.sel.register(self.exit_fd, selectors.EVENT_READ, "exit")
         self.stdin_open = True
+        self.stdin_nonblocking = False
         if stdin_data:
             self._want_write()
         elif not keep_stdin:
@@ -51,14 +52,28 @@ class StepIO:
         self.sel.register(self.proc.stdin, selectors.EVENT_WRITE)
 
     def send(self, data):
-        """Queues ``data`` for the step's stdin (written as the pipe takes it, by ``pump``)."""
+        """Writes ``data`` to the step's stdin as far as it takes it now (no wait); the rest is queued and
+        written as the pipe takes it, by ``pump``."""
         if not self.stdin_open:
             raise BrokenPipeError("the step's stdin is closed")
-        if not self.pending:
-            self.pending = memoryview(bytes(data))
-            self._want_write()
-        else:
+        if self.pending:
             self.pending = memoryview(bytes(self.pending) + data)
+            return
+        # Straight to the pipe (non-blocking: a step that stops reading never holds the runner): a request of the
+        # runner's own judging fits at once, without registering for writing and a select per request.
+        fd = self.proc.stdin.fileno()
+        if not self.stdin_nonblocking:
+            os.set_blocking(fd, False)
+            self.stdin_nonblocking = True
+        try:
+            done = os.write(fd, data)
+        except BlockingIOError:
+            done = 0
+        except OSError:
+            return  # the step's end (its closed stdin) shows on its pipes, as when ``pump`` writes
+        if done < len(data):
+            self.pending = memoryview(bytes(data[done:]))
+            self._want_write()
 
     def close_stdin(self):
         if self.stdin_open:
@@ -139,6 +154,14 @@ class StepIO:
                 pass
 
 
+def stdin_bytes(step):
+    """What the step's process reads on stdin: ``stdin_json`` (a harness's tests, sent as data in the job's one
+    encoding) as JSON, or ``stdin``."""
+    if step.get("stdin_json") is not None:
+        return json.dumps(step["stdin_json"]).encode()
+    return step.get("stdin", "").encode()
+
+
 class _StepTimeout(judge.Interrupted):
     """The step's time is up (raised out of the runner's own judging)."""
 
@@ -158,17 +181,25 @@ def _answer_loads(line):
     ANSWER_INT_WORK (four such integers' worth of work) in all of them, the answer is refused (turning decimal
     text into an int takes time quadratic in its length, a 4 MB line holds eighty 50,000-digit integers, and the
     runner, unlike a judge process, cannot be killed at the step's deadline)."""
-    work = [0]
+    _INT_WORK[0] = 0
+    if isinstance(line, (bytes, bytearray)):
+        line = line.decode(json.detect_encoding(line), "surrogatepass")  # as json.loads reads bytes
+    return _ANSWER_DECODER.decode(line)
 
-    def bounded(text):
-        if len(text) > ANSWER_INT_DIGITS:
-            raise ValueError("an integer of more than 50,000 digits")
-        work[0] += len(text) ** 2
-        if work[0] > ANSWER_INT_WORK:
-            raise ValueError("integers too long in total for one answer")
-        return int(text)
 
-    return json.loads(line, parse_int=bounded)
+_INT_WORK = [0]  # the answer being read's integer work so far (the runner reads one answer at a time)
+
+
+def _bounded_int(text):
+    if len(text) > ANSWER_INT_DIGITS:
+        raise ValueError("an integer of more than 50,000 digits")
+    _INT_WORK[0] += len(text) ** 2
+    if _INT_WORK[0] > ANSWER_INT_WORK:
+        raise ValueError("integers too long in total for one answer")
+    return int(text)
+
+
+_ANSWER_DECODER = json.JSONDecoder(parse_int=_bounded_int)  # one decoder, not one per answer
 
 
 class RunnerCandidate(judge.Candidate):
@@ -217,7 +248,7 @@ def judge_calls(step, job, workdir, standby, started):
     itself, against the candidate process, with the judge's own rules (``assert_harness.judge_calls``). No
     test code runs anywhere, so nothing of one job's tests can reach the next job, and the step needs one
     process instead of two."""
-    payload = json.loads(step["stdin"])
+    payload = step["stdin_json"] if step.get("stdin_json") is not None else json.loads(step["stdin"])
     standby.start({**step, "harness": "candidate"}, job, workdir)
     io = StepIO(standby, standby.report_r, b"", int(step.get("output_limit", 1 << 20)), keep_stdin=True)
     deadline = started + float(step["timeout_s"])

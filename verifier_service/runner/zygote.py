@@ -308,7 +308,7 @@ class Zygote:
         """Whether a process is left from the step: any but the zygote's children (it answered only when it had
         none left, so a child of its now is the next standby, forked after the answer)."""
         try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
+            with open(f"/proc/{pid}/stat", "rb", buffering=0) as fh:  # (unbuffered: no tty probe, no seeks)
                 return int(fh.read().rsplit(b")", 1)[1].split()[1]) != self.pid
         except (OSError, IndexError, ValueError):
             return False  # gone already

@@ -28,6 +28,9 @@ class Step:
     judge: str = ""                     # "calls": the runner may judge the step's tests itself (see python_assert)
     stdin_pipe: bool = False            # stdin a pipe (a program's own input: open("/dev/stdin") works) instead
                                         # of a socket that no process can open through /proc (a judge's tests)
+    # The step's stdin as data (a harness's tests), in place of ``stdin``: the job is encoded once, with it, and the
+    # runner encodes it for the harness's process, or reads it as it is when it judges the step itself.
+    stdin_json: Any = None
 
 
 @dataclass(frozen=True)
