@@ -82,7 +82,7 @@ RUNSC_PIDS_FLOOR = 1024
 SOCKET_DIR_INSIDE = "/run/rlvr"  # where a warm container sees the directory of the socket its runner connects to
 CONNECT_TIMEOUT_S = 20.0
 PROTOCOL_LABEL = "rlvr.sandbox.protocol"  # set by sandboxes/python/Dockerfile
-RUNNER_PROTOCOL = "2"
+RUNNER_PROTOCOL = "3"
 
 
 class DockerSandbox(PooledSandbox):
@@ -142,7 +142,7 @@ class DockerSandbox(PooledSandbox):
         if speaks != RUNNER_PROTOCOL:
             raise SandboxUnavailable(
                 f"sandbox image {name!r} speaks runner protocol {speaks or 'unknown'}, this "
-                f"service needs {RUNNER_PROTOCOL} (events stamped with the job's token, the tests' judge); "
+                f"service needs {RUNNER_PROTOCOL} (a step's stdin as JSON data, events stamped with the job's token); "
                 f"rebuild it: {FIX_IMAGE}")
         self.image_ids[family] = image["Id"]
         return image["Id"]
