@@ -70,67 +70,108 @@ def read_requests(path: Path, verifier: str | None = None) -> list[pb.VerifyRequ
 
 async def _verify_all(client, requests, batch_size: int, parallel: int, console, show_progress: bool,
                       sink=None):
-    """Results in request order. ``sink(results)`` gets each batch's results as soon as every batch before
-    it has finished (at most ``4 * parallel`` batches are started ahead of the oldest unfinished one), so
-    an interrupted run keeps all it wrote."""
+    """Results in request order. ``sink(results)`` gets each batch's results as soon as that batch has
+    finished, whatever the batches before it are doing (at most ``4 * parallel`` batches are started at
+    once), so an interrupted run keeps every batch that finished, even behind a slow one."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     chunks = [requests[i:i + batch_size] for i in range(0, len(requests), batch_size)]
-    out: list[pb.VerifyResult] = []
+    done: dict[int, list[pb.VerifyResult]] = {}
     gate = asyncio.Semaphore(parallel)
     with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, disable=not show_progress, transient=False) as progress:
         task = progress.add_task("verify", total=len(requests))
 
-        async def one(index: int, chunk) -> list[pb.VerifyResult]:
+        async def one(index: int, chunk) -> tuple[int, list[pb.VerifyResult]]:
             async with gate:
                 try:
                     results = await client.verify_batch(chunk)
                 except RemoteError as exc:
-                    first, last = index * batch_size + 1, index * batch_size + len(chunk)
-                    raise VerifierError(f"the service rejected requests {first}-{last}: {exc}") from exc
+                    raise VerifierError(_rejected(exc.details, index * batch_size, len(chunk))) from exc
             progress.advance(task, len(chunk))
-            return results
+            return index, results
 
-        window: list[asyncio.Task] = []
+        window: set[asyncio.Future] = set()
         started = 0
         try:
             while started < len(chunks) or window:
                 while started < len(chunks) and len(window) < 4 * parallel:
-                    window.append(asyncio.ensure_future(one(started, chunks[started])))
+                    window.add(asyncio.ensure_future(one(started, chunks[started])))
                     started += 1
-                results = await window.pop(0)
-                if sink is not None:
-                    sink(results)
-                out.extend(results)
+                finished, window = await asyncio.wait(window, return_when=asyncio.FIRST_COMPLETED)
+                for future in sorted(finished, key=lambda f: f.cancelled() or f.exception() is not None):
+                    index, results = future.result()  # a failed batch raises here, after the others are kept
+                    if sink is not None:
+                        sink(results)
+                    done[index] = results
         finally:
             for pending in window:
                 pending.cancel()
             if window:
                 await asyncio.gather(*window, return_exceptions=True)
-    return out
+    return [r for index in range(len(chunks)) for r in done[index]]
+
+
+def _rejected(message: str, start: int, count: int) -> str:
+    """The service names a request by its 0-based index in its batch; the user's numbering is the input's,
+    counted from 1 (the n-th request of the file, as in ``path:line`` errors' order)."""
+    import re
+
+    shifted, found = re.subn(r"^request (\d+)", lambda m: f"request {int(m.group(1)) + start + 1} (counted from "
+                             f"1)", message, count=1)
+    if found:
+        return f"the service rejected {shifted}"
+    return f"the service rejected one of requests {start + 1}-{start + count} (counted from 1): {message}"
 
 
 class ResultWriter:
-    """Writes result lines to ``--output`` (or stdout) as batches finish, flushed each time. The path was
-    checked before any work (``check_output``); the file is opened at the first results, so a run that
-    fails before any result leaves an existing file as it was (with ``append``, it is added to)."""
+    """Writes result lines to ``--output`` as batches finish (in the order they finish), flushed each time;
+    ``finish(ids)`` puts a complete file back in input order. On stdout the lines come in input order (each
+    as soon as the ones before it are done). The path was checked before any work (``check_output``); the
+    file is opened at the first results, so a run that fails before any result leaves an existing file as it
+    was (with ``append``, it is added to)."""
 
-    def __init__(self, path: Path | None, append: bool = False):
+    def __init__(self, path: Path | None, append: bool = False, order: list[str] | None = None):
         self.path, self.append = path, append
         self.written = 0
         self._file = None
+        self._order = list(order or [])  # stdout: the ids in input order, still to print
+        self._held: dict[str, list[str]] = {}
 
     def __call__(self, results: list[pb.VerifyResult]) -> None:
+        lines = [(r.id, json.dumps(result_to_json(r)) + "\n") for r in results]
+        if self.path is None and self._order:
+            for rid, line in lines:
+                self._held.setdefault(rid, []).append(line)
+            ready = []
+            while self._order and self._held.get(self._order[0]):
+                ready.append(self._held[self._order[0]].pop(0))
+                self._order.pop(0)
+            lines = [("", line) for line in ready]
+        if not lines:
+            return
         if self._file is None:
             self._file = open(self.path, "a" if self.append else "w", encoding="utf-8") if self.path else sys.stdout
-        self._file.write("".join(json.dumps(result_to_json(r)) + "\n" for r in results))
+        self._file.write("".join(line for _, line in lines))
         self._file.flush()
-        self.written += len(results)
+        self.written += len(lines)
 
     def close(self) -> None:
         if self._file is not None and self._file is not sys.stdout:
             self._file.close()
+
+    def finish(self, ids: list[str]) -> None:
+        """Rewrites a complete ``--output`` in the order of ``ids`` (the input's), atomically."""
+        if self.path is None or not self.path.exists():
+            return
+        by_id: dict[str, list[str]] = {}
+        for line in self.path.read_text(encoding="utf-8").splitlines(keepends=True):
+            by_id.setdefault(str(json.loads(line).get("id")), []).append(line)
+        if sorted(by_id) != sorted(set(ids)) or sum(map(len, by_id.values())) != len(ids):
+            return  # not exactly this input's results: leave the file as written
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(by_id[i].pop(0) for i in ids), encoding="utf-8")
+        os.replace(tmp, self.path)
 
 
 def check_output(path: Path | None, resume: bool) -> set[str]:
@@ -229,16 +270,18 @@ async def _run_verify(args, config: ServiceConfig) -> int:
     console = _console()
     done = check_output(args.output, args.resume)
     requests = read_requests(args.input, args.verifier)
+    all_ids = [r.id for r in requests]
     if done:
         requests = [r for r in requests if r.id not in done]
         print(f"resuming: {len(done)} result(s) already in {args.output}, {len(requests)} to verify", file=sys.stderr)
         if not requests:
             return 0
-    writer = args.writer = ResultWriter(args.output, append=bool(done))
+    writer = args.writer = ResultWriter(args.output, append=bool(done), order=[r.id for r in requests])
     try:
         results, elapsed = await _verify_requests(args, config, requests, console, writer)
     finally:
         writer.close()
+    writer.finish(all_ids)
     if not args.quiet:
         console.print(summary_table(results, elapsed))
     infra = sum(r.verdict == pb.INFRA_ERROR for r in results)
