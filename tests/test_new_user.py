@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -94,3 +95,121 @@ def test_a_refused_request_is_numbered_one_way(service, tmp_path):
                           "--quiet"), 2)
     assert line.startswith("error: the service rejected request 4 (counted from 1) (id 'r3'): "), line
     assert "request 1 " not in line and "request 3 " not in line
+
+
+# ---- 2. Ctrl-C in the trainer's commands: exit 130, one line that says what was kept -------------------------
+
+def interrupt_when(args: list[str], ready, tmp_path: Path, timeout: float = 240) -> tuple[int, str]:
+    """Starts the command, sends SIGINT once ``ready(stderr so far)`` holds; returns (exit code, stderr)."""
+    from trainer_smoke import OFFLINE_ENV
+
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as err_file:
+        proc = subprocess.Popen([sys.executable, "-m", *args], stdout=subprocess.DEVNULL, stderr=err_file, text=True,
+                                cwd=ROOT, env={**os.environ, **OFFLINE_ENV, "PYTHONPATH": str(ROOT)})
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and not ready(log.read_text()) and proc.poll() is None:
+                time.sleep(0.05)
+            assert proc.poll() is None, log.read_text()[-3000:]
+            assert ready(log.read_text()), "the command never got to the point to interrupt"
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return proc.returncode, log.read_text()
+
+
+def our_lines(err: str) -> list[str]:
+    """stderr less the libraries' log lines and progress bars."""
+    return [line for line in err.splitlines() if line.startswith(("interrupted", "error", "Traceback"))]
+
+
+@pytest.mark.docker
+def test_ctrl_c_in_trainer_train_keeps_run_json_and_says_so(service, tmp_path):
+    from trainer_smoke import write_dataset, write_smoke_config
+
+    from trainer.tiny_model import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "model")
+    data = tmp_path / "prompts.jsonl"
+    write_dataset(data)
+    out = tmp_path / "run"
+    config = write_smoke_config(tmp_path / "run.yaml", model, data, out, service.address, max_steps=500, save_steps=1)
+    code, err = interrupt_when(["trainer.cli", "train", "--config", str(config)],
+                               lambda _: (out / "checkpoint-2").is_dir(), tmp_path)
+    assert code == 130, err[-3000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+    [line] = our_lines(err)
+    assert line.startswith("interrupted (Ctrl-C) at step ") and f"kept {out}/run.json" in line, line
+    assert "checkpoint-1" in line and "no final model was saved" in line
+    record = json.loads((out / "run.json").read_text())
+    assert record["interrupted"] is True and record["global_step"] >= 2
+    assert [h for h in record["log_history"] if "reward" in h]
+
+
+def test_ctrl_c_before_training_leaves_no_empty_directory(tmp_path):
+    """Interrupted while loading (here: the first reward call waits on a port where nothing answers)."""
+    from trainer_smoke import write_dataset, write_smoke_config
+
+    from trainer.tiny_model import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "model")
+    data = tmp_path / "prompts.jsonl"
+    write_dataset(data)
+    out = tmp_path / "run"
+    silent = socket.socket()  # a port that takes connections and never answers: the health check waits on it
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    config = write_smoke_config(tmp_path / "run.yaml", model, data, out, f"127.0.0.1:{silent.getsockname()[1]}")
+    try:
+        code, err = interrupt_when(["trainer.cli", "train", "--config", str(config)],
+                                   lambda err: "--skip-gates: training without" in err, tmp_path)
+    finally:
+        silent.close()
+    assert code == 130, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    assert our_lines(err) == ["interrupted (Ctrl-C) before the first step: nothing kept (no run.json, no checkpoint)"]
+    assert not out.exists()
+
+
+def test_ctrl_c_in_trainer_sample_is_one_line(tmp_path):
+    from trainer_smoke import write_dataset
+
+    from trainer.tiny_model import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "model")
+    data = tmp_path / "prompts.jsonl"
+    write_dataset(data)
+    code, err = interrupt_when(["trainer.cli", "sample", "--model", str(model), "--dataset", str(data), "--n", "64",
+                                "--max-new-tokens", "4000", "--output", str(tmp_path / "s.jsonl")],
+                               lambda err: "sampling" in err.lower() or "generat" in err.lower(), tmp_path)
+    assert code == 130, err[-3000:]
+    assert our_lines(err) == [f"interrupted (Ctrl-C) while sampling: nothing kept ({tmp_path / 's.jsonl'} is "
+                              "written when sampling ends)"]
+
+
+def test_ctrl_c_in_the_base_rate_gate_is_one_line_and_writes_no_record(tmp_path):
+    from trainer_smoke import write_dataset
+
+    data = tmp_path / "prompts.jsonl"
+    write_dataset(data)
+    spec = json.loads(json.loads(data.read_text().splitlines()[1])["verification"])
+    samples = write_rows(tmp_path / "s.jsonl", [{"id": f"0-{i}", "prompt": "p", "completion": "x", "spec": spec}
+                                                for i in range(8)])
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    try:
+        code, err = interrupt_when(["trainer.cli", "gate", "base-rate", "--model", "m", "--dataset", str(data),
+                                    "--output-dir", str(tmp_path / "run"), "--samples", str(samples), "--verifier",
+                                    f"127.0.0.1:{silent.getsockname()[1]}"],
+                                   lambda err: "Generating train split: 4" in err, tmp_path)
+    finally:
+        silent.close()
+    assert code == 130, err[-3000:]
+    assert our_lines(err) == ["interrupted (Ctrl-C): nothing kept; no gate record written"]
+    assert not (tmp_path / "run" / "gates" / "base_rate.json").exists()

@@ -89,6 +89,7 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         return launch(config, args.config, child_argv)
     from trainer.train import run_training
 
+    args.interrupted = lambda: _train_kept(config, existed=Path(config.output_dir).exists())
     record = run_training(config, deviations)
     timing = record["reward_timing"] if record is not None else None
     if timing:
@@ -97,6 +98,14 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     if record is not None:  # None on the other processes of a launch: the main one writes the record
         print(f"run record: {config.output_dir}/run.json", file=sys.stderr)
     return 0
+
+
+def _train_kept(config: RunConfig, existed: bool) -> str:
+    """Ctrl-C before training started: an output directory this run made and left empty is removed."""
+    out = Path(config.output_dir)
+    if not existed and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()
+    return "before the first step: nothing kept (no run.json, no checkpoint)"
 
 
 def _add_data_flags(parser: argparse.ArgumentParser) -> None:
@@ -125,11 +134,13 @@ def cmd_sample(args: argparse.Namespace) -> int:
     config, dataset = _load_with_data(args)
     if not config.model:
         raise TrainerError("a model is required (in the YAML file or as --model)")
+    args.interrupted = lambda: f"while sampling: nothing kept ({args.output} is written when sampling ends)"
     samples = sample_completions(config.model, dataset, n=args.n, temperature=args.sample_temperature,
                                  max_new_tokens=args.max_new_tokens or config.max_completion_length,
                                  spec_column=config.spec_column, prompts=args.prompts, seed=config.seed,
                                  backend=args.backend)
     write_samples(args.output, samples)
+    args.interrupted = lambda: f"kept the samples in {args.output}"
     print(f"{len(samples)} completions ({args.n} per prompt) written to {args.output}", file=sys.stderr)
     if args.report is None:
         print(f"read them with `verifier-service inspect --input {args.output} --report DIR`", file=sys.stderr)
@@ -148,13 +159,27 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return status
 
 
-def cmd_gate(args: argparse.Namespace) -> int:
+def _base_rate_kept(config: RunConfig, samples: Path | None, started: float) -> str:
     from trainer import gates
 
+    made = gates.gates_dir(config) / "base_rate_samples.jsonl"
+    if samples is None and made.exists() and made.stat().st_mtime >= started:
+        return (f"kept the samples in {made} (verify them without sampling again: trainer gate base-rate ... "
+                f"--samples {made}); no gate record written")
+    return "nothing kept; no gate record written"
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    import time
+
+    from trainer import gates
+
+    started = time.time()
     config, dataset = _load_with_data(args)
     if args.gate == "base-rate":
         if not config.model:
             raise TrainerError("a model is required (in the YAML file or as --model)")
+        args.interrupted = lambda: _base_rate_kept(config, args.samples, started)
         record, path = gates.run_base_rate_gate(config, dataset, k=args.k, temperature=args.sample_temperature,
                                                 prompts=args.prompts, samples_file=args.samples,
                                                 backend=args.backend)
@@ -334,6 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     except TrainerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        kept = getattr(exc, "kept", None) or (args.interrupted() if hasattr(args, "interrupted") else "nothing kept")
+        print(f"interrupted (Ctrl-C) {kept}" if kept.startswith(("at step", "before", "while")) else
+              f"interrupted (Ctrl-C): {kept}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
