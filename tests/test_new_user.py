@@ -213,3 +213,24 @@ def test_ctrl_c_in_the_base_rate_gate_is_one_line_and_writes_no_record(tmp_path)
     assert code == 130, err[-3000:]
     assert our_lines(err) == ["interrupted (Ctrl-C): nothing kept; no gate record written"]
     assert not (tmp_path / "run" / "gates" / "base_rate.json").exists()
+
+
+# ---- 4. diagnose: a run where every check was skipped is "nothing to diagnose" (exit 2), not healthy ------------
+
+def test_diagnose_with_every_check_skipped_is_exit_2_not_healthy(tmp_path):
+    from trainer.config import RunConfig
+
+    run = tmp_path / "run"
+    run.mkdir()
+    config = RunConfig(model="m", dataset="d", max_steps=5, logging_steps=10).to_dict()  # 5 steps, logged every 10
+    summary = {"train_runtime": 12.0, "train_loss": 0.1, "step": 5, "epoch": 1.0}  # only the end-of-run summary
+    (run / "run.json").write_text(json.dumps({"config": config, "log_history": [summary], "deviations": []}))
+    proc = trainer("diagnose", str(run))
+    assert proc.returncode == 2, proc.stderr
+    assert "no finding" not in proc.stdout and "nothing diagnosed" in proc.stdout
+    assert "kl not logged although beta=0.01" in proc.stdout and "beta=0:" not in proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error")]
+    assert lines == [f"error: nothing to diagnose: every check was skipped (1 log entries in {run / 'run.json'}; a "
+                     "run needs logged training steps: logging_steps below the run's length)"], proc.stderr
+    as_json = trainer("diagnose", str(run), "--json")
+    assert as_json.returncode == 2 and json.loads(as_json.stdout)["healthy"] is False

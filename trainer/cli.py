@@ -235,6 +235,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             print(f"patched run config: {args.patch_out} (trainer train --config {args.patch_out})", file=sys.stderr)
         else:
             print(f"no patch to write: {args.patch_out} not written", file=sys.stderr)
+    if not report.diagnosis.findings and not report.diagnosis.ran:
+        raise TrainerError(f"nothing to diagnose: every check was skipped ({len(report.run.history)} log entries in "
+                           f"{report.run.source}; a run needs logged training steps: logging_steps below the "
+                           "run's length)")
     return diagnose.EXIT_HEALTHY if report.diagnosis.healthy else diagnose.EXIT_FINDINGS
 
 
