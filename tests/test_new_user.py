@@ -44,7 +44,8 @@ def write_rows(path: Path, rows: list[dict]) -> Path:
 def error_line(proc, code: int) -> str:
     assert proc.returncode == code, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("20")]  # log lines
+    lines = [line for line in proc.stderr.splitlines()  # less log lines and the datasets library's progress bar
+             if line.strip() and not line.startswith(("20", "Generating train split"))]
     assert len(lines) == 1, proc.stderr
     return lines[0]
 
@@ -234,3 +235,41 @@ def test_diagnose_with_every_check_skipped_is_exit_2_not_healthy(tmp_path):
                      "run needs logged training steps: logging_steps below the run's length)"], proc.stderr
     as_json = trainer("diagnose", str(run), "--json")
     assert as_json.returncode == 2 and json.loads(as_json.stdout)["healthy"] is False
+
+
+# ---- 5. base-rate: k checked against the samples; a record is never replaced by a less informed one ----------
+
+@pytest.mark.docker
+def test_base_rate_checks_k_and_keeps_the_better_informed_record(service, tmp_path):
+    spec = {"kind": "format", "pattern": "<answer>.*</answer>"}
+    data = write_rows(tmp_path / "prompts.jsonl", [{"prompt": "p", "verification": json.dumps(spec)},
+                                                    {"prompt": "q", "verification": json.dumps(spec)}])
+    common = ["gate", "base-rate", "--model", "m", "--dataset", str(data), "--output-dir", str(tmp_path / "run"),
+              "--verifier", service.address]
+
+    def samples(name: str, per_prompt: int, passing: bool) -> Path:
+        return write_rows(tmp_path / name, [
+            {"id": f"{p}-{j}", "prompt": "p", "spec": spec,
+             "completion": "<answer>1</answer>" if passing and j == 0 else "no"}
+            for p in range(2) for j in range(per_prompt)])
+
+    four = samples("four.jsonl", 4, passing=True)
+    line = error_line(trainer(*common, "--k", "8", "--samples", str(four)), 2)
+    assert line == (f"error: --k 8: {four} holds fewer than 8 samples for 2 of 2 prompt(s) (as few as 4; ids "
+                    "<prompt>-<sample>): pass@8 needs 8 per prompt; run with --k 4, or sample 8 per prompt "
+                    "(trainer sample --n 8)")
+    record = tmp_path / "run" / "gates" / "base_rate.json"
+    assert not record.exists()
+    failing = trainer(*common, "--k", "8", "--samples", str(samples("eight.jsonl", 8, passing=False)))
+    assert failing.returncode == 4 and "base-rate gate FAILED" in failing.stderr
+    assert "over 2 prompts x 8 samples from" in failing.stderr
+    refused = trainer(*common, "--k", "4", "--samples", str(four))
+    line = error_line(refused, 2)
+    assert line.startswith(f"error: {record} already holds a FAILED base-rate record for this reward config and "
+                           "model over 16 samples") and "this run measured 8 samples (passed)" in line, line
+    assert json.loads(record.read_text())["passed"] is False
+    replaced = trainer(*common, "--k", "4", "--samples", str(four), "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+    assert "over 2 prompts x 4 samples from" in replaced.stderr and "base-rate gate passed" in replaced.stderr
+    assert "replaced the earlier record (FAILED, 16 samples" in replaced.stderr
+    assert json.loads(record.read_text())["replaced"]["passed"] is False

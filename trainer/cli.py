@@ -182,18 +182,27 @@ def cmd_gate(args: argparse.Namespace) -> int:
         args.interrupted = lambda: _base_rate_kept(config, args.samples, started)
         record, path = gates.run_base_rate_gate(config, dataset, k=args.k, temperature=args.sample_temperature,
                                                 prompts=args.prompts, samples_file=args.samples,
-                                                backend=args.backend)
+                                                backend=args.backend, replace=args.replace)
         k = record["k"]
         lo, hi = record["pass@1_ci"]
         klo, khi = record[f"pass@{k}_ci"]
-        print(f"base rate of {config.model} over {record['prompts']} prompts x {k} samples at temperature "
-              f"{record['temperature']:g}: pass@1 {record['pass@1']:.3f} (95% CI {lo:.3f}-{hi:.3f}), "
+        per_prompt = sorted({p["n"] for p in record["per_prompt"]})
+        each = str(per_prompt[0]) if len(per_prompt) == 1 else f"{per_prompt[0]}-{per_prompt[-1]}"
+        source = f"from {args.samples}" if args.samples else f"at temperature {record['temperature']:g}"
+        print(f"base rate of {config.model} over {record['prompts']} prompts x {each} samples {source}: "
+              f"pass@1 {record['pass@1']:.3f} (95% CI {lo:.3f}-{hi:.3f}), "
               f"pass@{k} {record[f'pass@{k}']:.3f} (95% CI {klo:.3f}-{khi:.3f}); {record['zero_variance_share']:.0%} "
               f"of groups with zero reward variance; {record['infra_errors']} INFRA_ERROR", file=sys.stderr)
         for warning in record["warnings"]:
             print(f"warning: {warning}", file=sys.stderr)
         if not record["passed"]:
             print(f"base-rate gate FAILED: {record['advice']}", file=sys.stderr)
+        else:
+            print("base-rate gate passed", file=sys.stderr)
+        old = record.get("replaced")
+        if old:
+            print(f"replaced the earlier record ({'passed' if old['passed'] else 'FAILED'}, {old['samples']} samples, "
+                  f"{old['created_at']})", file=sys.stderr)
     else:
         record, path = gates.run_inspection_gate(config, dataset, report_dir=args.report, labels_file=args.labels,
                                                  signed_off_by=args.signed_off_by, min_read=args.min_read,
@@ -313,6 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="sampling temperature (low: the gate asks whether the model can succeed at all)")
     base.add_argument("--samples", type=Path, help="verify this samples JSONL instead of sampling")
     base.add_argument("--backend", default="auto", choices=("auto", "transformers", "vllm"))
+    base.add_argument("--replace", action="store_true", help="replace a record of this reward config and model "
+                      "that measured more samples (refused otherwise)")
     insp = gate_sub.add_parser("inspect", help="sign off the human reading of an inspection report")
     _add_data_flags(insp)
     insp.add_argument("--report", type=Path, required=True, help="the `verifier-service inspect` report directory")

@@ -297,9 +297,37 @@ def _check_specs_in_dataset(samples: list[dict], specs: list[str], what: str) ->
                         "dataset again")
 
 
+def _check_k(samples: list[dict], k: int, source: str) -> None:
+    """pass@k needs k samples of every prompt: a samples file made with fewer is refused, not scored as pass@k."""
+    counts: dict[str, int] = defaultdict(int)
+    for s in samples:
+        counts[prompt_key(str(s.get("id")))] += 1
+    short = {key: n for key, n in counts.items() if n < k}
+    if short:
+        fewest = min(short.values())
+        raise GateError(f"--k {k}: {source} holds fewer than {k} samples for {len(short)} of {len(counts)} prompt(s) "
+                        f"(as few as {fewest}; ids <prompt>-<sample>): pass@{k} needs {k} per prompt; run with "
+                        f"--k {fewest}, or sample {k} per prompt (trainer sample --n {k})")
+
+
+def _keep_better_record(directory: Path, record: dict, replace: bool) -> None:
+    """Refuses to overwrite a record of the same reward config and model that measured more samples."""
+    old = _load_record(directory / BASE_RATE_FILE)
+    if (replace or old is None or old.get("reward_config_hash") != record["reward_config_hash"]
+            or old.get("model") != record["model"] or int(old.get("samples") or 0) <= record["samples"]):
+        return
+    raise GateError(f"{directory / BASE_RATE_FILE} already holds a {'passed' if old.get('passed') else 'FAILED'} "
+                    f"base-rate record for this reward config and model over {old.get('samples')} samples "
+                    f"({old.get('created_at')}); this run measured {record['samples']} samples "
+                    f"({'passed' if record['passed'] else 'failed'}) and is not written: measure at least as many, "
+                    "or pass --replace to replace it")
+
+
 def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float, prompts: int,
-                       samples_file: Path | None = None, backend: str = "auto") -> tuple[dict, Path]:
-    """Samples (or reads) k completions per prompt, verifies them, writes and returns the gate record."""
+                       samples_file: Path | None = None, backend: str = "auto",
+                       replace: bool = False) -> tuple[dict, Path]:
+    """Samples (or reads) k completions per prompt, verifies them, writes and returns the gate record (never in
+    place of a record of the same reward config and model that measured more samples, unless ``replace``)."""
     from trainer.sample import sample_completions, write_samples
     from verifier_service.tools.inspection import read_rows
 
@@ -308,6 +336,7 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
     if samples_file is not None:
         samples = read_rows(samples_file)
         source = str(samples_file)
+        _check_k(samples, k, source)
     else:
         samples = sample_completions(config.model, dataset, n=k, temperature=temperature,
                                      max_new_tokens=config.max_completion_length, spec_column=config.spec_column,
@@ -322,6 +351,11 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
     record = {"gate": "base-rate", "passed": record.pop("passed"), "reward_config_hash":
               reward_config_hash(config, specs), "model": config.model, "temperature": temperature,
               "samples_file": source, "created_at": now_utc(), **record}
+    previous = _load_record(directory / BASE_RATE_FILE)
+    _keep_better_record(directory, record, replace)
+    if previous is not None:
+        record["replaced"] = {key: previous.get(key) for key in ("passed", "samples", "created_at", "model",
+                                                                 "reward_config_hash")}
     return record, write_record(directory, BASE_RATE_FILE, record)
 
 
