@@ -273,3 +273,29 @@ def test_base_rate_checks_k_and_keeps_the_better_informed_record(service, tmp_pa
     assert "over 2 prompts x 4 samples from" in replaced.stderr and "base-rate gate passed" in replaced.stderr
     assert "replaced the earlier record (FAILED, 16 samples" in replaced.stderr
     assert json.loads(record.read_text())["replaced"]["passed"] is False
+
+
+# ---- 6. inspect: one report directory, one sample set ----------------------------------------------------------
+
+@pytest.mark.docker
+def test_inspect_refuses_another_input_in_an_existing_report(service, tmp_path):
+    def rows(prefix: str, n: int) -> list[dict]:
+        return [{"id": f"{prefix}{i}", "prompt": "p", "completion": str(i),
+                 "spec": {"kind": "format", "pattern": r"\d+"}} for i in range(n)]
+
+    first = write_rows(tmp_path / "a.jsonl", rows("a", 4))
+    report = tmp_path / "report"
+    args = ["--report", str(report), "--server", service.address, "--quiet"]
+    assert cli("inspect", "--input", str(first), *args).returncode == 0
+    write_rows(report / "labels.jsonl", [{"id": "a0", "agree": True, "comment": "", "verdict": "PASSED"}])
+    before = {p.name: p.read_bytes() for p in report.iterdir()}
+    other = write_rows(tmp_path / "b.jsonl", rows("b", 16))
+    line = error_line(cli("inspect", "--input", str(other), *args), 2)
+    assert line == (f"error: --report {report} already holds the report of another sample set (4 samples from "
+                    f"{first}, 1 label(s)): give a new directory for this input, or remove that one first")
+    assert {p.name: p.read_bytes() for p in report.iterdir()} == before  # untouched
+    again = cli("inspect", "--input", str(first), *args)
+    assert again.returncode == 0, again.stderr
+    assert "labels already recorded: 1 of 4 samples read, 1 agree" in again.stderr
+    assert cli("inspect", "--input", str(other), "--report", str(tmp_path / "new"), "--server", service.address,
+               "--quiet").returncode == 0

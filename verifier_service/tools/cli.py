@@ -365,6 +365,7 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
     done = check_output(partial, args.resume)
     requests = read_requests(args.input, args.verifier)
     rows = [with_verifier(row, args.verifier) for row in inspection.read_rows(args.input)]
+    _same_sample_set(args.report, rows, [r.id for r in requests])
     kept = {}
     if done:
         kept = {str(row["id"]): row for row in map(json.loads, partial.read_text(encoding="utf-8").splitlines())}
@@ -388,15 +389,39 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
             console.print(summary_table(results, elapsed))
         for table in inspection.summary_renderables(samples):
             console.print(table)
-    read, agreed = inspection.label_counts(inspection.load_labels(args.report / inspection.LABELS_FILE))
+    labels = inspection.load_labels(args.report / inspection.LABELS_FILE)
+    read, agreed = inspection.label_counts({i: label for i, label in labels.items() if i in {s.id for s in samples}})
     if read:
-        console.print(f"labels already recorded: {read} read, {agreed} agree")
+        console.print(f"labels already recorded: {read} of {len(samples)} samples read, {agreed} agree")
     console.print(f"report: {page} (read it, export the labels to {args.report / inspection.LABELS_FILE})")
     infra = sum(r["verdict"] == "INFRA_ERROR" for r in results_json)
     if infra:
         console.print(f"[bold red]{infra} INFRA_ERROR result(s): the sandbox failed, not the code[/]")
         return EXIT_INFRA
     return 0
+
+
+def _same_sample_set(report: Path, rows: list[dict], ids: list[str]) -> None:
+    """A report directory holds one sample set: its labels are about those samples. Another input is refused
+    (its results would sit beside the old labels); the same input again is rebuilt, its labels kept."""
+    from verifier_service.tools import inspection
+
+    old_file = report / inspection.SAMPLES_FILE
+    if not old_file.exists():
+        return
+    old_rows = inspection.read_rows(old_file)
+    old = inspection.build_samples(old_rows, [str(r.get("id", "")) for r in old_rows], [{}] * len(old_rows))
+    new = inspection.build_samples(rows, ids, [{}] * len(rows))
+    if inspection.sample_set_hash(old) == inspection.sample_set_hash(new):
+        return
+    try:
+        source = inspection.read_meta(report).get("source") or "?"
+    except VerifierError:
+        source = "?"
+    labels = inspection.load_labels(report / inspection.LABELS_FILE)
+    raise VerifierError(f"--report {report} already holds the report of another sample set ({len(old)} samples "
+                        f"from {source}, {len(labels)} label(s)): give a new directory for this input, or remove "
+                        f"that one first")
 
 
 def _import_labels(args) -> int:
