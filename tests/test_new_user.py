@@ -299,3 +299,110 @@ def test_inspect_refuses_another_input_in_an_existing_report(service, tmp_path):
     assert "labels already recorded: 1 of 4 samples read, 1 agree" in again.stderr
     assert cli("inspect", "--input", str(other), "--report", str(tmp_path / "new"), "--server", service.address,
                "--quiet").returncode == 0
+
+
+# ---- 9. OpenRLHF: its end-of-text token is taken off; a plain label is one clear refusal; verl ground truths ----
+
+RAW_ADD = "def add(a, b):\n    return a + b\n"
+ADD_SPEC = {"kind": "python_assert", "tests": "assert add(1, 2) == 3"}  # raw extraction: the response is the program
+
+
+@pytest.fixture(scope="module")
+def http_service(docker_ready):
+    from dataclasses import replace
+
+    from conftest import TEST_CONFIG, RunningService
+
+    from verifier_service.testing import free_port
+
+    running = RunningService(replace(TEST_CONFIG, http_port=free_port()))
+    yield running
+    running.close()
+
+
+@pytest.mark.docker
+def test_openrlhf_http_client_a_raw_program_with_its_eos_token_passes_and_a_plain_label_says_why(http_service,
+                                                                                                  capfd):
+    import asyncio
+
+    from openrlhf.utils import agent
+
+    executor = agent.SingleTurnAgentExecutor(http_service.http_url + "/get_reward")
+    prompt = "<|im_start|>user\nWrite add(a, b).<|im_end|>\n<|im_start|>assistant\n"
+    query = prompt + RAW_ADD + "<|im_end|>"  # as OpenRLHF decodes it: skip_special_tokens=False
+    [info] = asyncio.run(executor._fetch_rewards_via_http([query], [prompt], [json.dumps(ADD_SPEC)]))
+    assert info["scores"] == [1.0] and info["rewards"] == [1.0]
+    # a token inside the response is the model's own: not taken off
+    [inside] = asyncio.run(executor._fetch_rewards_via_http([prompt + RAW_ADD + "<|im_end|>x = 1\n"], [prompt],
+                                                            [json.dumps(ADD_SPEC)]))
+    assert inside["scores"] == [0.0]
+    import requests
+
+    plain = requests.post(http_service.http_url + "/get_reward", json={"query": [query], "prompts": [prompt],
+                                                                       "labels": ["12"]}, timeout=30)
+    message = ("labels[0] is plain text ('12'), not a verification spec: OpenRLHF's --data.label_key must name a "
+               "column that holds each row's verification spec")
+    assert plain.status_code == 400 and plain.json()["error"].startswith(message)
+    assert plain.reason.startswith(message)  # what their client logs of a refusal: the status line
+    verl_shaped = requests.post(http_service.http_url + "/get_reward", json={
+        "query": [query], "labels": [{"ground_truth": "12", "style": "rule"}]}, timeout=30)
+    assert verl_shaped.status_code == 400
+    assert "labels[0] is verl's reward_model field ({ground_truth, style}), not a verification spec" in \
+        verl_shaped.json()["error"]
+    capfd.readouterr()
+    with pytest.raises(RuntimeError):  # their client retries any failure (5 times), then gives up
+        asyncio.run(executor._fetch_rewards_via_http([query], [prompt], ["12"]))
+    logged = capfd.readouterr()
+    assert message.replace("'", "\\'") in logged.out + logged.err  # their log line says what to fix
+
+
+@pytest.mark.docker
+def test_openrlhf_reward_file_strips_the_eos_token_and_refuses_a_plain_label_once(service, monkeypatch):
+    import asyncio
+
+    from openrlhf.utils import agent
+
+    import trainer.adapters.openrlhf as adapter
+    from trainer.adapters import remote
+    from verifier_service.errors import InvalidSpec
+
+    monkeypatch.setenv(remote.ADDRESS_ENV, service.address)
+    monkeypatch.delenv(remote.CATALOG_ENV, raising=False)
+    remote.reset()
+    try:
+        executor = agent.SingleTurnAgentExecutor(adapter.__file__)  # --reward.remote_url /path/to/openrlhf.py
+        prompt = "<|user|>Write add(a, b).<|assistant|>"
+        [info] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
+                                                              [json.dumps(ADD_SPEC)]))
+        assert float(info["scores"][0]) == 1.0
+        monkeypatch.setenv(adapter.STRIP_ENV, "")  # configurable: nothing taken off, the token fails the program
+        [kept] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
+                                                              [json.dumps(ADD_SPEC)]))
+        assert float(kept["scores"][0]) == 0.0
+        with pytest.raises(InvalidSpec, match=r"labels\[0\] is plain text \('12'\), not a verification spec: "
+                                              r"--data.label_key must name"):
+            asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD], [prompt], ["12"]))
+    finally:
+        remote.reset()
+
+
+@pytest.mark.docker
+def test_verl_native_ground_truths_are_converted_or_refused_saying_why(service, monkeypatch):
+    from trainer.adapters import remote, verl
+    from verifier_service.errors import InvalidSpec
+
+    monkeypatch.setenv(remote.ADDRESS_ENV, service.address)
+    monkeypatch.delenv(remote.CATALOG_ENV, raising=False)
+    remote.reset()
+    try:
+        assert verl.compute_score("openai/gsm8k", "so the answer is \\boxed{72}", "72")["acc"] == 1.0
+        assert verl.compute_score("lighteval/MATH", "\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")["acc"] == 1.0
+        program = "```python\nprint(int(input()) * 2)\n```"
+        cases = json.dumps({"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]})
+        assert verl.compute_score("codecontests", program, cases)["acc"] == 1.0
+        with pytest.raises(InvalidSpec, match="the ground truth of data source 'my_data' is not a verification spec"):
+            verl.compute_score("my_data", "x", "72")
+        with pytest.raises(InvalidSpec, match=r"calls a function \('f'\)"):
+            verl.compute_score("apps", "x", json.dumps({"inputs": ["1"], "outputs": ["2"], "fn_name": "f"}))
+    finally:
+        remote.reset()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from verifier_service.errors import VerifierError
+from verifier_service.special_tokens import DEFAULT_SETTING as DEFAULT_STRIP_TOKENS
 
 ENV_PREFIX = "RLVR_VERIFIER_"
 SANDBOX_BACKENDS = ("docker", "bwrap")
@@ -106,6 +107,8 @@ class ServiceConfig:
                            "open-instruct /test_program (0 = off; worker processes share it)")
     http_host: str = _f("", "address the HTTP front door binds ('' = the service's host)")
     http_max_body_bytes: int = _f(16 * 1024 * 1024, "largest HTTP request body accepted (a larger one is 413)")
+    openrlhf_strip_tokens: str = _f(DEFAULT_STRIP_TOKENS, "special tokens taken off the end of an OpenRLHF "
+                                    "response (/get_reward; it decodes with them), comma-separated ('' = none)")
     # Tenancy (docs/tenancy.md).
     tenants: str = _f("", "YAML file of tenants: API key hashes, quotas, catalog namespaces ('' = no authentication)")
     catalog: str = _f("", "directory of catalog verifiers (team/name@version files and catalog.lock)")
@@ -188,7 +191,7 @@ def _convert(name: str, typ: Any, raw: Any) -> Any:
 # Settings of a listening service only: an embedded service (verify, inspect) listens on loopback for its own
 # process, without TLS, tenants, metrics or worker processes.
 SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_age_s", "metrics_port", "metrics_host",
-               "http_port", "http_host", "http_max_body_bytes",
+               "http_port", "http_host", "http_max_body_bytes", "openrlhf_strip_tokens",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
                "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",

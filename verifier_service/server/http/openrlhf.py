@@ -14,7 +14,9 @@ Which verifier scores a query:
   header, every query uses it, and a label is its per-sample fields: a JSON object, or plain text that is
   the ``gold`` answer.
 
-The response is the query after its prompt (the whole query when the prompt is not in it). A sample the
+The response is the query after its prompt (the whole query when the prompt is not in it), less the special
+tokens at its end (OpenRLHF decodes with ``skip_special_tokens=False``, so a response that ended properly
+carries its end-of-text token as text): the ``openrlhf_strip_tokens`` setting lists them. A sample the
 sandbox could not judge (INFRA_ERROR) has no reward to give: the batch is answered 503, which their client
 retries, rather than with a made-up number.
 """
@@ -28,19 +30,35 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.errors import InvalidSpec
 from verifier_service.server.http.calls import HttpError
 from verifier_service.spec import request_from_json
+from verifier_service.special_tokens import DEFAULT_TOKENS, parse_tokens, strip_trailing
 
 VERIFIER_HEADER = "X-RLVR-Verifier"
+__all__ = ["VERIFIER_HEADER", "answer", "parse_tokens", "requests_of", "response_text"]
 
 
-def response_text(query: str, prompt: str | None) -> str:
-    """What the model wrote: the query after its prompt."""
+def response_text(query: str, prompt: str | None, strip: tuple[str, ...] = DEFAULT_TOKENS) -> str:
+    """What the model wrote: the query after its prompt, less the special tokens ``strip`` at its end."""
     if prompt:
         if query.startswith(prompt):
-            return query[len(prompt):]
+            return strip_trailing(query[len(prompt):], strip)
         at = query.find(prompt)
         if at >= 0:
-            return query[at + len(prompt):]
-    return query
+            return strip_trailing(query[at + len(prompt):], strip)
+    return strip_trailing(query, strip)
+
+
+PLAIN_LABEL_HELP = ("OpenRLHF's --data.label_key must name a column that holds each row's verification spec "
+                    "(e.g. {\"kind\": \"math\", \"gold\": \"12\"}; `trainer data convert` writes them), or name "
+                    "a catalog verifier in the URL (/get_reward/team/name@1) so that a plain label is its gold answer")
+
+
+def _native_label_problem(label: dict) -> str | None:
+    """A label in another trainer's native shape (not a spec): what it is, in words."""
+    if "ground_truth" in label or "style" in label:
+        return "verl's reward_model field ({ground_truth, style}), not a verification spec"
+    if {"inputs", "outputs"} <= set(label):
+        return "test cases ({inputs, outputs}, as verl and PRIME store them), not a verification spec"
+    return None
 
 
 def _label_spec(label: Any, verifier: str, index: int) -> dict[str, Any]:
@@ -53,6 +71,14 @@ def _label_spec(label: Any, verifier: str, index: int) -> dict[str, Any]:
                 raise HttpError(400, f"labels[{index}] is not valid JSON: {exc}") from None
         elif verifier:
             return {"verifier": verifier, "gold": label}
+        else:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise HttpError(400, f"labels[{index}] is plain text ({shown!r}), not a verification spec: "
+                                 f"{PLAIN_LABEL_HELP}")
+    if isinstance(label, dict) and not verifier and "kind" not in label and "verifier" not in label:
+        problem = _native_label_problem(label)
+        if problem:
+            raise HttpError(400, f"labels[{index}] is {problem}: {PLAIN_LABEL_HELP}")
     if not isinstance(label, dict):
         what = "the per-sample fields of " + verifier if verifier else "a verification spec"
         raise HttpError(400, f"labels[{index}] must be {what} (a JSON object or its text), got "
@@ -65,7 +91,7 @@ def _label_spec(label: Any, verifier: str, index: int) -> dict[str, Any]:
     return label
 
 
-def requests_of(body: Any, verifier: str) -> list[pb.VerifyRequest]:
+def requests_of(body: Any, verifier: str, strip: tuple[str, ...] = DEFAULT_TOKENS) -> list[pb.VerifyRequest]:
     if not isinstance(body, dict):
         raise HttpError(422, "the body must be a JSON object {\"query\": [...], \"prompts\": [...], "
                              "\"labels\": [...]}")
@@ -85,7 +111,7 @@ def requests_of(body: Any, verifier: str) -> list[pb.VerifyRequest]:
         if prompt is not None and not isinstance(prompt, str):
             raise HttpError(422, f"prompts[{i}] must be a string")
         try:
-            out.append(request_from_json({"id": str(i), "completion": response_text(query, prompt),
+            out.append(request_from_json({"id": str(i), "completion": response_text(query, prompt, strip),
                                           "spec": _label_spec(label, verifier, i)}))
         except InvalidSpec as exc:  # a lone surrogate (a \udXXX escape) in a label too; in a query it is scored
             raise HttpError(400, f"labels[{i}]: {exc}") from exc
