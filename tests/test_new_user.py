@@ -406,3 +406,25 @@ def test_verl_native_ground_truths_are_converted_or_refused_saying_why(service, 
             verl.compute_score("apps", "x", json.dumps({"inputs": ["1"], "outputs": ["2"], "fn_name": "f"}))
     finally:
         remote.reset()
+
+
+# ---- 10. the small ones ----------------------------------------------------------------------------------------
+
+@pytest.mark.docker
+def test_python_sandbox_env_get_reward_is_synchronous_like_run_python(service):
+    import inspect
+    import warnings
+
+    from trainer.environment import PythonSandboxEnv, python_sandbox_factory
+
+    assert not inspect.iscoroutinefunction(PythonSandboxEnv.get_reward)
+    env = python_sandbox_factory(service.address)()
+    env.reset(verification=json.dumps(ADD_SPEC))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a coroutine never awaited would be an error here
+        assert "Traceback" not in env.run_python(RAW_ADD)
+        assert env.get_reward() == 1.0
+        env.reset(verification=json.dumps(ADD_SPEC))
+        env.run_python("def add(a, b):\n    return a - b\n")
+        assert env.get_reward() == 0.2  # format 1, correctness 0
+    env.reset()

@@ -90,7 +90,7 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     from trainer.train import run_training
 
     args.interrupted = lambda: _train_kept(config, existed=Path(config.output_dir).exists())
-    record = run_training(config, deviations)
+    record = run_training(config, deviations, config_path=args.config, changed=flags_to_changes(args))
     timing = record["reward_timing"] if record is not None else None
     if timing:
         print(f"reward wait: {timing['mean_reward_wait_s']:.2f}s of {timing['mean_step_s']:.2f}s per step "
@@ -154,8 +154,12 @@ def cmd_sample(args: argparse.Namespace) -> int:
                             *(["--client-cert", config.verifier_tls_cert, "--client-key", config.verifier_tls_key]
                               if config.verifier_tls_cert else [])])
     if status in (0, 3):
+        from trainer.gates import gate_flags
+
+        flags, _ = gate_flags(args.config, {k: v for k, v in vars(args).items() if v is not None})
         print(f"open {args.report}/report.html, record a reading per card, export the labels to "
-              f"{args.report}/labels.jsonl, then run `trainer gate inspect --report {args.report}`", file=sys.stderr)
+              f"{args.report}/labels.jsonl, then run `trainer gate inspect {flags + ' ' if flags else ''}--report "
+              f"{args.report} --signed-off-by NAME`", file=sys.stderr)
     return status
 
 

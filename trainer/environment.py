@@ -31,7 +31,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.client import VerifierClient
 from verifier_service.client.errors import RemoteSessionGone
 from verifier_service.client.sessions import SessionClient
 from verifier_service.credentials import Credentials
@@ -81,7 +80,6 @@ class PythonSandboxEnv:
         self._session: Future | None = None
         self._row: dict[str, Any] = {}
         self._cells: list[str] = []
-        self._verifier: VerifierClient | None = None
         with _targets_lock:
             if not _targets:
                 atexit.register(_close_all)
@@ -124,9 +122,10 @@ class PythonSandboxEnv:
             self._cells.append(code)
         return self._fit(_describe(result, note))
 
-    async def get_reward(self) -> float | None:
+    def get_reward(self) -> float | None:
         """The rollout's code (the cells that ran without error) verified with the row's spec; None when the
-        sandbox could not judge it or the row has no spec."""
+        sandbox could not judge it or the row has no spec. Synchronous, as ``run_python`` is (one verifier
+        connection per process and target, on a loop of its own)."""
         raw = self._row.get(self._spec_column)
         if raw is None:
             return None
@@ -136,9 +135,8 @@ class PythonSandboxEnv:
             if spec.get("extract") in ("fenced_code", "last_fenced_code"):
                 program = f"```python\n{program}\n```"
             request = request_from_json({"id": "rollout", "completion": program, "spec": spec})
-            if self._verifier is None:  # on the event loop TRL awaits this on (one client per environment)
-                self._verifier = VerifierClient.open(self._target, credentials=self._credentials)
-            result = await self._verifier.verify(request, timeout_s=self._reward_timeout_s)
+            remote = _remote(self._target, self._credentials)
+            result = remote.call(remote.client.verify(request, timeout_s=self._reward_timeout_s))
         except (VerifierError, ValueError, TypeError) as exc:
             log.warning("a rollout's reward could not be computed: %s", exc)
             return None
@@ -189,6 +187,20 @@ def _describe(result: pb.CellResult, note: str = "") -> str:
     if result.restarted:
         parts.append("[the interpreter was restarted: earlier variables are gone, files are kept]")
     return "\n".join(parts) if parts else "[no output]"
+
+
+_remotes: dict[tuple[str, Credentials], Any] = {}
+
+
+def _remote(target: str, credentials: Credentials):
+    """This process's verifier connection to ``target`` (a ``VerifierClient`` on a loop of its own thread)."""
+    from trainer.adapters.remote import Remote
+
+    with _targets_lock:
+        key = (target, credentials)
+        if key not in _remotes:
+            _remotes[key] = Remote(target, credentials)
+        return _remotes[key]
 
 
 def _close_all() -> None:

@@ -221,16 +221,42 @@ def _load_record(path: Path) -> dict | None:
         raise GateError(f"cannot read gate record {path}: {exc}") from exc
 
 
-def check_gates(config: RunConfig, dataset, config_path: str = "run.yaml") -> dict[str, Any]:
-    """Raises GateError unless both gates passed for the current reward config; returns what run.json records."""
+DATA_FLAGS = ("model", "dataset", "output_dir", "gates_dir", "verifier", "spec_column", "seed")  # the gates' flags
+HASHED = ("rewards", "reward_weights")  # reward config a gate reads from --config only
+
+
+def gate_flags(config_path: str | None, changed: dict[str, Any] | None) -> tuple[str, str]:
+    """The flags that make a gate command see the run ``trainer train`` was given (its ``--config`` and the data
+    flags it changed), and a note when a changed flag is one the gate commands take from the file only."""
+    import shlex
+
+    parts = [f"--config {shlex.quote(config_path)}"] if config_path else []
+    changed = changed or {}
+    parts += [f"--{name.replace('_', '-')} {shlex.quote(str(changed[name]))}" for name in DATA_FLAGS if name in changed]
+    file_only = [name for name in HASHED if name in changed]
+    note = ""
+    if file_only:
+        flags = " ".join(f"--{n.replace('_', '-')} ..." for n in file_only)
+        note = (f" (the gate commands read {', '.join(file_only)} from the config file only: write the run config "
+                f"with them first, `trainer config {parts[0] + ' ' if config_path else ''}{flags} --output FILE`, "
+                "then pass --config FILE to the gates and to train)")
+    return " ".join(parts), note
+
+
+def check_gates(config: RunConfig, dataset, config_path: str | None = "run.yaml",
+                changed: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Raises GateError unless both gates passed for the current reward config; returns what run.json records.
+    ``config_path`` / ``changed``: the run config file and flags ``trainer train`` got, repeated in the hints."""
     current = reward_config_hash(config, dataset_specs(dataset, config.spec_column))
     directory = gates_dir(config)
     status: dict[str, Any] = {"skipped": config.skip_gates, "reward_config_hash": current, "gates_dir": str(directory)}
     if config.skip_gates:
         log.warning("--skip-gates: training without the base-rate and inspection gates (recorded in run.json)")
         return status
-    commands = {BASE_RATE_FILE: f"trainer gate base-rate --config {config_path}",
-                INSPECTION_FILE: f"trainer gate inspect --config {config_path} --report DIR --signed-off-by NAME"}
+    flags, note = gate_flags(config_path, changed)
+    commands = {BASE_RATE_FILE: f"trainer gate base-rate {flags}".rstrip() + note,
+                INSPECTION_FILE: f"trainer gate inspect {flags} --report DIR --signed-off-by NAME".replace("  ", " ")
+                + note}
     problems = []
     for name, command in commands.items():
         record = _load_record(directory / name)

@@ -111,7 +111,8 @@ def _record_interruption(config: RunConfig, deviations: list[str], trainer, timi
 
 
 def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: ShadowReward | None = None,
-                 shadow_every: int = 1, callbacks: list | None = None) -> dict[str, Any] | None:
+                 shadow_every: int = 1, callbacks: list | None = None, config_path: str | None = "run.yaml",
+                 changed: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Runs GRPO; returns the run record (also written to output_dir/run.json), on the main process only
     (None on the other processes of a launch). Each process sends its own batches to the verifier; the record
     sums their counts and keeps each process's (``processes``).
@@ -128,7 +129,7 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
         if vllm_env:
             log.info("colocated vLLM: set %s", ", ".join(f"{k}={v}" for k, v in sorted(vllm_env.items())))
     dataset = load_prompts(config)
-    gates = check_gates(config, dataset)  # refuses missing, failed or stale gates before anything expensive
+    gates = check_gates(config, dataset, config_path, changed)  # refuses bad gates before anything expensive
     rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s,
                               credentials=verifier_credentials(config), shadow=shadow_reward,
                               shadow_every=shadow_every)
