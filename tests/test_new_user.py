@@ -428,3 +428,20 @@ def test_python_sandbox_env_get_reward_is_synchronous_like_run_python(service):
         env.run_python("def add(a, b):\n    return a - b\n")
         assert env.get_reward() == 0.2  # format 1, correctness 0
     env.reset()
+
+
+def test_a_url_as_server_address_says_give_host_port(tmp_path):
+    path = write_rows(tmp_path / "in.jsonl", [{"id": "a", "completion": "1", "spec": {"kind": "format",
+                                                                                   "pattern": "1"}}])
+    line = error_line(cli("verify", "--input", str(path), "--server", "http://localhost:50051"), 3)
+    assert line == ("error: malformed verifier address: 'http://localhost:50051' is a URL: give HOST:PORT "
+                    "(localhost:50051; gRPC, not HTTP; TLS is the --server-ca / RLVR_VERIFIER_TLS_CA setting, not a "
+                    "scheme)")
+
+
+@pytest.mark.docker
+def test_wait_returns_when_the_service_serves_and_exits_3_when_none_does(service):
+    proc = cli("wait", "--server", service.address, "--timeout", "30")
+    assert proc.returncode == 0 and "is serving" in proc.stderr
+    line = error_line(cli("wait", "--server", "127.0.0.1:1", "--timeout", "1"), 3)
+    assert "no verifier service answers at 127.0.0.1:1" in line

@@ -70,6 +70,10 @@ def _resolve(target: str | Sequence[str]) -> tuple[str, str | None]:
     """The gRPC target and authority, or ServiceUnreachable saying what is wrong with the address."""
     try:
         for part in addresses(target):
+            scheme, sep, rest = part.partition("://")
+            if sep and scheme.lower() in ("http", "https", "grpc", "grpcs"):
+                raise VerifierError(f"{part!r} is a URL: give HOST:PORT ({rest.rstrip('/')}; gRPC, not HTTP; TLS is "
+                                    "the --server-ca / RLVR_VERIFIER_TLS_CA setting, not a scheme)")
             if not part.startswith(SCHEMES) and "://" not in part:
                 host, port = _split(part)
                 if not host or not 0 < int(port) < 65536:

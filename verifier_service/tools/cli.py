@@ -1,4 +1,4 @@
-"""The ``verifier-service`` command: serve, verify, inspect, list, doctor, build-sandbox, tenants, catalog."""
+"""The ``verifier-service`` command: serve, verify, inspect, list, doctor, build-sandbox, wait, tenants, catalog."""
 
 from __future__ import annotations
 
@@ -487,6 +487,23 @@ async def _toolchains(config: ServiceConfig) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _wait(args) -> int:
+    """Waits until the service at ``--server`` is SERVING (a service just started in the background)."""
+    from verifier_service.client.client import check_service
+
+    deadline = time.monotonic() + args.timeout
+    while True:
+        try:
+            check_service(args.server, credentials_from_args(args), timeout_s=2.0)
+        except ServiceUnreachable:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.5)
+            continue
+        print(f"the verifier service at {args.server} is serving", file=sys.stderr)
+        return 0
+
+
 def _build_sandbox(args) -> int:
     if not BUILD_SCRIPT.exists():
         raise VerifierError("sandboxes/build.sh is not here: build the image from a source checkout")
@@ -543,6 +560,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check the sandbox backend and show which isolation layers are in force")
     add_config_flags(doctor, only=SANDBOX_SETTINGS, title="sandbox settings")
     sub.add_parser("build-sandbox", help="build the sandbox image (runs sandboxes/build.sh)")
+    wait = sub.add_parser("wait", help="wait until the service at --server is serving (after `serve ... &`); exit 3 "
+                          "when it is not within --timeout")
+    wait.add_argument("--server", required=True, help="HOST:PORT of the service")
+    wait.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (default 60)")
+    add_client_flags(wait)
     return parser
 
 
@@ -551,6 +573,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build-sandbox":
             return _build_sandbox(args)
+        if args.command == "wait":
+            return _wait(args)
         if args.command == "list":
             return asyncio.run(_run_list(args))
         if args.command in ("tenants", "catalog"):
