@@ -41,7 +41,11 @@ if ! { .venv/bin/python -m pip install --upgrade pip \
     exit 2
 fi
 
-echo "checking the bubblewrap sandbox backend (for hosts without Docker)..."
+echo "checking the Docker sandbox backend and its images' toolchains..."
+.venv/bin/verifier-service doctor --sandbox-backend docker \
+    || echo "warning: the docker sandbox backend does not run here (see above)" >&2
+
+echo "checking the bubblewrap sandbox backend (for hosts without Docker; it runs this host's toolchains)..."
 .venv/bin/verifier-service doctor --sandbox-backend bwrap \
     || echo "warning: the bwrap sandbox backend does not run here (its tests will fail)" >&2
 

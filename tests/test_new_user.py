@@ -445,3 +445,55 @@ def test_wait_returns_when_the_service_serves_and_exits_3_when_none_does(service
     assert proc.returncode == 0 and "is serving" in proc.stderr
     line = error_line(cli("wait", "--server", "127.0.0.1:1", "--timeout", "1"), 3)
     assert "no verifier service answers at 127.0.0.1:1" in line
+
+
+def test_data_convert_takes_the_datasets_own_names(tmp_path):
+    fixtures = ROOT / "tests" / "fixtures" / "datasets"
+    for name, fixture in (("code_contests", "code_contests"), ("mbpp_sanitized", "mbpp_sanitized"),
+                          ("deepmind/code_contests", "code_contests")):
+        out = tmp_path / f"{fixture}.jsonl"
+        proc = trainer("data", "convert", "--format", name, "--input", str(fixtures / f"{fixture}.jsonl"),
+                       "--output", str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_text().strip()
+    proc = trainer("data", "convert", "--format", "nope", "--input", "x", "--output", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "unknown format 'nope'; formats: code-contests, evalplus" in proc.stderr
+
+
+def test_a_misspelled_variable_is_named_with_the_right_one(tmp_path):
+    path = write_rows(tmp_path / "in.jsonl", [{"id": "a", "completion": "1", "spec": {"kind": "format",
+                                                                                   "pattern": "1"}}])
+    proc = cli("verify", "--input", str(path), "--server", "127.0.0.1:1", env={"RLVR_VERIFIER_MAX_CONCURENCY": "3"})
+    assert ("warning: RLVR_VERIFIER_MAX_CONCURENCY is not a setting and is ignored (did you mean "
+            "RLVR_VERIFIER_MAX_CONCURRENCY?)") in proc.stderr
+
+
+def test_an_unknown_spec_field_suggests_the_near_one(tmp_path):
+    path = write_rows(tmp_path / "in.jsonl", [{"id": "a", "completion": "1", "spec": {
+        "kind": "python_assert", "test": "assert True"}}])
+    line = error_line(cli("verify", "--input", str(path), "--server", "127.0.0.1:1"), 2)
+    assert line == (f"error: {path}:1: request 'a': unknown spec field(s) 'test' (did you mean 'tests'?); "
+                    "`verifier-service list --kind python_assert` lists the kind's fields")
+
+
+def test_tenants_and_catalog_lists_keep_every_column_when_piped(tmp_path):
+    catalog = cli("catalog", "list", "examples/catalog")
+    assert catalog.returncode == 0, catalog.stderr
+    assert "…" not in catalog.stdout and max(map(len, catalog.stdout.splitlines())) > 80
+    tenants = cli("tenants", "list", "--tenants", "examples/tenants.yaml")
+    assert tenants.returncode == 0, tenants.stderr
+    assert "…" not in tenants.stdout
+
+
+def test_trainer_config_names_the_lora_the_memory_plan_turned_on():
+    proc = trainer("config", "--model-size", "7B", "--gpus", "1")
+    assert proc.returncode == 0, proc.stderr
+    deviations = proc.stdout.split("# Deviations from the reference recipe:")[1].split("\n\n")[0]
+    assert "none" not in deviations
+    assert ("lora=true (rank 16, alpha 32): adapters instead of the recipe's full fine-tuning; reason: trainer config "
+            "--model-size 7B: full fine-tuning does not fit 1 x 80 GB") in deviations
+
+
+def test_the_readme_names_every_exit_code():
+    readme = (ROOT / "README.md").read_text()
+    assert "4 a gate failed" in readme and "130 interrupted" in readme

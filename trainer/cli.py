@@ -38,6 +38,10 @@ def cmd_config(args: argparse.Namespace) -> int:
             planned.update(vllm_gpu_ids=",".join(map(str, range(plan.vllm_gpus))),
                            gpu_ids=",".join(map(str, range(plan.vllm_gpus, plan.vllm_gpus + plan.training_gpus))))
         config = config.override({k: v for k, v in planned.items() if k not in explicit})
+        if config.lora and "lora" not in explicit and "lora" not in config.deviation_reasons:
+            config = config.override({"deviation_reasons": {
+                **config.deviation_reasons, "lora": f"trainer config --model-size {args.model_size}: full fine-tuning "
+                f"does not fit {args.gpus} x {args.gpu_memory:g} GB (the memory plan turned LoRA on)"}})
         zero_stage = config.zero_stage if config.num_gpus > 1 else 0
         estimate = memory.estimate_config(shape, config, gpu_memory_gb=args.gpu_memory, zero_stage=zero_stage)
     deviations = config.validate()
@@ -287,6 +291,15 @@ def cmd_data(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _format_choice(value: str) -> str:
+    from trainer.convert import FORMATS, format_name
+
+    name = format_name(value)
+    if name not in FORMATS:
+        raise argparse.ArgumentTypeError(f"unknown format {value!r}; formats: {', '.join(sorted(FORMATS))}")
+    return name
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -351,7 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "MATH rows -> {id, prompt, verification, reference} JSONL for trainer train")
     from trainer.convert import FORMATS
 
-    conv.add_argument("--format", required=True, choices=sorted(FORMATS), help="the input's dataset format")
+    conv.add_argument("--format", required=True, type=_format_choice, metavar="{" + ",".join(sorted(FORMATS)) + "}",
+                      help="the input's dataset format (the datasets' own names work too: code_contests, "
+                      "mbpp_sanitized, openai_humaneval)")
     conv.add_argument("--input", type=Path, required=True, help="the dataset's rows: JSONL, a JSON list or Parquet")
     conv.add_argument("--output", type=Path, required=True, help="JSONL to write")
     conv.add_argument("--check", action="store_true",

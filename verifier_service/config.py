@@ -217,6 +217,31 @@ def add_config_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | No
                            help=f"{f.metadata['help']} (default: {f.default!r})")
 
 
+# RLVR_VERIFIER_* variables the clients read (the service's settings are the ServiceConfig fields)
+CLIENT_VARIABLES = ("ADDRESS", "API_KEY", "CATALOG", "TLS_CA")
+
+
+def unknown_variables(environ) -> list[str]:
+    """One line per ``RLVR_VERIFIER_*`` variable that nothing reads (a misspelling would be ignored silently)."""
+    import difflib
+
+    known = [ENV_PREFIX + f.name.upper() for f in fields(ServiceConfig)] + [ENV_PREFIX + n for n in CLIENT_VARIABLES]
+    lines = []
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            lines.append(f"warning: {name} is not a setting and is ignored"
+                         + (f" (did you mean {close[0]}?)" if close else " (verifier-service serve --help lists them)"))
+    return lines
+
+
+def warn_unknown_variables(environ) -> None:
+    import sys
+
+    for line in unknown_variables(environ):
+        print(line, file=sys.stderr)
+
+
 def load_config(args: argparse.Namespace | None = None, environ: dict[str, str] | None = None) -> ServiceConfig:
     environ = os.environ if environ is None else environ
     config = ServiceConfig()
@@ -236,6 +261,7 @@ def load_config(args: argparse.Namespace | None = None, environ: dict[str, str] 
         if unknown:
             raise VerifierError(f"config file {path}: unknown setting(s) {unknown}")
         overrides.update(data)
+    warn_unknown_variables(environ)
     for f in fields(ServiceConfig):
         env = environ.get(ENV_PREFIX + f.name.upper())
         if env is not None:

@@ -204,7 +204,15 @@ def spec_from_json(obj: Any) -> Spec:
     known = {f.name for f in fields(Spec)}
     unknown = sorted(set(obj) - known)
     if unknown:
-        raise InvalidSpec(f"unknown spec field(s) {unknown}; valid fields: {sorted(known)}")
+        import difflib
+
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        kind = obj.get("kind") if isinstance(obj.get("kind"), str) and obj.get("kind") else "KIND"
+        raise InvalidSpec(f"unknown spec field(s) {', '.join(hints)}; `verifier-service list --kind {kind}` lists "
+                          f"the kind's fields")
     if not isinstance(obj.get("kind"), str) or not obj["kind"]:
         raise InvalidSpec("spec.kind is required (a string naming a verifier kind)")
     values: dict[str, Any] = {}

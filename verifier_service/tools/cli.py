@@ -319,11 +319,9 @@ async def _run_list(args) -> int:
         return 0
     print(kinds_text(kinds))
     if response.catalog and not args.kind:
-        from rich.console import Console
+        from verifier_service.tools.tenancy_cli import catalog_table, table_console
 
-        from verifier_service.tools.tenancy_cli import catalog_table
-
-        Console().print(catalog_table(response.catalog))
+        table_console().print(catalog_table(response.catalog))
     elif not args.kind:
         print("verifier-service list --kind KIND: one kind; docs/specs.md: an example of each")
     return 0
@@ -453,9 +451,17 @@ def _doctor(config: ServiceConfig) -> int:
         return EXIT_INFRA
     print(format_isolation(sandbox.isolation()))
     print(f"ok: the {config.sandbox_backend} sandbox backend runs jobs (image id {sandbox.image_id})")
-    print("toolchains (asked in a sandbox of each image):")
+    images = config.sandbox_backend == "docker"
+    print("toolchains (asked in a sandbox of each image):" if images else
+          f"toolchains of this host (the {config.sandbox_backend} backend runs the host's; the Docker images' are "
+          "listed by `verifier-service doctor --sandbox-backend docker`):")
+    seen = set()
     for family, name, version in asyncio.run(_toolchains(config)):
-        print(f"  {name:<11} {version}" + (f"  [{family} image]" if family else ""))
+        if not images and name in seen:
+            continue  # the host has one of each, whichever image family asks
+        seen.add(name)
+        print(f"  {name:<11} {version}" + (f"  [{family} image]" if images and family else "  [host]" if not images
+                                           else ""))
     return 0
 
 
