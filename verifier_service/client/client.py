@@ -39,7 +39,20 @@ from verifier_service.spec import SERVICE_NAME
 
 log = logging.getLogger(__name__)
 
-START_HINT = "start one with `verifier-service serve --port PORT` (or `docker compose up verifier`)"
+START_HINT = "start one with `verifier-service serve --port PORT`"
+COMPOSE_PLUGINS = ("/usr/libexec/docker/cli-plugins/docker-compose", "/usr/lib/docker/cli-plugins/docker-compose",
+                   "/usr/local/lib/docker/cli-plugins/docker-compose", "~/.docker/cli-plugins/docker-compose")
+
+
+def compose_v2() -> bool:
+    """Whether ``docker compose`` (v2, the CLI plugin) is installed here: only then do hints suggest it."""
+    import os
+
+    return any(os.path.exists(os.path.expanduser(p)) for p in COMPOSE_PLUGINS)
+
+
+def start_hint() -> str:
+    return START_HINT + (" (or `docker compose up verifier`)" if compose_v2() else "")
 MAX_THROTTLE_WAIT_S = 30.0  # the longest single wait on a retry hint
 
 
@@ -104,7 +117,7 @@ def why_unreachable(code: grpc.StatusCode, details: str, timeout_s: float) -> st
 def _unreachable(target: str, code: grpc.StatusCode, details: str, timeout_s: float,
                  credentials: Credentials) -> ServiceUnreachable:
     return ServiceUnreachable(f"no verifier service answers at {target}: {why_unreachable(code, details, timeout_s)} "
-                              f"({code.name}: {details}); {START_HINT}; {credentials.connect_hint()}")
+                              f"({code.name}: {details}); {start_hint()}; {credentials.connect_hint()}")
 
 
 _NOT_SERVING = ("is NOT_SERVING: its sandbox backend is down (see the service's log: Docker unreachable or the "
