@@ -497,3 +497,37 @@ def test_trainer_config_names_the_lora_the_memory_plan_turned_on():
 def test_the_readme_names_every_exit_code():
     readme = (ROOT / "README.md").read_text()
     assert "4 a gate failed" in readme and "130 interrupted" in readme
+
+
+# ---- 7. one result type: the JSON form (dicts with string verdicts) from the sync API and the async client ------
+
+@pytest.mark.docker
+def test_async_client_and_sync_api_give_the_same_dicts_and_sessions_say_statuses_by_name(service):
+    import asyncio
+
+    import verifier_service
+    from verifier_service.client import VerifierClient
+    from verifier_service.client.sessions import SessionClient
+
+    rows = [{"id": "a", "completion": RAW_ADD, "spec": ADD_SPEC},
+            {"id": "b", "completion": "no", "spec": {"kind": "format", "pattern": r"\d"}}]
+
+    async def run() -> list[dict]:
+        async with await VerifierClient.connect(service.address) as client:
+            return await client.verify_json(rows)
+
+    async_results = asyncio.run(run())
+    sync_results = verifier_service.verify(rows, server=service.address)
+    assert [(r["id"], r["verdict"], r["reward"]) for r in async_results] == [("a", "PASSED", 1.0),
+                                                                             ("b", "MALFORMED", 0.0)]
+    assert [(r["id"], r["verdict"], r["reward"]) for r in sync_results] == [
+        (r["id"], r["verdict"], r["reward"]) for r in async_results]
+    assert set(async_results[0]) == set(sync_results[0])
+    with SessionClient(service.address) as sessions:
+        session = sessions.open().session_id
+        try:
+            assert sessions.run(session, "x = 6 * 7\nx")["status"] == "CELL_OK"
+            failed = sessions.run(session, "1 / 0")
+            assert failed["status"] == "CELL_ERROR" and "ZeroDivisionError" in json.dumps(failed)
+        finally:
+            sessions.close_session(session)

@@ -244,6 +244,16 @@ class VerifierClient:
             return first + await self.verify_batch(requests[half:], left, batch_id, stats)
         return list(response.results)
 
+    async def verify_json(self, rows: Sequence[dict | pb.VerifyRequest], batch_size: int = 32, parallel: int = 4,
+                          timeout_s: float | None = None) -> list[dict]:
+        """The JSON form in and out, as ``verifier_service.verify`` takes and returns it: dicts with string
+        verdicts (``result["verdict"] == "PASSED"``), the same type the synchronous API and ``verify --output``
+        give. ``verify_batch`` / ``verify_many`` return the protobuf messages (``verdict`` an enum number)."""
+        from verifier_service.spec import request_from_json, result_to_json
+
+        requests = [row if isinstance(row, pb.VerifyRequest) else request_from_json(row) for row in rows]
+        return [result_to_json(r) for r in await self.verify_many(requests, batch_size, parallel, timeout_s)]
+
     async def verify_many(self, requests: Sequence[pb.VerifyRequest], batch_size: int = 32, parallel: int = 4,
                           timeout_s: float | None = None,
                           on_batch: Callable[[int], None] | None = None) -> list[pb.VerifyResult]:
