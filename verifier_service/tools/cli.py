@@ -87,7 +87,7 @@ async def _verify_all(client, requests, batch_size: int, parallel: int, console,
                 try:
                     results = await client.verify_batch(chunk)
                 except RemoteError as exc:
-                    raise VerifierError(_rejected(exc.details, index * batch_size, len(chunk))) from exc
+                    raise VerifierError(_rejected(exc, index * batch_size, len(chunk))) from exc
             progress.advance(task, len(chunk))
             return index, results
 
@@ -112,16 +112,16 @@ async def _verify_all(client, requests, batch_size: int, parallel: int, console,
     return [r for index in range(len(chunks)) for r in done[index]]
 
 
-def _rejected(message: str, start: int, count: int) -> str:
+def _rejected(exc: RemoteError, start: int, count: int) -> str:
     """The service names a request by its 0-based index in its batch; the user's numbering is the input's,
-    counted from 1 (the n-th request of the file, as in ``path:line`` errors' order)."""
+    counted from 1 (the n-th request of the file). A refusal of the whole batch (a key, a quota) names the range."""
     import re
 
     shifted, found = re.subn(r"^request (\d+)", lambda m: f"request {int(m.group(1)) + start + 1} (counted from "
-                             f"1)", message, count=1)
+                             f"1)", exc.details, count=1)
     if found:
         return f"the service rejected {shifted}"
-    return f"the service rejected one of requests {start + 1}-{start + count} (counted from 1): {message}"
+    return f"the service rejected requests {start + 1}-{start + count} (counted from 1): {exc}"
 
 
 class ResultWriter:
