@@ -8,6 +8,23 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/docker-up.sh
 
+# docker compose v2 (compose.yaml), where the distribution provides it: Debian trixie's docker-compose package is v2
+# (the CLI plugin); bookworm's is v1, which `docker compose` cannot use, so none is installed there.
+if ! docker compose version >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO="sudo"
+    candidate="$(apt-cache policy docker-compose 2>/dev/null | sed -n 's/^ *Candidate: *//p')"
+    case "$candidate" in
+        2.*|[3-9].*)
+            echo "installing docker compose v2 (docker-compose $candidate)..."
+            $SUDO apt-get install -y -qq docker-compose >/dev/null \
+                || echo "warning: docker-compose $candidate did not install; compose.yaml needs docker compose v2" >&2 ;;
+        *)
+            echo "note: this distribution's docker-compose is ${candidate:-absent} (not v2): docker compose is not" \
+                 "installed; compose.yaml needs v2 (its test is skipped)" ;;
+    esac
+fi
+
 # The sandbox images (the default one and the languages one), rebuilt whenever sandboxes/ or the runner changed
 # since they were built.
 digest="$(bash scripts/sandbox-digest.sh)"
@@ -41,9 +58,16 @@ if ! { .venv/bin/python -m pip install --upgrade pip \
     exit 2
 fi
 
-echo "checking the bubblewrap sandbox backend (for hosts without Docker)..."
+echo "checking the Docker sandbox backend and its images' toolchains..."
+.venv/bin/verifier-service doctor --sandbox-backend docker \
+    || echo "warning: the docker sandbox backend does not run here (see above)" >&2
+
+echo "checking the bubblewrap sandbox backend (for hosts without Docker; it runs this host's toolchains)..."
 .venv/bin/verifier-service doctor --sandbox-backend bwrap \
     || echo "warning: the bwrap sandbox backend does not run here (its tests will fail)" >&2
+
+echo "building the service image (compose.yaml's verifier) from a wheelhouse made here..."
+PYTHON=.venv/bin/python bash scripts/service-image.sh
 
 mkdir -p reports
 echo "verifying examples/requests.jsonl in the Docker sandbox..."

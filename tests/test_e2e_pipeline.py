@@ -53,9 +53,11 @@ def test_pipeline_stages_data_to_report(sandbox_backend, backend_ready, tmp_path
     assert before["completions"] == 8 and before["agreement"]["disagreements"] == 0
     assert not (state / "run" / "run.json").exists()
 
-    proc = pipeline(state, "--stages", "train,eval-after,report", "--skip-gates", "--inspection-record",
+    # the e2e README's CPU command: --skip-gates with the gates stage in the list (it measures, and goes on)
+    proc = pipeline(state, "--stages", "gates,train,eval-after,report", "--skip-gates", "--inspection-record",
                     str(no_record))
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "base-rate gate FAILED (zero successes in 6 samples); --skip-gates: going on" in proc.stderr
     run = json.loads((state / "run" / "run.json").read_text())
     deviations = "\n".join(run["deviations"])
     assert "skip_gates=true" in deviations

@@ -15,7 +15,8 @@ PACKAGE = ROOT / "verifier_service"
 
 CONTRACT = {"verifier_service._generated", "verifier_service.errors", "verifier_service.wire",
             "verifier_service.verdict", "verifier_service.spec", "verifier_service.config",
-            "verifier_service.credentials", "verifier_service.codegen", "verifier_service.messages"}
+            "verifier_service.credentials", "verifier_service.codegen", "verifier_service.messages",
+            "verifier_service.special_tokens"}
 # layer -> the layers its modules may import (besides their own)
 _BELOW_SERVICE = {"contract", "runner", "sandbox", "kinds", "engine", "tenancy"}
 ALLOWED = {

@@ -38,6 +38,10 @@ def cmd_config(args: argparse.Namespace) -> int:
             planned.update(vllm_gpu_ids=",".join(map(str, range(plan.vllm_gpus))),
                            gpu_ids=",".join(map(str, range(plan.vllm_gpus, plan.vllm_gpus + plan.training_gpus))))
         config = config.override({k: v for k, v in planned.items() if k not in explicit})
+        if config.lora and "lora" not in explicit and "lora" not in config.deviation_reasons:
+            config = config.override({"deviation_reasons": {
+                **config.deviation_reasons, "lora": f"trainer config --model-size {args.model_size}: full fine-tuning "
+                f"does not fit {args.gpus} x {args.gpu_memory:g} GB (the memory plan turned LoRA on)"}})
         zero_stage = config.zero_stage if config.num_gpus > 1 else 0
         estimate = memory.estimate_config(shape, config, gpu_memory_gb=args.gpu_memory, zero_stage=zero_stage)
     deviations = config.validate()
@@ -89,7 +93,8 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         return launch(config, args.config, child_argv)
     from trainer.train import run_training
 
-    record = run_training(config, deviations)
+    args.interrupted = lambda: _train_kept(config, existed=Path(config.output_dir).exists())
+    record = run_training(config, deviations, config_path=args.config, changed=flags_to_changes(args))
     timing = record["reward_timing"] if record is not None else None
     if timing:
         print(f"reward wait: {timing['mean_reward_wait_s']:.2f}s of {timing['mean_step_s']:.2f}s per step "
@@ -97,6 +102,14 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     if record is not None:  # None on the other processes of a launch: the main one writes the record
         print(f"run record: {config.output_dir}/run.json", file=sys.stderr)
     return 0
+
+
+def _train_kept(config: RunConfig, existed: bool) -> str:
+    """Ctrl-C before training started: an output directory this run made and left empty is removed."""
+    out = Path(config.output_dir)
+    if not existed and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()
+    return "before the first step: nothing kept (no run.json, no checkpoint)"
 
 
 def _add_data_flags(parser: argparse.ArgumentParser) -> None:
@@ -125,11 +138,13 @@ def cmd_sample(args: argparse.Namespace) -> int:
     config, dataset = _load_with_data(args)
     if not config.model:
         raise TrainerError("a model is required (in the YAML file or as --model)")
+    args.interrupted = lambda: f"while sampling: nothing kept ({args.output} is written when sampling ends)"
     samples = sample_completions(config.model, dataset, n=args.n, temperature=args.sample_temperature,
                                  max_new_tokens=args.max_new_tokens or config.max_completion_length,
                                  spec_column=config.spec_column, prompts=args.prompts, seed=config.seed,
                                  backend=args.backend)
     write_samples(args.output, samples)
+    args.interrupted = lambda: f"kept the samples in {args.output}"
     print(f"{len(samples)} completions ({args.n} per prompt) written to {args.output}", file=sys.stderr)
     if args.report is None:
         print(f"read them with `verifier-service inspect --input {args.output} --report DIR`", file=sys.stderr)
@@ -143,32 +158,59 @@ def cmd_sample(args: argparse.Namespace) -> int:
                             *(["--client-cert", config.verifier_tls_cert, "--client-key", config.verifier_tls_key]
                               if config.verifier_tls_cert else [])])
     if status in (0, 3):
+        from trainer.gates import gate_flags
+
+        flags, _ = gate_flags(args.config, {k: v for k, v in vars(args).items() if v is not None})
         print(f"open {args.report}/report.html, record a reading per card, export the labels to "
-              f"{args.report}/labels.jsonl, then run `trainer gate inspect --report {args.report}`", file=sys.stderr)
+              f"{args.report}/labels.jsonl, then run `trainer gate inspect {flags + ' ' if flags else ''}--report "
+              f"{args.report} --signed-off-by NAME`", file=sys.stderr)
     return status
 
 
-def cmd_gate(args: argparse.Namespace) -> int:
+def _base_rate_kept(config: RunConfig, samples: Path | None, started: float) -> str:
     from trainer import gates
 
+    made = gates.gates_dir(config) / "base_rate_samples.jsonl"
+    if samples is None and made.exists() and made.stat().st_mtime >= started:
+        return (f"kept the samples in {made} (verify them without sampling again: trainer gate base-rate ... "
+                f"--samples {made}); no gate record written")
+    return "nothing kept; no gate record written"
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    import time
+
+    from trainer import gates
+
+    started = time.time()
     config, dataset = _load_with_data(args)
     if args.gate == "base-rate":
         if not config.model:
             raise TrainerError("a model is required (in the YAML file or as --model)")
+        args.interrupted = lambda: _base_rate_kept(config, args.samples, started)
         record, path = gates.run_base_rate_gate(config, dataset, k=args.k, temperature=args.sample_temperature,
                                                 prompts=args.prompts, samples_file=args.samples,
-                                                backend=args.backend)
+                                                backend=args.backend, replace=args.replace)
         k = record["k"]
         lo, hi = record["pass@1_ci"]
         klo, khi = record[f"pass@{k}_ci"]
-        print(f"base rate of {config.model} over {record['prompts']} prompts x {k} samples at temperature "
-              f"{record['temperature']:g}: pass@1 {record['pass@1']:.3f} (95% CI {lo:.3f}-{hi:.3f}), "
+        per_prompt = sorted({p["n"] for p in record["per_prompt"]})
+        each = str(per_prompt[0]) if len(per_prompt) == 1 else f"{per_prompt[0]}-{per_prompt[-1]}"
+        source = f"from {args.samples}" if args.samples else f"at temperature {record['temperature']:g}"
+        print(f"base rate of {config.model} over {record['prompts']} prompts x {each} samples {source}: "
+              f"pass@1 {record['pass@1']:.3f} (95% CI {lo:.3f}-{hi:.3f}), "
               f"pass@{k} {record[f'pass@{k}']:.3f} (95% CI {klo:.3f}-{khi:.3f}); {record['zero_variance_share']:.0%} "
               f"of groups with zero reward variance; {record['infra_errors']} INFRA_ERROR", file=sys.stderr)
         for warning in record["warnings"]:
             print(f"warning: {warning}", file=sys.stderr)
         if not record["passed"]:
             print(f"base-rate gate FAILED: {record['advice']}", file=sys.stderr)
+        else:
+            print("base-rate gate passed", file=sys.stderr)
+        old = record.get("replaced")
+        if old:
+            print(f"replaced the earlier record ({'passed' if old['passed'] else 'FAILED'}, {old['samples']} samples, "
+                  f"{old['created_at']})", file=sys.stderr)
     else:
         record, path = gates.run_inspection_gate(config, dataset, report_dir=args.report, labels_file=args.labels,
                                                  signed_off_by=args.signed_off_by, min_read=args.min_read,
@@ -210,6 +252,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             print(f"patched run config: {args.patch_out} (trainer train --config {args.patch_out})", file=sys.stderr)
         else:
             print(f"no patch to write: {args.patch_out} not written", file=sys.stderr)
+    if not report.diagnosis.findings and not report.diagnosis.ran:
+        raise TrainerError(f"nothing to diagnose: every check was skipped ({len(report.run.history)} log entries in "
+                           f"{report.run.source}; a run needs logged training steps: logging_steps below the "
+                           "run's length)")
     return diagnose.EXIT_HEALTHY if report.diagnosis.healthy else diagnose.EXIT_FINDINGS
 
 
@@ -247,6 +293,15 @@ def cmd_data(args: argparse.Namespace) -> int:
         print(f"  reference of {r['id']}: {r['verdict']}: {r['detail'][:200]}", file=sys.stderr)
     print(f"--check: {len(results) - len(failed)} of {len(results)} reference solution(s) PASSED", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _format_choice(value: str) -> str:
+    from trainer.convert import FORMATS, format_name
+
+    name = format_name(value)
+    if name not in FORMATS:
+        raise argparse.ArgumentTypeError(f"unknown format {value!r}; formats: {', '.join(sorted(FORMATS))}")
+    return name
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -288,6 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="sampling temperature (low: the gate asks whether the model can succeed at all)")
     base.add_argument("--samples", type=Path, help="verify this samples JSONL instead of sampling")
     base.add_argument("--backend", default="auto", choices=("auto", "transformers", "vllm"))
+    base.add_argument("--replace", action="store_true", help="replace a record of this reward config and model "
+                      "that measured more samples (refused otherwise)")
     insp = gate_sub.add_parser("inspect", help="sign off the human reading of an inspection report")
     _add_data_flags(insp)
     insp.add_argument("--report", type=Path, required=True, help="the `verifier-service inspect` report directory")
@@ -311,7 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "MATH rows -> {id, prompt, verification, reference} JSONL for trainer train")
     from trainer.convert import FORMATS
 
-    conv.add_argument("--format", required=True, choices=sorted(FORMATS), help="the input's dataset format")
+    conv.add_argument("--format", required=True, type=_format_choice, metavar="{" + ",".join(sorted(FORMATS)) + "}",
+                      help="the input's dataset format (the datasets' own names work too: code_contests, "
+                      "mbpp_sanitized, openai_humaneval)")
     conv.add_argument("--input", type=Path, required=True, help="the dataset's rows: JSONL, a JSON list or Parquet")
     conv.add_argument("--output", type=Path, required=True, help="JSONL to write")
     conv.add_argument("--check", action="store_true",
@@ -338,6 +397,11 @@ def main(argv: list[str] | None = None) -> int:
     except TrainerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        kept = getattr(exc, "kept", None) or (args.interrupted() if hasattr(args, "interrupted") else "nothing kept")
+        print(f"interrupted (Ctrl-C) {kept}" if kept.startswith(("at step", "before", "while")) else
+              f"interrupted (Ctrl-C): {kept}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -225,6 +225,9 @@ class RunConfig:
                             ("seed", 3407)):
             if getattr(self, name) != value:
                 deviations.append(f"{name}={getattr(self, name)} (recipe: {value})")
+        if self.lora:
+            deviations.append(f"lora=true (rank {self.lora_r}, alpha {self.lora_alpha}): adapters instead of the "
+                              "recipe's full fine-tuning")
         if self.skip_gates:
             deviations.append("skip_gates=true: trained without the base-rate and inspection gates")
         return [self._with_reason(d) for d in deviations]

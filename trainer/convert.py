@@ -430,9 +430,19 @@ def read_rows(path: Path) -> Iterator[dict[str, Any]]:
         yield row
 
 
+def format_name(fmt: str) -> str:
+    """A format as ``--format`` takes it: the datasets' own names too (``code_contests``, ``mbpp_sanitized``,
+    ``deepmind/code_contests``, ``openai_humaneval``: case, ``_`` for ``-``, an owner prefix)."""
+    name = fmt.strip().lower().rsplit("/", 1)[-1].replace("_", "-")
+    return {"openai-humaneval": "humaneval", "codecontests": "code-contests", "humanevalplus": "evalplus",
+            "mbppplus": "evalplus", "code-generation-lite": "livecodebench", "competition-math": "math",
+            "math-lighteval": "math"}.get(name, name)
+
+
 def convert(fmt: str, path: Path) -> Converted:
     """``path``'s rows in format ``fmt``; a row not in that form is one ConvertError naming it, never a
     traceback."""
+    fmt = format_name(fmt)
     if fmt not in FORMATS:
         raise ConvertError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
     seen: list[int] = [0]

@@ -44,7 +44,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import verifier_service.messages as pb
-from verifier_service.client import VerifierClient
 from verifier_service.client.errors import RemoteSessionGone
 from verifier_service.client.sessions import SessionClient
 from verifier_service.credentials import Credentials
@@ -67,7 +66,7 @@ def _local() -> dict[str, Any]:
     with _lock:
         if _process.get("pid") != os.getpid():
             _process.clear()
-            _process.update(pid=os.getpid(), run_id=uuid.uuid4().hex[:12], targets=set(),
+            _process.update(pid=os.getpid(), run_id=uuid.uuid4().hex[:12], targets=set(), remotes={},
                             pool=ThreadPoolExecutor(max_workers=32, thread_name_prefix="sandbox-session"))
             atexit.register(_close_all, os.getpid())
         return _process
@@ -172,7 +171,6 @@ class PythonSandboxEnv:
         self._session: Future | None = None
         self._row: dict[str, Any] = {}
         self._cells: list[tuple[str, str]] = []  # what the session holds (see session_program)
-        self._verifier: VerifierClient | None = None
         local = _local()
         with _lock:
             local["targets"].add((self._sessions.address, self._credentials))
@@ -218,9 +216,10 @@ class PythonSandboxEnv:
                 self._cells.append(record)
         return self._fit(_describe(result, note))
 
-    async def get_reward(self) -> float | None:
+    def get_reward(self) -> float | None:
         """What the rollout's session holds (``session_program`` of its cells) verified with the row's spec;
-        None when the sandbox could not judge it or the row has no spec."""
+        None when the sandbox could not judge it or the row has no spec. Synchronous, as ``run_python`` is (one verifier
+        connection per process and target, on a loop of its own)."""
         raw = self._row.get(self._spec_column)
         if raw is None:
             return None
@@ -230,9 +229,8 @@ class PythonSandboxEnv:
             if spec.get("extract") in ("fenced_code", "last_fenced_code"):
                 program = f"```python\n{program}\n```"
             request = request_from_json({"id": "rollout", "completion": program, "spec": spec})
-            if self._verifier is None:  # on the event loop TRL awaits this on (one client per environment)
-                self._verifier = VerifierClient.open(self._target, credentials=self._credentials)
-            result = await self._verifier.verify(request, timeout_s=self._reward_timeout_s)
+            remote = _remote(self._target, self._credentials)
+            result = remote.call(remote.client.verify(request, timeout_s=self._reward_timeout_s))
         except (VerifierError, ValueError, TypeError) as exc:
             log.warning("a rollout's reward could not be computed: %s", exc)
             return None
@@ -283,6 +281,18 @@ def _describe(result: pb.CellResult, note: str = "") -> str:
     if result.restarted:
         parts.append("[the interpreter was restarted: earlier variables are gone, files are kept]")
     return "\n".join(parts) if parts else "[no output]"
+
+
+def _remote(target: str, credentials: Credentials):
+    """This process's verifier connection to ``target`` (a ``VerifierClient`` on a loop of its own thread)."""
+    from trainer.adapters.remote import Remote
+
+    remotes = _local()["remotes"]
+    with _lock:
+        key = (target, credentials)
+        if key not in remotes:
+            remotes[key] = Remote(target, credentials)
+        return remotes[key]
 
 
 def _close_all(pid: int) -> None:

@@ -221,16 +221,42 @@ def _load_record(path: Path) -> dict | None:
         raise GateError(f"cannot read gate record {path}: {exc}") from exc
 
 
-def check_gates(config: RunConfig, dataset, config_path: str = "run.yaml") -> dict[str, Any]:
-    """Raises GateError unless both gates passed for the current reward config; returns what run.json records."""
+DATA_FLAGS = ("model", "dataset", "output_dir", "gates_dir", "verifier", "spec_column", "seed")  # the gates' flags
+HASHED = ("rewards", "reward_weights")  # reward config a gate reads from --config only
+
+
+def gate_flags(config_path: str | None, changed: dict[str, Any] | None) -> tuple[str, str]:
+    """The flags that make a gate command see the run ``trainer train`` was given (its ``--config`` and the data
+    flags it changed), and a note when a changed flag is one the gate commands take from the file only."""
+    import shlex
+
+    parts = [f"--config {shlex.quote(config_path)}"] if config_path else []
+    changed = changed or {}
+    parts += [f"--{name.replace('_', '-')} {shlex.quote(str(changed[name]))}" for name in DATA_FLAGS if name in changed]
+    file_only = [name for name in HASHED if name in changed]
+    note = ""
+    if file_only:
+        flags = " ".join(f"--{n.replace('_', '-')} ..." for n in file_only)
+        note = (f" (the gate commands read {', '.join(file_only)} from the config file only: write the run config "
+                f"with them first, `trainer config {parts[0] + ' ' if config_path else ''}{flags} --output FILE`, "
+                "then pass --config FILE to the gates and to train)")
+    return " ".join(parts), note
+
+
+def check_gates(config: RunConfig, dataset, config_path: str | None = "run.yaml",
+                changed: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Raises GateError unless both gates passed for the current reward config; returns what run.json records.
+    ``config_path`` / ``changed``: the run config file and flags ``trainer train`` got, repeated in the hints."""
     current = reward_config_hash(config, dataset_specs(dataset, config.spec_column))
     directory = gates_dir(config)
     status: dict[str, Any] = {"skipped": config.skip_gates, "reward_config_hash": current, "gates_dir": str(directory)}
     if config.skip_gates:
         log.warning("--skip-gates: training without the base-rate and inspection gates (recorded in run.json)")
         return status
-    commands = {BASE_RATE_FILE: f"trainer gate base-rate --config {config_path}",
-                INSPECTION_FILE: f"trainer gate inspect --config {config_path} --report DIR --signed-off-by NAME"}
+    flags, note = gate_flags(config_path, changed)
+    commands = {BASE_RATE_FILE: f"trainer gate base-rate {flags}".rstrip() + note,
+                INSPECTION_FILE: f"trainer gate inspect {flags} --report DIR --signed-off-by NAME".replace("  ", " ")
+                + note}
     problems = []
     for name, command in commands.items():
         record = _load_record(directory / name)
@@ -297,9 +323,37 @@ def _check_specs_in_dataset(samples: list[dict], specs: list[str], what: str) ->
                         "dataset again")
 
 
+def _check_k(samples: list[dict], k: int, source: str) -> None:
+    """pass@k needs k samples of every prompt: a samples file made with fewer is refused, not scored as pass@k."""
+    counts: dict[str, int] = defaultdict(int)
+    for s in samples:
+        counts[prompt_key(str(s.get("id")))] += 1
+    short = {key: n for key, n in counts.items() if n < k}
+    if short:
+        fewest = min(short.values())
+        raise GateError(f"--k {k}: {source} holds fewer than {k} samples for {len(short)} of {len(counts)} prompt(s) "
+                        f"(as few as {fewest}; ids <prompt>-<sample>): pass@{k} needs {k} per prompt; run with "
+                        f"--k {fewest}, or sample {k} per prompt (trainer sample --n {k})")
+
+
+def _keep_better_record(directory: Path, record: dict, replace: bool) -> None:
+    """Refuses to overwrite a record of the same reward config and model that measured more samples."""
+    old = _load_record(directory / BASE_RATE_FILE)
+    if (replace or old is None or old.get("reward_config_hash") != record["reward_config_hash"]
+            or old.get("model") != record["model"] or int(old.get("samples") or 0) <= record["samples"]):
+        return
+    raise GateError(f"{directory / BASE_RATE_FILE} already holds a {'passed' if old.get('passed') else 'FAILED'} "
+                    f"base-rate record for this reward config and model over {old.get('samples')} samples "
+                    f"({old.get('created_at')}); this run measured {record['samples']} samples "
+                    f"({'passed' if record['passed'] else 'failed'}) and is not written: measure at least as many, "
+                    "or pass --replace to replace it")
+
+
 def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float, prompts: int,
-                       samples_file: Path | None = None, backend: str = "auto") -> tuple[dict, Path]:
-    """Samples (or reads) k completions per prompt, verifies them, writes and returns the gate record."""
+                       samples_file: Path | None = None, backend: str = "auto",
+                       replace: bool = False) -> tuple[dict, Path]:
+    """Samples (or reads) k completions per prompt, verifies them, writes and returns the gate record (never in
+    place of a record of the same reward config and model that measured more samples, unless ``replace``)."""
     from trainer.sample import sample_completions, write_samples
     from verifier_service.tools.inspection import read_rows
 
@@ -308,6 +362,7 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
     if samples_file is not None:
         samples = read_rows(samples_file)
         source = str(samples_file)
+        _check_k(samples, k, source)
     else:
         samples = sample_completions(config.model, dataset, n=k, temperature=temperature,
                                      max_new_tokens=config.max_completion_length, spec_column=config.spec_column,
@@ -322,6 +377,11 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
     record = {"gate": "base-rate", "passed": record.pop("passed"), "reward_config_hash":
               reward_config_hash(config, specs), "model": config.model, "temperature": temperature,
               "samples_file": source, "created_at": now_utc(), **record}
+    previous = _load_record(directory / BASE_RATE_FILE)
+    _keep_better_record(directory, record, replace)
+    if previous is not None:
+        record["replaced"] = {key: previous.get(key) for key in ("passed", "samples", "created_at", "model",
+                                                                 "reward_config_hash")}
     return record, write_record(directory, BASE_RATE_FILE, record)
 
 

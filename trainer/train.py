@@ -83,8 +83,36 @@ def _gather_process_stats(trainer, rewards: VerifierRewards, timing: RewardWaitC
     return sorted(gather_object([mine]), key=lambda p: p["process"])
 
 
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``trainer.train()``; ``kept`` says what the run left (run.json, checkpoints)."""
+
+    def __init__(self, kept: str):
+        super().__init__(kept)
+        self.kept = kept
+
+
+def _record_interruption(config: RunConfig, deviations: list[str], trainer, timing, gates) -> str:
+    """Writes run.json for a run cut short (``interrupted: true``, the metrics logged so far: `trainer diagnose`
+    reads it) on the main process; returns what was kept, in words."""
+    out = Path(config.output_dir)
+    step = trainer.state.global_step
+    checkpoints = sorted(p.name for p in out.glob("checkpoint-*")) if out.is_dir() else []
+    if trainer.accelerator.is_main_process:
+        record = {"interrupted": True, "config": config.to_dict(), "deviations": deviations,
+                  "global_step": step, "log_history": trainer.state.log_history, "reward_timing": timing.summary(),
+                  "gates": gates}
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "run.json").write_text(json.dumps(record, indent=2, default=str))
+    kept = (f"checkpoint(s) {', '.join(checkpoints)}" if checkpoints else "no checkpoint (save_steps "
+            f"{config.save_steps})")
+    return (f"at step {step} of {config.max_steps if config.max_steps > 0 else 'the epochs'}: kept {out}/run.json "
+            f"({len(trainer.state.log_history)} logged step(s), `trainer diagnose {out}` reads it) and {kept}; no "
+            "final model was saved")
+
+
 def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: ShadowReward | None = None,
-                 shadow_every: int = 1, callbacks: list | None = None) -> dict[str, Any] | None:
+                 shadow_every: int = 1, callbacks: list | None = None, config_path: str | None = "run.yaml",
+                 changed: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Runs GRPO; returns the run record (also written to output_dir/run.json), on the main process only
     (None on the other processes of a launch). Each process sends its own batches to the verifier; the record
     sums their counts and keeps each process's (``processes``).
@@ -101,7 +129,7 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
         if vllm_env:
             log.info("colocated vLLM: set %s", ", ".join(f"{k}={v}" for k, v in sorted(vllm_env.items())))
     dataset = load_prompts(config)
-    gates = check_gates(config, dataset)  # refuses missing, failed or stale gates before anything expensive
+    gates = check_gates(config, dataset, config_path, changed)  # refuses bad gates before anything expensive
     rewards = VerifierRewards(config.verifier, spec_column=config.spec_column, timeout_s=config.reward_timeout_s,
                               credentials=verifier_credentials(config), shadow=shadow_reward,
                               shadow_every=shadow_every)
@@ -123,7 +151,10 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
                             tokenizer=tokenizer, callbacks=[*extra, *(callbacks or [])])
     for deviation in deviations:
         log.warning("deviation from the recipe: %s", deviation)
-    result = trainer.train()
+    try:
+        result = trainer.train()
+    except KeyboardInterrupt:
+        raise TrainingInterrupted(_record_interruption(config, deviations, trainer, timing, gates)) from None
     trainer.save_model(config.output_dir)  # every process takes part (sharded weights are gathered)
     processes = _gather_process_stats(trainer, rewards, timing)
     if not trainer.accelerator.is_main_process:
@@ -152,4 +183,4 @@ def run_training(config: RunConfig, deviations: list[str], *, shadow_reward: Sha
     return record
 
 
-__all__ = ["TrainerError", "build_trainer", "load_prompts", "run_training"]
+__all__ = ["TrainerError", "TrainingInterrupted", "build_trainer", "load_prompts", "run_training"]

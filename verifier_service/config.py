@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from verifier_service.errors import VerifierError
+from verifier_service.special_tokens import DEFAULT_SETTING as DEFAULT_STRIP_TOKENS
 
 ENV_PREFIX = "RLVR_VERIFIER_"
 SANDBOX_BACKENDS = ("docker", "bwrap")
@@ -106,6 +107,8 @@ class ServiceConfig:
                            "open-instruct /test_program (0 = off; worker processes share it)")
     http_host: str = _f("", "address the HTTP front door binds ('' = the service's host)")
     http_max_body_bytes: int = _f(16 * 1024 * 1024, "largest HTTP request body accepted (a larger one is 413)")
+    openrlhf_strip_tokens: str = _f(DEFAULT_STRIP_TOKENS, "special tokens taken off the end of an OpenRLHF "
+                                    "response (/get_reward; it decodes with them), comma-separated ('' = none)")
     # Tenancy (docs/tenancy.md).
     tenants: str = _f("", "YAML file of tenants: API key hashes, quotas, catalog namespaces ('' = no authentication)")
     catalog: str = _f("", "directory of catalog verifiers (team/name@version files and catalog.lock)")
@@ -188,7 +191,7 @@ def _convert(name: str, typ: Any, raw: Any) -> Any:
 # Settings of a listening service only: an embedded service (verify, inspect) listens on loopback for its own
 # process, without TLS, tenants, metrics or worker processes.
 SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_age_s", "metrics_port", "metrics_host",
-               "http_port", "http_host", "http_max_body_bytes",
+               "http_port", "http_host", "http_max_body_bytes", "openrlhf_strip_tokens",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
                "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",
@@ -214,6 +217,31 @@ def add_config_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | No
                            help=f"{f.metadata['help']} (default: {f.default!r})")
 
 
+# RLVR_VERIFIER_* variables the clients read (the service's settings are the ServiceConfig fields)
+CLIENT_VARIABLES = ("ADDRESS", "API_KEY", "CATALOG", "TLS_CA")
+
+
+def unknown_variables(environ) -> list[str]:
+    """One line per ``RLVR_VERIFIER_*`` variable that nothing reads (a misspelling would be ignored silently)."""
+    import difflib
+
+    known = [ENV_PREFIX + f.name.upper() for f in fields(ServiceConfig)] + [ENV_PREFIX + n for n in CLIENT_VARIABLES]
+    lines = []
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            lines.append(f"warning: {name} is not a setting and is ignored"
+                         + (f" (did you mean {close[0]}?)" if close else " (verifier-service serve --help lists them)"))
+    return lines
+
+
+def warn_unknown_variables(environ) -> None:
+    import sys
+
+    for line in unknown_variables(environ):
+        print(line, file=sys.stderr)
+
+
 def load_config(args: argparse.Namespace | None = None, environ: dict[str, str] | None = None) -> ServiceConfig:
     environ = os.environ if environ is None else environ
     config = ServiceConfig()
@@ -233,6 +261,7 @@ def load_config(args: argparse.Namespace | None = None, environ: dict[str, str] 
         if unknown:
             raise VerifierError(f"config file {path}: unknown setting(s) {unknown}")
         overrides.update(data)
+    warn_unknown_variables(environ)
     for f in fields(ServiceConfig):
         env = environ.get(ENV_PREFIX + f.name.upper())
         if env is not None:

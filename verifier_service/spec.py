@@ -15,6 +15,7 @@ from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.errors import InvalidSpec
+from verifier_service.special_tokens import DEFAULT_TOKENS, strip_trailing
 from verifier_service.wire import wire_text
 
 
@@ -206,7 +207,15 @@ def spec_from_json(obj: Any) -> Spec:
     known = {f.name for f in fields(Spec)}
     unknown = sorted(set(obj) - known)
     if unknown:
-        raise InvalidSpec(f"unknown spec field(s) {unknown}; valid fields: {sorted(known)}")
+        import difflib
+
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        kind = obj.get("kind") if isinstance(obj.get("kind"), str) and obj.get("kind") else "KIND"
+        raise InvalidSpec(f"unknown spec field(s) {', '.join(hints)}; `verifier-service list --kind {kind}` lists "
+                          f"the kind's fields")
     if not isinstance(obj.get("kind"), str) or not obj["kind"]:
         raise InvalidSpec("spec.kind is required (a string naming a verifier kind)")
     values: dict[str, Any] = {}
@@ -336,12 +345,27 @@ def normal_spec_json(obj: Any) -> dict[str, Any]:
     return spec_to_json(spec_from_json(obj))
 
 
-def spec_from_label(label: Any, verifier: str = "", *, strict: bool = False) -> Any:
+PLAIN_LABEL_HELP = ("the label column must hold each row's verification spec (e.g. {\"kind\": \"math\", \"gold\": "
+                    "\"12\"}; `trainer data convert` writes them), or a catalog verifier must be named so that a plain "
+                    "label is its gold answer")
+
+
+def _native_label_problem(label: dict) -> str | None:
+    """A label in another trainer's native shape (not a spec): what it is, in words."""
+    if "ground_truth" in label or "style" in label:
+        return "verl's reward_model field ({ground_truth, style}), not a verification spec"
+    if {"inputs", "outputs"} <= set(label):
+        return "test cases ({inputs, outputs}, as verl and PRIME store them), not a verification spec"
+    return None
+
+
+def spec_from_label(label: Any, verifier: str = "", *, strict: bool = False, hint: str = PLAIN_LABEL_HELP) -> Any:
     """A dataset's label (its ground truth, as a trainer hands it over: OpenRLHF's ``labels``, verl's
     ``ground_truth``) as the spec JSON of one request: a spec (a JSON object or its text), or, with ``verifier``
     (a catalog reference), that verifier's per-sample fields (an object) or its ``gold`` answer (plain text).
     ``strict``: a label that names a kind or verifier of its own beside ``verifier`` is refused (where the
-    verifier is named for the whole request); else it is used as it is."""
+    verifier is named for the whole request); else it is used as it is. A plain-text label without a verifier, or
+    another trainer's native label, is refused with ``hint`` (how to send a spec, in the caller's terms)."""
     if isinstance(label, (bytes, bytearray)):
         label = label.decode("utf-8")
     if isinstance(label, str):
@@ -353,6 +377,13 @@ def spec_from_label(label: Any, verifier: str = "", *, strict: bool = False) -> 
                 raise InvalidSpec(f"the label is not valid JSON: {exc}") from None
         elif verifier:
             return {"verifier": verifier, "gold": label}
+        else:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise InvalidSpec(f"the label is plain text ({shown!r}), not a verification spec: {hint}")
+    if isinstance(label, dict) and not verifier and "kind" not in label and "verifier" not in label:
+        problem = _native_label_problem(label)
+        if problem:
+            raise InvalidSpec(f"the label is {problem}: {hint}")
     if not isinstance(label, dict):
         what = "the per-sample fields of " + verifier if verifier else "a verification spec"
         raise InvalidSpec(f"the label must be {what} (a JSON object or its text), got {type(label).__name__}")
@@ -364,15 +395,16 @@ def spec_from_label(label: Any, verifier: str = "", *, strict: bool = False) -> 
     return {"verifier": verifier, **label} if verifier else label
 
 
-def response_text(query: str, prompt: str | None) -> str:
-    """What the model wrote, from OpenRLHF's query (prompt and response as one text): the query after its prompt."""
+def response_text(query: str, prompt: str | None, strip: tuple[str, ...] = DEFAULT_TOKENS) -> str:
+    """What the model wrote, from OpenRLHF's query (prompt and response as one text): the query after its prompt
+    (the whole query when the prompt is not in it), less the special tokens ``strip`` at its end."""
     if prompt:
         if query.startswith(prompt):
-            return query[len(prompt):]
+            return strip_trailing(query[len(prompt):], strip)
         at = query.find(prompt)
         if at >= 0:
-            return query[at + len(prompt):]
-    return query
+            return strip_trailing(query[at + len(prompt):], strip)
+    return strip_trailing(query, strip)
 
 
 def request_from_json(obj: Any) -> pb.VerifyRequest:

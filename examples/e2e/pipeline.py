@@ -287,6 +287,11 @@ class Pipeline:
         summary = {k: record.get(k) for k in ("passed", "pass@1", "pass@1_ci", "samples", "prompts", "k",
                                                "zero_variance_share", "all_solved_share", "warnings", "infra_errors")}
         summary["record"] = str(path)
+        if not record["passed"] and self.cfg.skip_gates:
+            print(f"base-rate gate FAILED (zero successes in {record['samples']} samples); --skip-gates: going on "
+                  "(the run records the skip as a deviation)", file=sys.stderr)
+            summary["inspection"] = self.place_inspection_record(required=False)
+            return summary
         if not record["passed"]:
             print("\n" + "!" * 100 + "\nBASE RATE IS ZERO: the model never solved a train task "
                   f"({record['samples']} samples). Make the tasks easier (--levels 1 or 1,2) and run the gates "

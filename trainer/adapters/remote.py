@@ -57,6 +57,8 @@ class Remote:
     def _call(self, coro):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
+    call = _call  # a coroutine of ``client``, run on its loop, waited for from any other thread
+
     def submit(self, completions: Sequence[str], labels: Sequence[Any]) -> concurrent.futures.Future:
         """Starts verifying; the future's result is the results in order (``asyncio.wrap_future`` awaits it)."""
         requests = [request_from_json({"id": str(i), "completion": c, "spec": spec_of(label)})

@@ -107,10 +107,12 @@ class Finding:
 class Diagnosis:
     findings: list[Finding]
     skipped: dict[str, str] = field(default_factory=dict)  # check -> why it could not run
+    ran: int = 0  # checks that looked at the run (a finding or none); 0: nothing was diagnosed
 
     @property
     def healthy(self) -> bool:
-        return not self.findings
+        """No finding, from at least one check that ran (a run where every check was skipped is not healthy)."""
+        return not self.findings and self.ran > 0
 
 
 # ---- series and windows ---------------------------------------------------------------
@@ -476,7 +478,13 @@ def _off_policy(history, ctx: Context) -> str | None:
 def check_kl_blowup(history, t: Thresholds, ctx: Context) -> Finding | str | None:
     kl = series(history, "kl")
     if not kl:
-        return "kl not logged (beta=0: no reference model)"
+        beta = ctx.get("beta")
+        if beta is None:
+            return "kl not logged (the run's config, and so its beta, is not known)"
+        if float(beta) == 0:
+            return "kl not logged (beta=0: no reference model)"
+        return (f"kl not logged although beta={float(beta):g} (no training step was logged: logging_steps "
+                f"{ctx.get('logging_steps', '?')} of a shorter run?)")
     _, late = _windows(kl, t)
     evidence = []
     if _mean(late) > t.kl_max:
@@ -571,6 +579,7 @@ def run_checks(history: Sequence[dict[str, Any]], thresholds: Thresholds = Thres
     diagnosis = Diagnosis([])
     for name, check in CHECKS:
         result = check(train, thresholds, ctx)
+        diagnosis.ran += not isinstance(result, str)
         if isinstance(result, Finding):
             diagnosis.findings.append(result)
         elif isinstance(result, str):

@@ -30,6 +30,7 @@ class Report:
         return {
             "run": str(self.run.source),
             "healthy": self.diagnosis.healthy,
+            "checks_run": self.diagnosis.ran,
             "findings": [f.to_dict() for f in self.diagnosis.findings],
             "skipped": self.diagnosis.skipped,
             "patch": self.merged.patch,
@@ -106,8 +107,10 @@ def render(report: Report, file=None) -> None:
                 console.print(f"  paper: {f.paper}", markup=False)
             if f.action:
                 console.print(f"  action: {f.action}", markup=False)
-    else:
+    elif report.diagnosis.ran:
         console.print("[green]no finding[/green]: the base recipe behaves on the metrics logged; keep it")
+    else:
+        console.print("[yellow]nothing diagnosed[/yellow]: every check was skipped (below: why)")
     if report.diagnosis.skipped:
         table = Table(title="Checks not run")
         table.add_column("check")

@@ -39,7 +39,20 @@ from verifier_service.spec import SERVICE_NAME
 
 log = logging.getLogger(__name__)
 
-START_HINT = "start one with `verifier-service serve --port PORT` (or `docker compose up verifier`)"
+START_HINT = "start one with `verifier-service serve --port PORT`"
+COMPOSE_PLUGINS = ("/usr/libexec/docker/cli-plugins/docker-compose", "/usr/lib/docker/cli-plugins/docker-compose",
+                   "/usr/local/lib/docker/cli-plugins/docker-compose", "~/.docker/cli-plugins/docker-compose")
+
+
+def compose_v2() -> bool:
+    """Whether ``docker compose`` (v2, the CLI plugin) is installed here: only then do hints suggest it."""
+    import os
+
+    return any(os.path.exists(os.path.expanduser(p)) for p in COMPOSE_PLUGINS)
+
+
+def start_hint() -> str:
+    return START_HINT + (" (or `docker compose up verifier`)" if compose_v2() else "")
 MAX_THROTTLE_WAIT_S = 30.0  # the longest single wait on a retry hint
 
 
@@ -70,6 +83,10 @@ def _resolve(target: str | Sequence[str]) -> tuple[str, str | None]:
     """The gRPC target and authority, or ServiceUnreachable saying what is wrong with the address."""
     try:
         for part in addresses(target):
+            scheme, sep, rest = part.partition("://")
+            if sep and scheme.lower() in ("http", "https", "grpc", "grpcs"):
+                raise VerifierError(f"{part!r} is a URL: give HOST:PORT ({rest.rstrip('/')}; gRPC, not HTTP; TLS is "
+                                    "the --server-ca / RLVR_VERIFIER_TLS_CA setting, not a scheme)")
             if not part.startswith(SCHEMES) and "://" not in part:
                 host, port = _split(part)
                 if not host or not 0 < int(port) < 65536:
@@ -100,7 +117,7 @@ def why_unreachable(code: grpc.StatusCode, details: str, timeout_s: float) -> st
 def _unreachable(target: str, code: grpc.StatusCode, details: str, timeout_s: float,
                  credentials: Credentials) -> ServiceUnreachable:
     return ServiceUnreachable(f"no verifier service answers at {target}: {why_unreachable(code, details, timeout_s)} "
-                              f"({code.name}: {details}); {START_HINT}; {credentials.connect_hint()}")
+                              f"({code.name}: {details}); {start_hint()}; {credentials.connect_hint()}")
 
 
 _NOT_SERVING = ("is NOT_SERVING: its sandbox backend is down (see the service's log: Docker unreachable or the "
@@ -226,6 +243,16 @@ class VerifierClient:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             return first + await self.verify_batch(requests[half:], left, batch_id, stats)
         return list(response.results)
+
+    async def verify_json(self, rows: Sequence[dict | pb.VerifyRequest], batch_size: int = 32, parallel: int = 4,
+                          timeout_s: float | None = None) -> list[dict]:
+        """The JSON form in and out, as ``verifier_service.verify`` takes and returns it: dicts with string
+        verdicts (``result["verdict"] == "PASSED"``), the same type the synchronous API and ``verify --output``
+        give. ``verify_batch`` / ``verify_many`` return the protobuf messages (``verdict`` an enum number)."""
+        from verifier_service.spec import request_from_json, result_to_json
+
+        requests = [row if isinstance(row, pb.VerifyRequest) else request_from_json(row) for row in rows]
+        return [result_to_json(r) for r in await self.verify_many(requests, batch_size, parallel, timeout_s)]
 
     async def verify_many(self, requests: Sequence[pb.VerifyRequest], batch_size: int = 32, parallel: int = 4,
                           timeout_s: float | None = None,

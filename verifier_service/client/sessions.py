@@ -74,6 +74,14 @@ class SessionClient:
         wait = rpc_timeout_s if rpc_timeout_s is not None else (timeout_s or 120.0) + RPC_SLACK_S
         return self._call(self.stub.ExecuteCell, request, wait)
 
+    def run(self, session_id: str, code: str, **options) -> dict:
+        """``execute`` with the result as a dict of plain values, the status by name (``"CELL_OK"``,
+        ``"CELL_ERROR"``, ``"CELL_TIMEOUT"``, ...), as the verification results' verdicts are."""
+        from google.protobuf.json_format import MessageToDict
+
+        return MessageToDict(self.execute(session_id, code, **options), preserving_proto_field_name=True,
+                             always_print_fields_with_no_presence=True)
+
     def reset(self, session_id: str, timeout_s: float = 30.0) -> pb.SessionInfo:
         return self._call(self.stub.ResetSession, pb.SessionRef(session_id=session_id), timeout_s)
 

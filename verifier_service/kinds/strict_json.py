@@ -6,7 +6,7 @@ names a key twice is refused (parsers disagree on which value wins, so a
 checker and the tool runtime could see two different calls), a number past
 the range of a double (``1e400``, a 400-digit integer: most parsers cannot
 hold it, and comparing it with a float raises), nesting deeper than
-``MAX_DEPTH``, and a string with a lone surrogate (``"\ud800"``: not Unicode
+``MAX_DEPTH``, and a string with a lone surrogate (``"\\ud800"``: not Unicode
 text). It never raises: the answer is ``(value, None)`` or ``(None, reason)``.
 
 The sandbox harnesses' own event lines go through the same function with

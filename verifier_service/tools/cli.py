@@ -1,4 +1,4 @@
-"""The ``verifier-service`` command: serve, verify, inspect, list, doctor, build-sandbox, tenants, catalog."""
+"""The ``verifier-service`` command: serve, verify, inspect, list, doctor, build-sandbox, wait, tenants, catalog."""
 
 from __future__ import annotations
 
@@ -70,67 +70,108 @@ def read_requests(path: Path, verifier: str | None = None) -> list[pb.VerifyRequ
 
 async def _verify_all(client, requests, batch_size: int, parallel: int, console, show_progress: bool,
                       sink=None):
-    """Results in request order. ``sink(results)`` gets each batch's results as soon as every batch before
-    it has finished (at most ``4 * parallel`` batches are started ahead of the oldest unfinished one), so
-    an interrupted run keeps all it wrote."""
+    """Results in request order. ``sink(results)`` gets each batch's results as soon as that batch has
+    finished, whatever the batches before it are doing (at most ``4 * parallel`` batches are started at
+    once), so an interrupted run keeps every batch that finished, even behind a slow one."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     chunks = [requests[i:i + batch_size] for i in range(0, len(requests), batch_size)]
-    out: list[pb.VerifyResult] = []
+    done: dict[int, list[pb.VerifyResult]] = {}
     gate = asyncio.Semaphore(parallel)
     with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, disable=not show_progress, transient=False) as progress:
         task = progress.add_task("verify", total=len(requests))
 
-        async def one(index: int, chunk) -> list[pb.VerifyResult]:
+        async def one(index: int, chunk) -> tuple[int, list[pb.VerifyResult]]:
             async with gate:
                 try:
                     results = await client.verify_batch(chunk)
                 except RemoteError as exc:
-                    first, last = index * batch_size + 1, index * batch_size + len(chunk)
-                    raise VerifierError(f"the service rejected requests {first}-{last}: {exc}") from exc
+                    raise VerifierError(_rejected(exc, index * batch_size, len(chunk))) from exc
             progress.advance(task, len(chunk))
-            return results
+            return index, results
 
-        window: list[asyncio.Task] = []
+        window: set[asyncio.Future] = set()
         started = 0
         try:
             while started < len(chunks) or window:
                 while started < len(chunks) and len(window) < 4 * parallel:
-                    window.append(asyncio.ensure_future(one(started, chunks[started])))
+                    window.add(asyncio.ensure_future(one(started, chunks[started])))
                     started += 1
-                results = await window.pop(0)
-                if sink is not None:
-                    sink(results)
-                out.extend(results)
+                finished, window = await asyncio.wait(window, return_when=asyncio.FIRST_COMPLETED)
+                for future in sorted(finished, key=lambda f: f.cancelled() or f.exception() is not None):
+                    index, results = future.result()  # a failed batch raises here, after the others are kept
+                    if sink is not None:
+                        sink(results)
+                    done[index] = results
         finally:
             for pending in window:
                 pending.cancel()
             if window:
                 await asyncio.gather(*window, return_exceptions=True)
-    return out
+    return [r for index in range(len(chunks)) for r in done[index]]
+
+
+def _rejected(exc: RemoteError, start: int, count: int) -> str:
+    """The service names a request by its 0-based index in its batch; the user's numbering is the input's,
+    counted from 1 (the n-th request of the file). A refusal of the whole batch (a key, a quota) names the range."""
+    import re
+
+    shifted, found = re.subn(r"^request (\d+)", lambda m: f"request {int(m.group(1)) + start + 1} (counted from "
+                             f"1)", exc.details, count=1)
+    if found:
+        return f"the service rejected {shifted}"
+    return f"the service rejected requests {start + 1}-{start + count} (counted from 1): {exc}"
 
 
 class ResultWriter:
-    """Writes result lines to ``--output`` (or stdout) as batches finish, flushed each time. The path was
-    checked before any work (``check_output``); the file is opened at the first results, so a run that
-    fails before any result leaves an existing file as it was (with ``append``, it is added to)."""
+    """Writes result lines to ``--output`` as batches finish (in the order they finish), flushed each time;
+    ``finish(ids)`` puts a complete file back in input order. On stdout the lines come in input order (each
+    as soon as the ones before it are done). The path was checked before any work (``check_output``); the
+    file is opened at the first results, so a run that fails before any result leaves an existing file as it
+    was (with ``append``, it is added to)."""
 
-    def __init__(self, path: Path | None, append: bool = False):
+    def __init__(self, path: Path | None, append: bool = False, order: list[str] | None = None):
         self.path, self.append = path, append
         self.written = 0
         self._file = None
+        self._order = list(order or [])  # stdout: the ids in input order, still to print
+        self._held: dict[str, list[str]] = {}
 
     def __call__(self, results: list[pb.VerifyResult]) -> None:
+        lines = [(r.id, json.dumps(result_to_json(r)) + "\n") for r in results]
+        if self.path is None and self._order:
+            for rid, line in lines:
+                self._held.setdefault(rid, []).append(line)
+            ready = []
+            while self._order and self._held.get(self._order[0]):
+                ready.append(self._held[self._order[0]].pop(0))
+                self._order.pop(0)
+            lines = [("", line) for line in ready]
+        if not lines:
+            return
         if self._file is None:
             self._file = open(self.path, "a" if self.append else "w", encoding="utf-8") if self.path else sys.stdout
-        self._file.write("".join(json.dumps(result_to_json(r)) + "\n" for r in results))
+        self._file.write("".join(line for _, line in lines))
         self._file.flush()
-        self.written += len(results)
+        self.written += len(lines)
 
     def close(self) -> None:
         if self._file is not None and self._file is not sys.stdout:
             self._file.close()
+
+    def finish(self, ids: list[str]) -> None:
+        """Rewrites a complete ``--output`` in the order of ``ids`` (the input's), atomically."""
+        if self.path is None or not self.path.exists():
+            return
+        by_id: dict[str, list[str]] = {}
+        for line in self.path.read_text(encoding="utf-8").splitlines(keepends=True):
+            by_id.setdefault(str(json.loads(line).get("id")), []).append(line)
+        if sorted(by_id) != sorted(set(ids)) or sum(map(len, by_id.values())) != len(ids):
+            return  # not exactly this input's results: leave the file as written
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(by_id[i].pop(0) for i in ids), encoding="utf-8")
+        os.replace(tmp, self.path)
 
 
 def check_output(path: Path | None, resume: bool) -> set[str]:
@@ -229,16 +270,18 @@ async def _run_verify(args, config: ServiceConfig) -> int:
     console = _console()
     done = check_output(args.output, args.resume)
     requests = read_requests(args.input, args.verifier)
+    all_ids = [r.id for r in requests]
     if done:
         requests = [r for r in requests if r.id not in done]
         print(f"resuming: {len(done)} result(s) already in {args.output}, {len(requests)} to verify", file=sys.stderr)
         if not requests:
             return 0
-    writer = args.writer = ResultWriter(args.output, append=bool(done))
+    writer = args.writer = ResultWriter(args.output, append=bool(done), order=[r.id for r in requests])
     try:
         results, elapsed = await _verify_requests(args, config, requests, console, writer)
     finally:
         writer.close()
+    writer.finish(all_ids)
     if not args.quiet:
         console.print(summary_table(results, elapsed))
     infra = sum(r.verdict == pb.INFRA_ERROR for r in results)
@@ -276,11 +319,9 @@ async def _run_list(args) -> int:
         return 0
     print(kinds_text(kinds))
     if response.catalog and not args.kind:
-        from rich.console import Console
+        from verifier_service.tools.tenancy_cli import catalog_table, table_console
 
-        from verifier_service.tools.tenancy_cli import catalog_table
-
-        Console().print(catalog_table(response.catalog))
+        table_console().print(catalog_table(response.catalog))
     elif not args.kind:
         print("verifier-service list --kind KIND: one kind; docs/specs.md: an example of each")
     return 0
@@ -322,6 +363,7 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
     done = check_output(partial, args.resume)
     requests = read_requests(args.input, args.verifier)
     rows = [with_verifier(row, args.verifier) for row in inspection.read_rows(args.input)]
+    _same_sample_set(args.report, rows, [r.id for r in requests])
     kept = {}
     if done:
         kept = {str(row["id"]): row for row in map(json.loads, partial.read_text(encoding="utf-8").splitlines())}
@@ -345,15 +387,39 @@ async def _run_inspect(args, config: ServiceConfig) -> int:
             console.print(summary_table(results, elapsed))
         for table in inspection.summary_renderables(samples):
             console.print(table)
-    read, agreed = inspection.label_counts(inspection.load_labels(args.report / inspection.LABELS_FILE))
+    labels = inspection.load_labels(args.report / inspection.LABELS_FILE)
+    read, agreed = inspection.label_counts({i: label for i, label in labels.items() if i in {s.id for s in samples}})
     if read:
-        console.print(f"labels already recorded: {read} read, {agreed} agree")
+        console.print(f"labels already recorded: {read} of {len(samples)} samples read, {agreed} agree")
     console.print(f"report: {page} (read it, export the labels to {args.report / inspection.LABELS_FILE})")
     infra = sum(r["verdict"] == "INFRA_ERROR" for r in results_json)
     if infra:
         console.print(f"[bold red]{infra} INFRA_ERROR result(s): the sandbox failed, not the code[/]")
         return EXIT_INFRA
     return 0
+
+
+def _same_sample_set(report: Path, rows: list[dict], ids: list[str]) -> None:
+    """A report directory holds one sample set: its labels are about those samples. Another input is refused
+    (its results would sit beside the old labels); the same input again is rebuilt, its labels kept."""
+    from verifier_service.tools import inspection
+
+    old_file = report / inspection.SAMPLES_FILE
+    if not old_file.exists():
+        return
+    old_rows = inspection.read_rows(old_file)
+    old = inspection.build_samples(old_rows, [str(r.get("id", "")) for r in old_rows], [{}] * len(old_rows))
+    new = inspection.build_samples(rows, ids, [{}] * len(rows))
+    if inspection.sample_set_hash(old) == inspection.sample_set_hash(new):
+        return
+    try:
+        source = inspection.read_meta(report).get("source") or "?"
+    except VerifierError:
+        source = "?"
+    labels = inspection.load_labels(report / inspection.LABELS_FILE)
+    raise VerifierError(f"--report {report} already holds the report of another sample set ({len(old)} samples "
+                        f"from {source}, {len(labels)} label(s)): give a new directory for this input, or remove "
+                        f"that one first")
 
 
 def _import_labels(args) -> int:
@@ -385,9 +451,17 @@ def _doctor(config: ServiceConfig) -> int:
         return EXIT_INFRA
     print(format_isolation(sandbox.isolation()))
     print(f"ok: the {config.sandbox_backend} sandbox backend runs jobs (image id {sandbox.image_id})")
-    print("toolchains (asked in a sandbox of each image):")
+    images = config.sandbox_backend == "docker"
+    print("toolchains (asked in a sandbox of each image):" if images else
+          f"toolchains of this host (the {config.sandbox_backend} backend runs the host's; the Docker images' are "
+          "listed by `verifier-service doctor --sandbox-backend docker`):")
+    seen = set()
     for family, name, version in asyncio.run(_toolchains(config)):
-        print(f"  {name:<11} {version}" + (f"  [{family} image]" if family else ""))
+        if not images and name in seen:
+            continue  # the host has one of each, whichever image family asks
+        seen.add(name)
+        print(f"  {name:<11} {version}" + (f"  [{family} image]" if images and family else "  [host]" if not images
+                                           else ""))
     return 0
 
 
@@ -417,6 +491,23 @@ async def _toolchains(config: ServiceConfig) -> list[tuple[str, str, str]]:
     finally:
         await sandbox.close()
     return rows
+
+
+def _wait(args) -> int:
+    """Waits until the service at ``--server`` is SERVING (a service just started in the background)."""
+    from verifier_service.client.client import check_service
+
+    deadline = time.monotonic() + args.timeout
+    while True:
+        try:
+            check_service(args.server, credentials_from_args(args), timeout_s=2.0)
+        except ServiceUnreachable:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.5)
+            continue
+        print(f"the verifier service at {args.server} is serving", file=sys.stderr)
+        return 0
 
 
 def _build_sandbox(args) -> int:
@@ -475,6 +566,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check the sandbox backend and show which isolation layers are in force")
     add_config_flags(doctor, only=SANDBOX_SETTINGS, title="sandbox settings")
     sub.add_parser("build-sandbox", help="build the sandbox image (runs sandboxes/build.sh)")
+    wait = sub.add_parser("wait", help="wait until the service at --server is serving (after `serve ... &`); exit 3 "
+                          "when it is not within --timeout")
+    wait.add_argument("--server", required=True, help="HOST:PORT of the service")
+    wait.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (default 60)")
+    add_client_flags(wait)
     return parser
 
 
@@ -483,6 +579,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build-sandbox":
             return _build_sandbox(args)
+        if args.command == "wait":
+            return _wait(args)
         if args.command == "list":
             return asyncio.run(_run_list(args))
         if args.command in ("tenants", "catalog"):

@@ -16,6 +16,13 @@ from pathlib import Path
 from verifier_service.errors import CatalogError, VerifierError
 
 
+def table_console():
+    """stdout for tables: the terminal's width, or (piped, redirected) wide enough that no column is cut."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=400)
+
+
 def add_parsers(sub) -> None:
     from verifier_service.credentials import add_client_flags
 
@@ -96,7 +103,6 @@ def _add_key(args) -> int:
 
 
 def _list_tenants(args) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from verifier_service.tenancy.auth import Tenants
@@ -112,7 +118,7 @@ def _list_tenants(args) -> int:
                       str(t.max_concurrency or "-"), f"{t.rate:g}" if t.rate else "-",
                       str(t.bucket_size or "-"), ", ".join(t.use), ", ".join(t.publish),
                       "yes" if t.inline_specs else "no", "yes" if t.audit_content else "no")
-    Console().print(table)
+    table_console().print(table)
     return 0
 
 
@@ -148,7 +154,6 @@ def _publish(args) -> int:
 
 
 def _list_catalog(args) -> int:
-    from rich.console import Console
 
     from verifier_service.tenancy.catalog import read_entries, read_lock
 
@@ -159,7 +164,7 @@ def _list_catalog(args) -> int:
         published = lock.get(e.ref)
         state[e.id] = ("published" if published and published["sha256"] == e.sha256
                        else "CHANGED after publishing" if published else "not published")
-    Console().print(catalog_table([e.to_proto() for e in entries], state))
+    table_console().print(catalog_table([e.to_proto() for e in entries], state))
     return 0
 
 

@@ -68,6 +68,7 @@ class HttpFrontDoor:
         self.runner: web.AppRunner | None = None
         self.port: int | None = None
         self._socket: socket.socket | None = None
+        self.strip_tokens = openrlhf.parse_tokens(app.config.openrlhf_strip_tokens)
         web_app = web.Application(client_max_size=app.config.http_max_body_bytes, middlewares=[self._middleware])
         web_app.add_routes([
             web.post("/run_code", self.run_code),
@@ -160,7 +161,13 @@ class HttpFrontDoor:
                 current_tenant.set(self._authenticate(request))
             return await handler(request)
         except HttpError as exc:
-            return _error(exc.status, exc.message, exc.headers, exc.body)
+            response = _error(exc.status, exc.message, exc.headers, exc.body)
+            if request.path.startswith("/get_reward") and 400 <= exc.status < 500:
+                # OpenRLHF's client logs only the status line of a refusal (then retries it): the reason phrase
+                # carries the message, so its log says what to fix.
+                response.set_status(exc.status, " ".join(exc.message.split()).encode("ascii", "replace")
+                                    .decode()[:400])
+            return response
         except web.HTTPRequestEntityTooLarge:
             limit = self.app.config.http_max_body_bytes
             return _error(413, f"the request body is over this service's limit of {limit} bytes "
@@ -230,7 +237,7 @@ class HttpFrontDoor:
     async def get_reward(self, request: web.Request) -> web.Response:
         verifier = request.match_info.get("verifier") or request.headers.get(openrlhf.VERIFIER_HEADER) or ""
         body = await self._body(request)
-        requests = openrlhf.requests_of(body, verifier.strip())
+        requests = openrlhf.requests_of(body, verifier.strip(), self.strip_tokens)
         if not requests:
             return _json(openrlhf.answer([]))
         results = await verify(self.app.verifier, requests, request.headers, "POST /get_reward")

@@ -14,7 +14,9 @@ Which verifier scores a query:
   header, every query uses it, and a label is its per-sample fields: a JSON object, or plain text that is
   the ``gold`` answer.
 
-The response is the query after its prompt (the whole query when the prompt is not in it). A sample the
+The response is the query after its prompt (the whole query when the prompt is not in it), less the special
+tokens at its end (OpenRLHF decodes with ``skip_special_tokens=False``, so a response that ended properly
+carries its end-of-text token as text): the ``openrlhf_strip_tokens`` setting lists them. A sample the
 sandbox could not judge (INFRA_ERROR) has no reward to give: the batch is answered 503, which their client
 retries, rather than with a made-up number.
 """
@@ -27,11 +29,19 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.doors.http.calls import HttpError
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import request_from_json, response_text, spec_from_label
+from verifier_service.special_tokens import DEFAULT_TOKENS, parse_tokens
 
 VERIFIER_HEADER = "X-RLVR-Verifier"
+__all__ = ["VERIFIER_HEADER", "answer", "parse_tokens", "requests_of", "response_text"]
 
 
-def requests_of(body: Any, verifier: str) -> list[pb.VerifyRequest]:
+# how a door's caller names a catalog verifier for plain labels (spec.spec_from_label's refusal hint)
+PLAIN_LABEL_HELP = ("OpenRLHF's --data.label_key must name a column that holds each row's verification spec "
+                    "(e.g. {\"kind\": \"math\", \"gold\": \"12\"}; `trainer data convert` writes them), or name "
+                    "a catalog verifier in the URL (/get_reward/team/name@1) so that a plain label is its gold answer")
+
+
+def requests_of(body: Any, verifier: str, strip: tuple[str, ...] = DEFAULT_TOKENS) -> list[pb.VerifyRequest]:
     if not isinstance(body, dict):
         raise HttpError(422, "the body must be a JSON object {\"query\": [...], \"prompts\": [...], "
                              "\"labels\": [...]}")
@@ -51,8 +61,9 @@ def requests_of(body: Any, verifier: str) -> list[pb.VerifyRequest]:
         if prompt is not None and not isinstance(prompt, str):
             raise HttpError(422, f"prompts[{i}] must be a string")
         try:
-            out.append(request_from_json({"id": str(i), "completion": response_text(query, prompt),
-                                          "spec": spec_from_label(label, verifier, strict=True)}))
+            out.append(request_from_json({"id": str(i), "completion": response_text(query, prompt, strip),
+                                          "spec": spec_from_label(label, verifier, strict=True,
+                                                                  hint=PLAIN_LABEL_HELP)}))
         except InvalidSpec as exc:  # a lone surrogate (a \udXXX escape) in a label too; in a query it is scored
             raise HttpError(400, f"labels[{i}]: {exc}") from exc
     return out
