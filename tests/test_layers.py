@@ -15,7 +15,7 @@ PACKAGE = ROOT / "verifier_service"
 
 CONTRACT = {"verifier_service._generated", "verifier_service.errors", "verifier_service.wire",
             "verifier_service.verdict", "verifier_service.spec", "verifier_service.config",
-            "verifier_service.credentials", "verifier_service.codegen"}
+            "verifier_service.credentials", "verifier_service.codegen", "verifier_service.ray_wire"}
 # layer -> the layers its modules may import (besides their own)
 ALLOWED = {
     "contract": set(),
@@ -28,6 +28,8 @@ ALLOWED = {
     "tenancy": {"contract", "kinds"},
     "server": {"contract", "sandbox", "kinds", "engine", "tenancy"},
     "tools": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server"},
+    # the fleet on Ray: replicas wrap the service (core.py), its gRPC ingress forwards with the client's router
+    "fleet_ray": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server"},
     "testing": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
     "trainer": {"contract", "client", "tools"},
 }
