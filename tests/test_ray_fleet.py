@@ -194,7 +194,22 @@ def _verl_in_task(solutions: list[str], labels: list[str]):
     return verl.compute_score_batch(["d"] * len(solutions), solutions, labels)
 
 
-def test_pickled_client_and_verl_hook_in_ray_tasks(cluster):
+@ray.remote(num_cpus=0)
+def _trl_rewards_in_task(completions: list[str], specs: list[str]):
+    """TRL's reward functions (trainer.rewards) in a Ray worker, on the fleet through the handle."""
+    from trainer.rewards import VerifierRewards
+
+    format_reward, correctness_reward = VerifierRewards("ray:", timeout_s=120).reward_funcs()
+    prompts = [""] * len(completions)
+
+    async def both():
+        return await asyncio.gather(format_reward(prompts, completions, verification=specs),
+                                    correctness_reward(prompts, completions, verification=specs))
+
+    return asyncio.run(both())
+
+
+def test_pickled_client_and_the_trainer_hooks_in_ray_tasks(cluster):
     import json
 
     requests, expected = batch(10, "pickled")
@@ -211,6 +226,11 @@ def test_pickled_client_and_verl_hook_in_ray_tasks(cluster):
                      timeout=180)
     reference = run(client.verify_batch([request_from_json(c) for c, _ in raw], timeout_s=120))
     assert [s["score"] for s in scores] == pytest.approx([r.reward for r in reference])
+
+    fmt, correct = ray.get(_trl_rewards_in_task.remote([c["completion"] for c, _ in raw],
+                                                       [json.dumps(c["spec"]) for c, _ in raw]), timeout=180)
+    assert fmt == pytest.approx([r.format_score for r in reference])
+    assert correct == pytest.approx([r.correctness_score for r in reference])
 
 
 def test_a_grpc_client_says_why_it_cannot_be_pickled(cluster):
@@ -245,16 +265,28 @@ def test_sessions_reach_the_host_that_holds_them(cluster):
 def test_a_burst_scales_out_and_back(cluster):
     autoscaled = replace(FLEET, session_hosts=0, grpc_port=0, max_replicas_per_node=None, autoscaling={
         "min_replicas": 1, "initial_replicas": 1, "max_replicas": 3, "target_ongoing_requests": 1,
-        "upscale_delay_s": 0, "downscale_delay_s": 2, "look_back_period_s": 2})
+        "upscale_delay_s": 0, "downscale_delay_s": 2, "look_back_period_s": 2, "metrics_interval_s": 1})
     deployment.deploy(autoscaled)
     deadline = time.monotonic() + 120
     while running_replicas() != 1 and time.monotonic() < deadline:
         time.sleep(0.5)
     assert running_replicas() == 1
     client = VerifierClient.open("ray:")
-    peak = {"n": 1}
+    peak = {"n": 1, "batches": 0}
 
     async def burst():
+        """Eight slow batches in flight at a time, until the fleet has grown (or 150 s)."""
+        stop = time.monotonic() + 150
+
+        async def sender(k: int):
+            b = 0
+            while peak["n"] < 3 and time.monotonic() < stop:
+                requests, expected = batch(6, f"burst{k}-{b}", sleep_s=0.4)
+                got = await client.verify_batch(requests, timeout_s=300)
+                assert [r.verdict for r in got] == expected
+                peak["batches"] += 1
+                b += 1
+
         async def watch():
             while True:
                 peak["n"] = max(peak["n"], running_replicas())
@@ -262,16 +294,12 @@ def test_a_burst_scales_out_and_back(cluster):
 
         watcher = asyncio.create_task(watch())
         try:
-            work = [batch(6, f"burst{b}", sleep_s=0.4) for b in range(12)]
-            results = await asyncio.gather(*(client.verify_batch(r, timeout_s=300) for r, _ in work))
-            return work, results
+            await asyncio.gather(*(sender(k) for k in range(8)))
         finally:
             watcher.cancel()
 
-    work, results = run(burst())
-    for (_, expected), got in zip(work, results, strict=True):
-        assert [r.verdict for r in got] == expected
-    assert peak["n"] >= 2, "a burst of 12 slow batches did not scale the fleet past one replica"
+    run(burst())
+    assert peak["n"] >= 2, f"{peak['batches']} slow batches, 8 at a time, did not scale the fleet past one replica"
     deadline = time.monotonic() + 120
     while running_replicas() > 1 and time.monotonic() < deadline:
         time.sleep(1)
@@ -285,7 +313,7 @@ def test_a_node_killed_mid_run_loses_and_misscores_nothing(cluster):
     assert len({w["node_id"] for w in where.values()}) == 2
     victim = next(iter(where.values()))["node_id"]
     client = VerifierClient.open("ray:")
-    work = [batch(8, f"kill{b}", sleep_s=0.3) for b in range(10)]
+    work = [batch(8, f"kill{b}", sleep_s=0.4) for b in range(16)]
 
     async def run_and_kill():
         tasks = [asyncio.create_task(client.verify_batch(r, timeout_s=400)) for r, _ in work]
