@@ -6,11 +6,12 @@ Side by side in one run, the same client driver (bursts of VerifyBatch calls, ev
 verdict checked) against:
 
 1. one plain service (``verifier-service serve``, bubblewrap, ``--concurrency`` sandboxes), over gRPC;
-2. the fleet: a ``LocalRayCluster`` of ``--nodes`` worker nodes (Ray's cluster_utils: a raylet each, 2 logical
-   CPUs each, on loopback), ``--replicas`` Serve replicas of ``--concurrency`` sandboxes each, reached through the
-   deployment handle (target ``ray:``, as a reward worker inside the cluster would). ``--kill-node`` removes the
-   node of one replica a third of the way through: its batches go again to the others; ``lost`` counts samples
-   without a verdict (a batch that failed for good, or INFRA_ERROR), ``wrong`` verdicts other than expected.
+2. the fleet: a ``LocalRayCluster`` of ``--nodes`` worker nodes (Ray's cluster_utils: a raylet each,
+   ``--cpus-per-node`` logical CPUs each (2), on loopback), ``--replicas`` Serve replicas of ``--concurrency``
+   sandboxes each, reached through the deployment handle (target ``ray:``, as a reward worker inside the cluster
+   would). ``--kill-node`` removes the node of one replica a third of the way through: its batches go again to
+   the others; ``lost`` counts samples without a verdict (a batch that failed for good, or INFRA_ERROR),
+   ``wrong`` verdicts other than expected.
 
 The workload is ``python_200ms`` (python_assert checks that wait 0.2 s: bound by the sandboxes, not by cores,
 so replicas can add throughput on a small host) unless ``--workload`` says otherwise. Rows:
@@ -106,7 +107,7 @@ def ray_fleet(args) -> dict:
     from verifier_service.fleet_ray import deployment
 
     started = time.perf_counter()
-    with LocalRayCluster(nodes=args.nodes, cpus_per_node=2) as cluster:
+    with LocalRayCluster(nodes=args.nodes, cpus_per_node=args.cpus_per_node) as cluster:
         up_s = time.perf_counter() - started
         fleet = deployment.FleetConfig(
             service={"sandbox_backend": "bwrap", "max_concurrency": args.concurrency, "pure_workers": 1,
@@ -140,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=2, help="sandboxes per replica (and of the plain one)")
+    parser.add_argument("--cpus-per-node", type=float, default=2.0, help="logical CPUs of each worker node")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--workload", default="python_200ms", choices=list(WORKLOADS))
     parser.add_argument("--batch", type=int, default=16)

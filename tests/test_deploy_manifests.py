@@ -33,7 +33,10 @@ def test_every_manifest_is_valid_against_the_kubernetes_schemas():
     for name, doc in documents():
         if (doc["apiVersion"], doc["kind"]) in CRDS:
             continue
-        kubernetes_validate.validate(doc, KUBERNETES, strict=True)  # raises ValidationError naming the field
+        try:
+            kubernetes_validate.validate(doc, KUBERNETES, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            pytest.fail(f"deploy/k8s/{name} ({doc['kind']}): {exc.message} at {list(exc.path)}")
         checked += 1
     assert checked >= 7, f"only {checked} manifests checked"
     broken = {**by_kind("HorizontalPodAutoscaler")[0], "spec": {"minReplicas": "two"}}
