@@ -9,7 +9,8 @@ driver after ``ray.init``; else ``ray.init(address="auto")`` is tried). Its stub
 other than OK is raised as the ``grpc.aio.AioRpcError`` a gRPC channel would raise, so the client's one call
 path (throttling waits, retries, the caller's budget, halving a batch over the message limit, typed errors) is
 the same code for both transports. A replica or node that dies under a batch is ``UNAVAILABLE``: the batch goes
-again (VerifyBatch is idempotent) to a live replica within the caller's budget; what still fails raises, and the
+again (VerifyBatch is idempotent) to a live replica within the caller's budget; samples answered INFRA_ERROR (a
+sandbox that died before its replica did) go once more; what still fails raises (or stays INFRA_ERROR), and the
 trainer scores it ``None``, never 0.
 
 A client on Ray and its router pickle (TRL's AsyncGRPO sends reward functions to another process; verl ships
@@ -199,11 +200,35 @@ class _RayMethod:
         self.name = name
 
     async def __call__(self, request, timeout: float | None = None, metadata=()):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        response = await self._once(request, timeout, metadata)
+        if self.name == "VerifyBatch":
+            await self._judge_again(request, response, deadline, metadata)
+        return response
+
+    async def _once(self, request, timeout: float | None, metadata):
         reply = await self.router.call(self.name, request.SerializeToString(), metadata, timeout)
         if not reply.ok:
             raise grpc.aio.AioRpcError(grpc.StatusCode[reply.code], _metadata(()), _metadata(reply.trailing),
                                        reply.details)
         return getattr(pb, _output_name(self.name)).FromString(reply.payload)
+
+    async def _judge_again(self, request, response, deadline: float | None, metadata) -> None:
+        """Samples a replica answered INFRA_ERROR (its sandbox died: on a node going down, before the replica
+        itself) go once more, to whichever replica Serve picks, within the budget; what comes back judged
+        replaces them. A second INFRA_ERROR stays (the trainer drops it, never scores it 0)."""
+        again = [i for i, r in enumerate(response.results) if r.verdict == pb.INFRA_ERROR]
+        left = None if deadline is None else deadline - time.monotonic()
+        if not again or (left is not None and left <= 0):
+            return
+        retry = pb.VerifyBatchRequest(requests=[request.requests[i] for i in again], batch_id=request.batch_id)
+        try:
+            second = await self._once(retry, left, metadata)
+        except grpc.aio.AioRpcError:
+            return  # the first answer stands
+        for i, result in zip(again, second.results, strict=True):
+            if result.verdict != pb.INFRA_ERROR:
+                response.results[i].CopyFrom(result)
 
 
 class RayStub:
