@@ -25,11 +25,13 @@ ray = pytest.importorskip("ray")
 serve = pytest.importorskip("ray.serve")
 
 from conftest import TEST_CONFIG, RunningService  # noqa: E402
+from tenancy_setup import Keys, write_tenants  # noqa: E402
 
 from verifier_service import ray_wire  # noqa: E402
 from verifier_service._generated import verifier_pb2 as pb  # noqa: E402
-from verifier_service.client import RemoteInvalidSpec, VerifierClient  # noqa: E402
+from verifier_service.client import RemoteInvalidSpec, Unauthenticated, VerifierClient  # noqa: E402
 from verifier_service.client.sessions import SessionClient  # noqa: E402
+from verifier_service.credentials import API_KEY_ENV, Credentials  # noqa: E402
 from verifier_service.fleet_ray import deployment  # noqa: E402
 from verifier_service.fleet_ray.deployment import FleetConfig  # noqa: E402
 from verifier_service.fleet_ray.local import LocalRayCluster  # noqa: E402
@@ -103,7 +105,25 @@ CLUSTER_MARK = ""
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(tmp_path_factory):
+    """The cluster and the fleet, with authentication on: the team's key is in this process's environment (and so
+    in every Ray worker's, started from it) for the tests' clients, and taken out again at the end."""
+    global CLUSTER_MARK, FLEET
+    keys = Keys("team")
+    tenants = write_tenants(tmp_path_factory.mktemp("ray-tenants") / "tenants.yaml", keys, {})
+    FLEET = replace(FLEET, service={**FLEET.service, "tenants": tenants})
+    saved = os.environ.get(API_KEY_ENV)
+    os.environ[API_KEY_ENV] = keys.key["team"]
+    try:
+        yield from _cluster()
+    finally:
+        if saved is None:
+            os.environ.pop(API_KEY_ENV, None)
+        else:
+            os.environ[API_KEY_ENV] = saved
+
+
+def _cluster():
     global CLUSTER_MARK
     local = LocalRayCluster(nodes=3, cpus_per_node=2)
     CLUSTER_MARK = local.cluster.head_node.get_session_dir_path()
@@ -162,6 +182,21 @@ def test_replicas_on_different_nodes_and_the_same_verdicts_inside_and_outside(cl
         plain.close()
     assert [r.verdict for r in inside] == expected
     assert summary(inside) == summary(through_ingress) == summary(reference)
+
+
+def test_the_api_key_decides_the_tenant_on_both_paths(cluster):
+    requests, _ = batch(2, "auth")
+    for key in ("", "rlvr_not-a-key-of-this-fleet"):
+        with pytest.raises(Unauthenticated):
+            run(VerifierClient.open("ray:", credentials=Credentials(api_key=key)).verify_batch(requests, 60))
+
+        async def outside(key: str):
+            client = VerifierClient.open(f"127.0.0.1:{GRPC_PORT}", credentials=Credentials(api_key=key))
+            async with client:
+                await client.verify_batch(requests, timeout_s=60)
+
+        with pytest.raises(Unauthenticated):
+            run(outside(key))
 
 
 def test_refusals_come_back_typed_on_both_paths(cluster):
@@ -246,7 +281,8 @@ def test_a_grpc_client_says_why_it_cannot_be_pickled(cluster):
 
 
 def test_sessions_reach_the_host_that_holds_them(cluster):
-    with SessionClient(f"127.0.0.1:{GRPC_PORT}") as sessions:  # from outside, through the ingress
+    # from outside, through the ingress
+    with SessionClient(f"127.0.0.1:{GRPC_PORT}", credentials=Credentials.from_env()) as sessions:
         ids = [sessions.open().session_id for _ in range(3)]
         assert all(ray_wire.split_id(i) is not None for i in ids)
         for n, sid in enumerate(ids):

@@ -61,8 +61,24 @@ class LocalRayCluster:
         raise KeyError(node_id)
 
     def kill_node(self, node_id: str) -> None:
-        """Removes a worker node at once (its raylet and every worker on it are killed: no graceful stop)."""
+        """A worker node lost at once, as in a power cut: every process under its raylet (its workers, the
+        replicas among them, their sandboxes) SIGKILLed, then the node's own processes. (Removing the node alone
+        kills its raylet, and a worker can go on answering calls it holds until it notices.)"""
+        import psutil
+        from ray._private import ray_constants
+
         node = self.node_of(node_id)
+        doomed = []
+        for info in node.all_processes.get(ray_constants.PROCESS_TYPE_RAYLET, []):
+            try:
+                doomed += psutil.Process(info.process.pid).children(recursive=True)
+            except psutil.NoSuchProcess:
+                pass
+        for process in doomed:
+            try:
+                process.kill()
+            except psutil.NoSuchProcess:
+                pass
         self.cluster.remove_node(node, allow_graceful=False)
         self.workers.remove(node)
 
