@@ -26,7 +26,7 @@ async def one_batch(backend: str, tasks: list[dict], parallel: int, salt: str, p
     from verifier_service._generated import verifier_pb2 as pb
     from verifier_service.client import VerifierClient
     from verifier_service.config import ServiceConfig
-    from verifier_service.server.server import VerifierApp
+    from verifier_service.serve import VerifierApp
     from verifier_service.spec import request_from_json
 
     config = ServiceConfig(host="127.0.0.1", port=0, sandbox_backend=backend, max_concurrency=parallel,

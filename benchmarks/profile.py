@@ -96,12 +96,13 @@ def _wrap_sync(owner, name: str, phase: str, after=None) -> None:
 
 
 def instrument() -> None:
+    from verifier_service.doors.grpc import servicer as service
     from verifier_service.engine import engine, pool
     from verifier_service.sandbox import warm
-    from verifier_service.server import service
+    from verifier_service.service import verifier
 
     _wrap_async(service.VerifierServicer, "VerifyBatch", "handler (server)")
-    _wrap_sync(service.VerifierServicer, "_prepare", "prepare (validate requests)")
+    _wrap_sync(verifier.Verifier, "_prepare", "prepare (validate requests)")
     _wrap_async(engine.Engine, "verify_all", "engine.verify_all")
     _wrap_sync(engine, "to_proto", "to_proto (outcome -> result)")
     _wrap_async(engine.Engine, "verify", "engine.verify (one sandboxed item)")
@@ -135,7 +136,7 @@ async def serve(parallel: int, stats_path: Path) -> None:
     from dataclasses import replace
 
     from verifier_service.config import load_config
-    from verifier_service.server.server import VerifierApp
+    from verifier_service.serve import VerifierApp
 
     instrument()
     config = replace(load_config(), host="127.0.0.1", port=0, max_concurrency=parallel, max_pending=100000,

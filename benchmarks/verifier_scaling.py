@@ -67,7 +67,7 @@ async def measure(workers: int, items: list[dict], rounds: int, bwrap_path: str,
     from verifier_service._generated import verifier_pb2 as pb
     from verifier_service.client import VerifierClient
     from verifier_service.config import ServiceConfig
-    from verifier_service.server.server import VerifierApp
+    from verifier_service.serve import VerifierApp
     from verifier_service.spec import request_from_json
 
     config = ServiceConfig(host="127.0.0.1", port=0, sandbox_backend="bwrap", bwrap_path=bwrap_path,

@@ -41,12 +41,12 @@ fi
 
 digest="$(bash "$here/../scripts/sandbox-digest.sh")"
 # The build context: the images' recipes (sandboxes/python, sandboxes/langs) and the runner, which ships inside
-# the package (verifier_service/sandbox/runner) so that the bwrap backend finds it in any install; the
+# the package (verifier_service/runner) so that the bwrap backend finds it in any install; the
 # Dockerfiles see them as python/, langs/ and runner/.
 context="$(mktemp -d /tmp/rlvr-sandbox-context.XXXXXX)"
 cp -R "$here/python" "$context/python"
 cp -R "$here/langs" "$context/langs"
-cp -R "$here/../verifier_service/sandbox/runner" "$context/runner"
+cp -R "$here/../verifier_service/runner" "$context/runner"
 find "$context" -name __pycache__ -prune -exec rm -rf {} + -o -name '*.pyc' -exec rm -f {} +
 case " $IMAGES " in *" python "*)
     echo "building $IMAGE from $BASE_IMAGE (sandbox digest $digest)..."

@@ -15,6 +15,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 .venv/bin/python -m verifier_service.codegen --check
 .venv/bin/ruff check verifier_service trainer tests sandboxes examples
+.venv/bin/python -m mypy verifier_service/service verifier_service/doors verifier_service/serve.py  # the core and its doors
 set +e
 .venv/bin/python -m pytest -q -ra "$@"
 status=$?

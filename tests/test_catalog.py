@@ -149,7 +149,7 @@ def catalog_service(make_service, tmp_path):
 @pytest.mark.docker
 def test_requests_send_only_the_per_sample_fields(catalog_service):
     svc, _ = catalog_service
-    entries = svc.app.servicer.catalog.entries
+    entries = svc.app.verifier.catalog.entries
     math_id, json_id = entries[GSM8K].id, entries[JSON_OBJECT].id
     response = svc.stub.VerifyBatch(pb.VerifyBatchRequest(requests=[
         ref_request(GSM8K, "so the answer is \\boxed{12}", id="m1", gold="12"),
@@ -213,7 +213,7 @@ def test_list_verifiers_lists_the_catalog(catalog_service):
 @pytest.mark.docker
 def test_reload_refuses_a_version_changed_in_place(catalog_service):
     svc, directory = catalog_service
-    before = svc.app.servicer.catalog.entries[GSM8K].id
+    before = svc.app.verifier.catalog.entries[GSM8K].id
     path, lock_path = directory / "math" / "gsm8k-answer@1.yaml", directory / LOCK_FILE
     original, original_lock = path.read_text(), lock_path.read_text()
     entry = yaml.safe_load(original)
@@ -224,7 +224,7 @@ def test_reload_refuses_a_version_changed_in_place(catalog_service):
     lock["verifiers"][GSM8K]["sha256"] = parse_entry(entry).sha256
     lock_path.write_text(json.dumps(lock))
     svc.app.reload()
-    assert svc.app.servicer.catalog.entries[GSM8K].id == before
+    assert svc.app.verifier.catalog.entries[GSM8K].id == before
     result = svc.stub.Verify(ref_request(GSM8K, "\\boxed{3}", gold="3"), timeout=30)
     assert result.verifier_version == before and result.verdict == pb.PASSED
     # put back, a new entry published: the next reload takes it
@@ -232,8 +232,8 @@ def test_reload_refuses_a_version_changed_in_place(catalog_service):
     lock_path.write_text(original_lock)
     write_entry(directory, "math/x", "1", {"kind": "math", "extract": "answer_tag"}, ["gold"])
     svc.app.reload()
-    assert set(svc.app.servicer.catalog.entries) == {GSM8K, PY_ASSERT, JSON_OBJECT, "math/x@1"}
-    assert svc.app.servicer.catalog.entries[GSM8K].id == before
+    assert set(svc.app.verifier.catalog.entries) == {GSM8K, PY_ASSERT, JSON_OBJECT, "math/x@1"}
+    assert svc.app.verifier.catalog.entries[GSM8K].id == before
 
 
 @pytest.mark.docker
@@ -244,7 +244,7 @@ def test_results_carry_the_verifier_version_and_the_sandbox_image_digest(catalog
                              timeout=120)
     assert (pb.Verdict.Name(result.verdict), result.tests_passed, result.tests_total) == ("PARTIAL", 1, 2)
     assert result.reward == pytest.approx(0.2 + 0.8 * 0.5)
-    assert result.verifier_version == svc.app.servicer.catalog.entries[PY_ASSERT].id
+    assert result.verifier_version == svc.app.verifier.catalog.entries[PY_ASSERT].id
     image = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", svc.app.config.sandbox_image],
                            capture_output=True, text=True, check=True, timeout=60).stdout.strip()
     assert result.sandbox_image == image and image.startswith("sha256:")
@@ -269,7 +269,7 @@ def test_two_teams_share_a_catalog_verifier_across_replicas(make_service, tmp_pa
                          for r in response.results])
     assert all(s == seen[0] for s in seen)
     assert [pb.Verdict.Name(v) for _, v, *_ in seen[0]] == ["PASSED", "FAILED", "MALFORMED", "PASSED"]
-    assert seen[0][0][5] == replicas[0].app.servicer.catalog.entries[JSON_OBJECT].id
+    assert seen[0][0][5] == replicas[0].app.verifier.catalog.entries[JSON_OBJECT].id
     # team-b may not use team-a's math verifier; team-a may
     err = rpc_error(replicas[1].stub.Verify, ref_request(GSM8K, "\\boxed{1}", gold="1"),
                     metadata=keys.metadata("team-b"), timeout=30)
@@ -338,7 +338,7 @@ def test_verify_command_with_a_catalog_verifier_and_a_key(make_service, tmp_path
     assert proc.returncode == 0, proc.stderr
     results = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["verdict"] for r in results] == ["PASSED", "FAILED", "PASSED", "PASSED"]
-    entries = svc.app.servicer.catalog.entries
+    entries = svc.app.verifier.catalog.entries
     assert [r.get("verifier_version") for r in results] == [entries[JSON_OBJECT].id, entries[JSON_OBJECT].id,
                                                            entries[GSM8K].id, None]
     assert keys.key["team-a"] not in proc.stdout + proc.stderr

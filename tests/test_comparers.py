@@ -35,7 +35,7 @@ from verifier_service.kinds.stdio import outputs_match
 from verifier_service.spec import spec_from_json
 from verifier_service.verdict import Verdict
 
-RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "sandbox" / "runner"
+RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "runner"
 sys.path.insert(0, str(RUNNER))
 import io_harness  # noqa: E402
 import judge  # noqa: E402

@@ -45,9 +45,9 @@ def test_every_manifest_is_valid_against_the_kubernetes_schemas():
 
 
 def _pending_gauge_exported() -> str:
-    from verifier_service.server.server import VerifierApp
+    from verifier_service.service.app import App
 
-    return inspect.getsource(VerifierApp._live_metrics)
+    return inspect.getsource(App._live_metrics)
 
 
 def test_the_autoscalers_scale_the_deployment_on_the_pending_gauge():

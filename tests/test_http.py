@@ -345,7 +345,7 @@ def test_run_code_follows_the_language_table(monkeypatch):
     from dataclasses import dataclass
 
     from verifier_service.config import ServiceConfig
-    from verifier_service.server.http import languages, sandboxfusion
+    from verifier_service.doors.http import languages, sandboxfusion
 
     @dataclass(frozen=True)
     class Row:

@@ -1,4 +1,4 @@
-"""The tests' judge and the candidate's process (verifier_service/sandbox/runner/judge.py), run without a sandbox.
+"""The tests' judge and the candidate's process (verifier_service/runner/judge.py), run without a sandbox.
 
 The harness runs as a plain subprocess of this test with a report pipe, the way the
 runner starts it; what it reports is read back and checked. The sandboxed behaviour
@@ -23,7 +23,7 @@ from verifier_service.sandbox.base import Job, SandboxRun
 from verifier_service.sandbox.protocol import RunnerStream, SocketStream, exchange, exchange_async
 from verifier_service.verdict import Verdict
 
-RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "sandbox" / "runner"
+RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "runner"
 sys.path.insert(0, str(RUNNER))
 import judge  # noqa: E402
 

@@ -20,7 +20,7 @@ from test_judge import harness
 
 from verifier_service.kinds.python_assert import literal_calls, split_tests
 
-RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "sandbox" / "runner"
+RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "runner"
 
 DRIVER = textwrap.dedent("""\
     import json, sys

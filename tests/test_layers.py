@@ -15,24 +15,36 @@ PACKAGE = ROOT / "verifier_service"
 
 CONTRACT = {"verifier_service._generated", "verifier_service.errors", "verifier_service.wire",
             "verifier_service.verdict", "verifier_service.spec", "verifier_service.config",
-            "verifier_service.credentials", "verifier_service.codegen", "verifier_service.ray_wire"}
+            "verifier_service.credentials", "verifier_service.codegen", "verifier_service.messages",
+            "verifier_service.ray_wire"}
 # layer -> the layers its modules may import (besides their own)
+_BELOW_SERVICE = {"contract", "runner", "sandbox", "kinds", "engine", "tenancy"}
 ALLOWED = {
     "contract": set(),
-    # the package itself: ``verifier_service.verify`` (the synchronous API) imports tools.sync when called
-    "facade": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
+    # the runner runs inside the sandbox (another trust domain): standard library only, nothing of the package
+    "runner": set(),
     "client": {"contract"},
-    "sandbox": {"contract"},
-    "kinds": {"contract", "sandbox"},
-    "engine": {"contract", "sandbox", "kinds"},
+    "sandbox": {"contract", "runner"},
+    "kinds": {"contract", "runner", "sandbox"},
+    "engine": {"contract", "runner", "sandbox", "kinds"},
     "tenancy": {"contract", "kinds"},
-    "server": {"contract", "sandbox", "kinds", "engine", "tenancy"},
-    "tools": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server"},
-    # the fleet on Ray: replicas wrap the service (core.py), its gRPC ingress forwards with the client's router
-    "fleet_ray": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server"},
-    "testing": {"contract", "client", "sandbox", "kinds", "engine", "tenancy", "server", "tools"},
+    "service": _BELOW_SERVICE,                        # the application: no transport
+    "doors": _BELOW_SERVICE | {"service"},            # gRPC and HTTP, each on the service
+    "serve": _BELOW_SERVICE | {"service", "doors"},   # the process: the app with its doors
+    "tools": _BELOW_SERVICE | {"client", "service", "doors", "serve"},
+    # the fleet on Ray: replicas and session hosts run the core (fleet_ray/core.py); its gRPC ingress forwards
+    # with the client's router
+    "fleet_ray": _BELOW_SERVICE | {"client", "service", "doors"},
+    "testing": _BELOW_SERVICE | {"client", "service", "doors", "serve", "tools"},
+    # the package itself: ``verifier_service.verify`` (the synchronous API) imports tools.sync when called
+    "facade": _BELOW_SERVICE | {"client", "service", "doors", "serve", "tools"},
     "trainer": {"contract", "client", "tools"},
 }
+# transports: the service core and the HTTP door never touch a gRPC object
+TRANSPORT = ("grpc", "grpc_health", "grpc_reflection", "verifier_service._generated.verifier_pb2_grpc")
+
+
+RUNNER = PACKAGE / "runner"
 
 
 def layer(module: str) -> str | None:
@@ -62,15 +74,22 @@ def imports(path: Path) -> set[str]:
     out = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
+            out.update(_runner_name(path, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
+            out.add(_runner_name(path, node.module))
             for alias in node.names:
                 candidate = f"{node.module}.{alias.name}"
                 base = ROOT / Path(*candidate.split("."))
                 if base.with_suffix(".py").exists() or (base / "__init__.py").exists():
                     out.add(candidate)
     return out
+
+
+def _runner_name(path: Path, module: str) -> str:
+    """The runner's modules import each other by bare name (the sandbox runs them from one directory)."""
+    if path.parent == RUNNER and (RUNNER / f"{module}.py").exists():
+        return f"verifier_service.runner.{module}"
+    return module
 
 
 def sources() -> list[Path]:
@@ -143,7 +162,42 @@ def test_the_checks_see_an_upward_import(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                       "    from verifier_service.engine.pool import PurePool\n"
-                      "def f():\n    import verifier_service.server.server\n")
+                      "def f():\n    import verifier_service.doors.grpc.server\n")
     found = imports(source)
-    assert {"verifier_service.engine.pool", "verifier_service.server.server"} <= found
+    assert {"verifier_service.engine.pool", "verifier_service.doors.grpc.server"} <= found
     assert layer("verifier_service.engine.pool") not in ALLOWED["kinds"]
+
+
+def test_the_runner_imports_only_the_standard_library():
+    """The runner runs on whatever Python the sandbox has: its own modules, the standard library (and pytest, which
+    the images have, for the pytest kind's judge); and the host side imports only its vocabulary, ``wire``."""
+    import sys
+
+    outside = []
+    for path in sorted(RUNNER.glob("*.py")):
+        for dep in sorted(imports(path)):
+            top = dep.split(".")[0]
+            allowed = sys.stdlib_module_names | {"pytest", "_pytest"}
+            if not dep.startswith("verifier_service.runner.") and top not in allowed:
+                outside.append(f"{module_name(path)} imports {dep}")
+    assert not outside, "the runner imports beyond the standard library:\n" + "\n".join(outside)
+    host = sorted(f"{m} imports {d}" for m, deps in graph().items() if layer(m) != "runner"
+                  for d in deps if layer(d) == "runner" and d != "verifier_service.runner.wire"
+                  and d != "verifier_service.runner")
+    assert not host, "the host side imports the runner beyond runner/wire.py:\n" + "\n".join(host)
+
+
+def test_the_core_and_the_http_door_import_no_grpc():
+    """The service core (and so the in-process ``verifier_service.verify``) and the HTTP door know no gRPC."""
+    found = sorted(f"{module_name(p)} imports {dep}" for p in sources()
+                   if module_name(p).startswith(("verifier_service.service", "verifier_service.doors.http"))
+                   for dep in imports(p) if dep == "grpc" or dep.startswith(tuple(t + "." for t in TRANSPORT))
+                   or dep in TRANSPORT)
+    assert not found, "gRPC below the gRPC door:\n" + "\n".join(found)
+
+
+def test_the_trainer_imports_no_generated_module():
+    """The trainer names the service's messages through ``verifier_service.messages``, never ``_generated``."""
+    found = sorted(f"{m} imports {d}" for m, deps in graph().items() if layer(m) == "trainer"
+                   for d in deps if d.startswith("verifier_service._generated"))
+    assert not found, "\n".join(found)

@@ -171,7 +171,7 @@ def test_a_request_the_stream_reader_cannot_read_ends_the_stream_and_its_work(se
         list(stream(messages(), timeout=60))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "not a valid message" in info.value.details()
-    assert wait_for(lambda: service.app.servicer.admission.pending == 0, 15)
+    assert wait_for(lambda: service.app.verifier.admission.pending == 0, 15)
     assert wait_for(lambda: service.app.sandbox.running == 0 and not stray_sandboxes("docker"), 15, 0.2)
 
 

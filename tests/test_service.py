@@ -135,7 +135,7 @@ class TestInvalidArgument:
 
 def test_backpressure(make_service):
     svc = make_service(max_pending=2)
-    admission = svc.app.servicer.admission
+    admission = svc.app.verifier.admission
     three = [req(OK_CODE, OK_SPEC, id=str(i)) for i in range(3)]
     err = rpc_error(svc.stub.VerifyBatch, pb.VerifyBatchRequest(requests=three), timeout=30)
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -208,7 +208,7 @@ def test_verify_stream_bad_batch_is_invalid_argument(service):
     assert "nope" in info.value.details()
     # the aborted stream's other verifications are cancelled and their containers removed
     assert wait_for(lambda: service.app.sandbox.running == 0 and not stray_sandboxes("docker"), 10, 0.2)
-    assert wait_for(lambda: service.app.servicer.admission.pending == 0, 10)
+    assert wait_for(lambda: service.app.verifier.admission.pending == 0, 10)
 
 
 # ---- discovery -------------------------------------------------------------------------
@@ -270,7 +270,7 @@ def test_deadline_is_honoured_and_the_container_removed(service):
     err = future.exception(timeout=30)
     assert err is not None and err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     assert _job_container_removed(service, before, recycled), "container outlived the deadline"
-    assert wait_for(lambda: service.app.servicer.admission.pending == 0, 10)
+    assert wait_for(lambda: service.app.verifier.admission.pending == 0, 10)
 
 
 @both_backends
@@ -282,7 +282,7 @@ def test_client_cancellation_removes_the_container(service):
     time.sleep(1)
     assert future.cancel()
     assert _job_container_removed(service, before, recycled), "container outlived the cancel"
-    assert wait_for(lambda: service.app.servicer.admission.pending == 0, 10)
+    assert wait_for(lambda: service.app.verifier.admission.pending == 0, 10)
     assert service.verify(OK_CODE, OK_SPEC)["verdict"] == "PASSED"
 
 
@@ -320,7 +320,7 @@ def test_graceful_shutdown_finishes_in_flight_calls(make_service):
 
     worker = threading.Thread(target=call)
     worker.start()
-    assert wait_for(lambda: svc.app.servicer.admission.pending == 1, 10), "the call never arrived"
+    assert wait_for(lambda: svc.app.verifier.admission.pending == 1, 10), "the call never arrived"
     time.sleep(0.3)
     svc.call(svc.app.stop(grace=10))
     worker.join(30)

@@ -10,7 +10,7 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import InvalidSpec, QuotaExceeded
 from verifier_service.sandbox.sessions import SessionLimits
-from verifier_service.server.sessions import SessionManager
+from verifier_service.service.sessions import SessionManager
 from verifier_service.tenancy.auth import Tenant
 from verifier_service.tenancy.session_quota import SessionQuotas
 

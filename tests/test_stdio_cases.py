@@ -1,4 +1,4 @@
-"""stdio Python through the program host (``sandbox/runner/pyprog.py``): each case a fork of a warm interpreter.
+"""stdio Python through the program host (``runner/pyprog.py``): each case a fork of a warm interpreter.
 
 The same programs run both ways in the same warm sandbox, as forks of the job's program host and as a fresh
 ``python3 solution.py`` per case (the steps without their ``harness`` fields): what a program can see of its

@@ -135,7 +135,7 @@ def test_namespaces_and_inline_specs_are_permissions(svc, tenants):
 
 def gate_tenant(svc, name: str):
     """Holds the named tenant's verifications until the returned function is called (others run)."""
-    engine = svc.app.servicer.engine
+    engine = svc.app.verifier.engine
     original = engine.verify_all
     gate = svc.call(_event())
 
@@ -159,7 +159,7 @@ async def _event() -> asyncio.Event:
 
 def test_concurrency_quota(svc, tenants):
     keys, _ = tenants
-    quotas = svc.app.servicer.quotas
+    quotas = svc.app.verifier.quotas
     release = gate_tenant(svc, "tight")
     try:
         held = svc.stub.VerifyBatch.future(pb.VerifyBatchRequest(requests=[fmt(id="1"), fmt(id="2")]),
@@ -322,7 +322,7 @@ def test_a_tenant_over_quota_does_not_throttle_another(make_service, tmp_path):
                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert flood.stdout.readline().strip() == "started"
-        assert wait_for(lambda: svc.app.servicer.quotas.in_flight("team-a") > 0, 30, 0.01), "the flood never came"
+        assert wait_for(lambda: svc.app.verifier.quotas.in_flight("team-a") > 0, 30, 0.01), "the flood never came"
         during = measure(60)
         flood_running = flood.poll() is None
     finally:
@@ -356,7 +356,7 @@ def test_a_flooding_tenant_is_refused_not_queued(make_service, tmp_path):
                                                                       "burst": 32}})
     svc = make_service(tenants=path, catalog=str(EXAMPLE_CATALOG), sandbox_pool=False)
     peak = []
-    quotas = svc.app.servicer.quotas
+    quotas = svc.app.verifier.quotas
     stop = threading.Event()
     watcher = threading.Thread(target=lambda: [peak.append(quotas.in_flight("team-a")) or time.sleep(0.002)
                                                for _ in iter(lambda: stop.is_set(), True)])
@@ -536,7 +536,7 @@ def test_one_audit_line_per_batch_without_content_by_default(svc, tenants):
     lines = audit_lines(svc)
     assert len(lines) == 3
     first, second, refused = lines
-    entry_id = svc.app.servicer.catalog.entries[JSON_OBJECT].id
+    entry_id = svc.app.verifier.catalog.entries[JSON_OBJECT].id
     assert {k: first[k] for k in ("tenant", "method", "request_id", "verifier", "count", "verdicts", "status")} == {
         "tenant": "alpha", "method": "VerifyBatch", "request_id": "req-42", "verifier": entry_id, "count": 3,
         "verdicts": {"MALFORMED": 1, "PASSED": 2}, "status": "OK"}
@@ -593,7 +593,7 @@ def test_fuzzing_keys_and_catalog_references_gives_the_right_codes(svc, tenants)
                 del chars[i]
         return "".join(chars)
 
-    entry_hash = svc.app.servicer.catalog.entries[GSM8K].sha256
+    entry_hash = svc.app.verifier.catalog.entries[GSM8K].sha256
     seen = {}
     for round_ in range(150):
         case = rng.randrange(6)

@@ -54,7 +54,7 @@ def call_like_trl(funcs, prompts, completions, columns, recorder):
 
 def count_batches(service):
     """Counts the batches the service admits (one per VerifyBatch RPC)."""
-    admission = service.app.servicer.admission
+    admission = service.app.verifier.admission
     original = admission.acquire
     calls = []
 

@@ -71,7 +71,7 @@ def test_the_wheel_ships_the_runner_and_the_reports_files(wheel_env):
     assert str(wheel_env) in package and str(ROOT) not in package  # the wheel's copy, not this checkout
     assert Path(runner, "runner.py").is_file() and str(wheel_env) in runner
     shipped = sorted(p.name for p in Path(runner).glob("*.py"))
-    source = sorted(p.name for p in (ROOT / "verifier_service" / "sandbox" / "runner").glob("*.py"))
+    source = sorted(p.name for p in (ROOT / "verifier_service" / "runner").glob("*.py"))
     assert shipped == source
 
 

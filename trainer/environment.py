@@ -30,7 +30,7 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from verifier_service._generated import verifier_pb2 as pb
+import verifier_service.messages as pb
 from verifier_service.client import VerifierClient
 from verifier_service.client.errors import RemoteSessionGone
 from verifier_service.client.sessions import SessionClient

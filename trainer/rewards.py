@@ -43,8 +43,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import verifier_service.messages as pb
 from trainer.errors import RewardError
-from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.client import CallStats, RemoteRefusal, VerifierClient, check_service
 from verifier_service.client.balancing import RetryPolicy
 from verifier_service.credentials import Credentials

@@ -44,7 +44,7 @@ class ServiceConfig:
     bwrap_python: str = _f("", "bwrap backend: the interpreter that runs code in the sandbox ('' = this service's "
                                "own); its directories are bound read-only")
     bwrap_runner_dir: str = _f("", "bwrap backend: the sandbox runner's directory ('' = the one this package "
-                                   "ships, verifier_service/sandbox/runner)")
+                                   "ships, verifier_service/runner)")
     bwrap_cgroup: str = _f("auto", "bwrap backend: cgroup limits per sandbox: 'auto' (where this process may make "
                                    "child cgroups), 'off', or a cgroup v2 directory delegated to the service")
     bwrap_unprivileged: str = _f("auto", "bwrap backend, service running as root: run each sandbox as an "

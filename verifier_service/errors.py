@@ -88,3 +88,10 @@ class RemoteError(VerifierError):
 STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
           (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
           (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION), (SessionGone, grpc.StatusCode.NOT_FOUND))
+
+
+def refusal_message(exc: BaseException) -> str:
+    """What a caller is told of a refusal, on every door: its message, and a quota's wait."""
+    if isinstance(exc, QuotaExceeded):
+        return f"{exc}; retry in {exc.retry_after_s:.2f}s"
+    return str(exc)

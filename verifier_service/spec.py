@@ -334,6 +334,45 @@ def normal_spec_json(obj: Any) -> dict[str, Any]:
     return spec_to_json(spec_from_json(obj))
 
 
+def spec_from_label(label: Any, verifier: str = "", *, strict: bool = False) -> Any:
+    """A dataset's label (its ground truth, as a trainer hands it over: OpenRLHF's ``labels``, verl's
+    ``ground_truth``) as the spec JSON of one request: a spec (a JSON object or its text), or, with ``verifier``
+    (a catalog reference), that verifier's per-sample fields (an object) or its ``gold`` answer (plain text).
+    ``strict``: a label that names a kind or verifier of its own beside ``verifier`` is refused (where the
+    verifier is named for the whole request); else it is used as it is."""
+    if isinstance(label, (bytes, bytearray)):
+        label = label.decode("utf-8")
+    if isinstance(label, str):
+        text = label.strip()
+        if text.startswith("{"):
+            try:
+                label = json.loads(text)
+            except ValueError as exc:
+                raise InvalidSpec(f"the label is not valid JSON: {exc}") from None
+        elif verifier:
+            return {"verifier": verifier, "gold": label}
+    if not isinstance(label, dict):
+        what = "the per-sample fields of " + verifier if verifier else "a verification spec"
+        raise InvalidSpec(f"the label must be {what} (a JSON object or its text), got {type(label).__name__}")
+    if verifier and ("kind" in label or "verifier" in label):
+        if strict:
+            raise InvalidSpec(f"the label names a kind or verifier, but {verifier} is named for the whole request: "
+                              "send the per-sample fields only")
+        return label
+    return {"verifier": verifier, **label} if verifier else label
+
+
+def response_text(query: str, prompt: str | None) -> str:
+    """What the model wrote, from OpenRLHF's query (prompt and response as one text): the query after its prompt."""
+    if prompt:
+        if query.startswith(prompt):
+            return query[len(prompt):]
+        at = query.find(prompt)
+        if at >= 0:
+            return query[at + len(prompt):]
+    return query
+
+
 def request_from_json(obj: Any) -> pb.VerifyRequest:
     """One JSONL line of `verifier-service verify` as a VerifyRequest. Its spec is an inline spec
     (``{"kind": ...}``) or a catalog reference (``{"verifier": "team/name@1", "gold": "12"}``)."""

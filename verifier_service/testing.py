@@ -151,7 +151,7 @@ class InProcessService:
     listens (the config's port, 0 for a free one). ``call`` runs a coroutine on its loop; ``close`` stops it."""
 
     def __init__(self, config: ServiceConfig):
-        from verifier_service.server.server import VerifierApp
+        from verifier_service.serve import VerifierApp
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)

@@ -16,17 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from trainer.adapters.remote import reward_of, shared
+from verifier_service.spec import response_text
 
-
-def response_text(query: str, prompt: str | None) -> str:
-    """What the model wrote: the query after its prompt (the whole query when the prompt is not in it)."""
-    if prompt:
-        if query.startswith(prompt):
-            return query[len(prompt):]
-        at = query.find(prompt)
-        if at >= 0:
-            return query[at + len(prompt):]
-    return query
+__all__ = ["response_text", "reward_func"]
 
 
 def reward_func(queries: list[str], prompts: list[str], labels: list[Any], **kwargs: Any) -> dict[str, Any]:

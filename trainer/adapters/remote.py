@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import os
 import threading
 from collections.abc import Sequence
 from typing import Any
 
-from verifier_service._generated import verifier_pb2 as pb
+import verifier_service.messages as pb
 from verifier_service.credentials import Credentials
 from verifier_service.errors import InvalidSpec
-from verifier_service.spec import request_from_json
+from verifier_service.spec import request_from_json, spec_from_label
 
 ADDRESS_ENV = "RLVR_VERIFIER_ADDRESS"
 CATALOG_ENV = "RLVR_VERIFIER_CATALOG"
@@ -34,25 +33,12 @@ class InfraError(RuntimeError):
 
 
 def spec_of(label: Any, verifier: str | None = None) -> dict[str, Any]:
-    """A label (a dataset's ground truth) as the spec JSON of one request."""
+    """A label (a dataset's ground truth) as the spec JSON of one request (``spec.spec_from_label``)."""
     verifier = os.environ.get(CATALOG_ENV, "") if verifier is None else verifier
-    if isinstance(label, (bytes, bytearray)):
-        label = label.decode("utf-8")
-    if isinstance(label, str):
-        text = label.strip()
-        if text.startswith("{"):
-            try:
-                label = json.loads(text)
-            except ValueError as exc:
-                raise InvalidSpec(f"the label is not valid JSON: {exc}") from exc
-        elif verifier:
-            return {"verifier": verifier, "gold": label}
-    if not isinstance(label, dict):
-        raise InvalidSpec(f"the label must be a verification spec (a JSON object or its text), got "
-                          f"{type(label).__name__}; or set {CATALOG_ENV} to a catalog verifier")
-    if verifier and "kind" not in label and "verifier" not in label:
-        return {"verifier": verifier, **label}
-    return label
+    try:
+        return spec_from_label(label, verifier)
+    except InvalidSpec as exc:
+        raise InvalidSpec(f"{exc}" + ("" if verifier else f"; or set {CATALOG_ENV} to a catalog verifier")) from None
 
 
 class Remote:

@@ -11,10 +11,11 @@ from typing import Any
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.kinds import strict_json
 from verifier_service.kinds.base import Context
+from verifier_service.runner import wire
 from verifier_service.sandbox.base import Job, SandboxRun, StepResult
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
 
-HARNESS_DIR = "/opt/rlvr"
+HARNESS_DIR = wire.RUNNER_DIR
 # -s (no user site), not -I: -I ignores PYTHONHASHSEED, which the runner sets to 0 in the (otherwise
 # empty) environment of every step, so set and dict orders are the same run after run.
 PYTHON = ["python3", "-s"]

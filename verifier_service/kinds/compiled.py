@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from verifier_service.kinds._sandboxed import exit_detail, streams
+from verifier_service.kinds._sandboxed import exit_detail, run_job, streams
 from verifier_service.kinds.base import Context
 from verifier_service.kinds.languages import Language, first_error_line
 from verifier_service.sandbox.artifacts import Built, artifact_key
-from verifier_service.sandbox.base import SandboxRun, Step, StepResult
+from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
 from verifier_service.verdict import Outcome, Verdict, truncate
 
 PACK_LIMIT = 48 << 20  # base64 of a packed program (the file size limit bounds what a compiler writes anyway)
@@ -100,3 +100,20 @@ def compile_failure(prepared: Prepared, run: SandboxRun, lang: Language) -> Outc
     if first.name == "unpack":
         return Outcome.infra_error(f"the compiled program could not be unpacked: {exit_detail(first)}")
     return _compile_error(first, lang)
+
+
+async def run_compiled(ctx: Context, prepared: Prepared, lang: Language, job: Job,
+                       on_step: Callable[[StepResult], bool] | None, extra: dict) -> SandboxRun | Outcome:
+    """Runs a compiled kind's job and ends it as they all end: the sandbox's own failure or the program's compile
+    failure is the outcome (with the kind's ``extra`` fields); else the run, for the kind to judge."""
+    try:
+        run = await run_job(ctx, job, on_step=on_step)
+    finally:
+        prepared.done()
+    if isinstance(run, Outcome):
+        return run
+    failed = compile_failure(prepared, run, lang)
+    if failed is not None:
+        return Outcome(failed.verdict, detail=failed.detail, **extra, stdout_tail=failed.stdout_tail,
+                       stderr_tail=failed.stderr_tail)
+    return run

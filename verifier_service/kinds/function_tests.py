@@ -17,9 +17,9 @@ import secrets
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_job
+from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
-from verifier_service.kinds.compiled import compile_failure, prepare
+from verifier_service.kinds.compiled import prepare, run_compiled
 from verifier_service.kinds.languages import LANGUAGES, Language, java_main_class, run_argv
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
@@ -200,17 +200,10 @@ class FunctionTests(VerifierKind):
                 return prepared.on_step(step)
             return True
 
-        try:
-            job = Job(steps=steps, files={prepared.file: program}, image=lang.image)
-            run = await run_job(ctx, job, on_step=on_step)
-        finally:
-            prepared.done()
+        job = Job(steps=steps, files={prepared.file: program}, image=lang.image)
+        run = await run_compiled(ctx, prepared, lang, job, on_step, extra)
         if isinstance(run, Outcome):
             return run
-        failed = compile_failure(prepared, run, lang)
-        if failed is not None:
-            return Outcome(failed.verdict, detail=failed.detail, **extra, stdout_tail=failed.stdout_tail,
-                           stderr_tail=failed.stderr_tail)
         step = run.steps[-1]
         if step.name != "tests":
             return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.RUNTIME_ERROR,

@@ -1,7 +1,7 @@
 """pytest: the completion is written as a module next to a pytest suite; per-test
 results are read from pytest's JUnit XML report.
 
-pytest runs as the judge (``verifier_service/sandbox/runner/run_pytest.py``): the completion's
+pytest runs as the judge (``verifier_service/runner/run_pytest.py``): the completion's
 module runs in a process of its own, forked before the nonce is read, and the
 tests reach it only through calls that return plain values."""
 

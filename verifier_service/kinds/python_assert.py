@@ -5,7 +5,7 @@ test; the other statements (imports, helpers, ``def check``) run in order
 between them. With ``entry_point``, ``check(<entry_point>)`` runs last as a
 test of its own (HumanEval's convention). In the sandbox the completion runs
 in a process of its own and the tests in a judge process it cannot reach
-(``verifier_service/sandbox/runner/judge.py``): the judge asks the completion's process for
+(``verifier_service/runner/judge.py``): the judge asks the completion's process for
 calls and gets back plain values, so nothing the completion defines or patches
 decides whether an assert holds. Results come back over the judge's report pipe.
 """
@@ -32,6 +32,7 @@ from verifier_service.kinds._sandboxed import (
     unfinished_tests,
 )
 from verifier_service.kinds.base import Context, Param, VerifierKind
+from verifier_service.runner import wire
 from verifier_service.sandbox.base import Job, SandboxRun, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
@@ -333,8 +334,8 @@ class PythonAssert(VerifierKind):
             payload.update(calls=calls, exact_types=spec.exact_types)
         job = Job(steps=[Step("tests", [*PYTHON, f"{HARNESS_DIR}/assert_harness.py"], ctx.timeout_s,
                               stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
-                              output_limit=ctx.config.output_limit_bytes, harness="assert_harness",
-                              judge="calls" if calls is not None else "")])
+                              output_limit=ctx.config.output_limit_bytes, harness=wire.ASSERT_HARNESS,
+                              judge=wire.JUDGE_CALLS if calls is not None else "")])
         run = await run_job(ctx, job)
         if isinstance(run, Outcome):
             return run

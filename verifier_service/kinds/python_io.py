@@ -27,6 +27,7 @@ from verifier_service.kinds._sandboxed import (
     unfinished_tests,
 )
 from verifier_service.kinds.base import Context, Param, VerifierKind
+from verifier_service.runner import wire
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import MISSING, Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
@@ -146,7 +147,7 @@ class PythonIO(VerifierKind):
                    "cases": [{"args": c.args, "kwargs": c.kwargs} for c in spec.cases], "nonce": nonce}
         job = Job(steps=[Step("cases", [*PYTHON, f"{HARNESS_DIR}/io_harness.py"], ctx.timeout_s,
                               stdin=json.dumps(payload), memory_bytes=ctx.config.memory_mb << 20,
-                              output_limit=ctx.config.output_limit_bytes, harness="io_harness")])
+                              output_limit=ctx.config.output_limit_bytes, harness=wire.IO_HARNESS)])
         run = await run_job(ctx, job)
         if isinstance(run, Outcome):
             return run

@@ -3,7 +3,7 @@
 The spec's ``setup`` (an SQL script: schema and data) makes each database; each of ``cases`` may add a script
 of its own (``stdin``: more rows, for a test-suite style check over several databases) and give the expected
 rows (``expected``) where there is no ``gold`` query. The gold query and the completion's run in the sandbox
-(``sandbox/runner/sql_harness.py``: the completion's read-only, with a time limit); the result sets are
+(``runner/sql_harness.py``: the completion's read-only, with a time limit); the result sets are
 compared here: the same number of columns, the same rows (a multiset, unless the order counts), cells equal
 by type (NULL, number, text, blob) and numbers within ``float_tolerance``.
 """

@@ -2,7 +2,7 @@
 
 Every language of ``kinds/languages.py`` (compiled or syntax-checked once per check, then run per case; a
 compiled program is compiled once per unique source, ``sandbox/artifacts.py``). Python's cases are forks of a
-warm program host that compiled the program once (``sandbox/runner/pyprog.py``). Compile errors are their own
+warm program host that compiled the program once (``runner/pyprog.py``). Compile errors are their own
 verdict. With ``fast_fail``, or with all-or-nothing scoring (where nothing after a failing case can change the
 reward), the job stops at the first failing case.
 """
@@ -17,10 +17,11 @@ from decimal import Context as DecimalContext
 
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
-from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, run_job, streams
+from verifier_service.kinds._sandboxed import exit_detail, limit_verdict, streams
 from verifier_service.kinds.base import Context, Param, VerifierKind
-from verifier_service.kinds.compiled import compile_failure, prepare
+from verifier_service.kinds.compiled import prepare, run_compiled
 from verifier_service.kinds.languages import LANGUAGES, Language, run_argv
+from verifier_service.runner import wire
 from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
 from verifier_service.spec import MISSING, Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
@@ -32,7 +33,7 @@ def python_program(memory: int | None) -> dict:
     """The compile step's runner fields for Python: where the runner has a zygote, this step's process becomes the
     job's program host (the program compiled once; each case, ``harness="python_case"``, a fork of it); elsewhere
     the step runs its argv (a compile check) and each case ``python3 solution.py``."""
-    return {"harness": "python_program", "memory_bytes": memory}
+    return {"harness": wire.PYTHON_PROGRAM, "memory_bytes": memory}
 
 
 # Contest judges' rules (testlib's checkers), on the output's characters:
@@ -162,7 +163,7 @@ class Stdio(VerifierKind):
         # works there; not on the socket a judge's stdin is)
         steps += [Step(name, run_cmd, case_limit, stdin=case.stdin, memory_bytes=memory,
                        output_limit=ctx.config.output_limit_bytes, stop_on_failure=stop_early,
-                       harness="python_case" if python else "", stdin_pipe=True)
+                       harness=wire.PYTHON_CASE if python else "", stdin_pipe=True)
                   for name, case in zip(names, spec.cases, strict=False)]
         tests: list[TestOutcome] = []
         seen = [0]
@@ -177,16 +178,9 @@ class Stdio(VerifierKind):
 
         job = Job(steps=steps, files={prepared.file: text}, image=lang.image, stoppable=stop_early,
                   stream=stop_early)
-        try:
-            run = await run_job(ctx, job, on_step=judge)
-        finally:
-            prepared.done()
+        run = await run_compiled(ctx, prepared, lang, job, judge, extra)
         if isinstance(run, Outcome):
             return run
-        failed = compile_failure(prepared, run, lang)
-        if failed is not None:
-            return Outcome(failed.verdict, detail=failed.detail, **extra, stdout_tail=failed.stdout_tail,
-                           stderr_tail=failed.stderr_tail)
         if run.oom_killed and len(tests) < len(names):
             tests.append(TestOutcome(names[len(tests)], Verdict.MEMORY_LIMIT, "memory limit exceeded"))
         failed_before = any(not t.passed for t in tests)

@@ -1,6 +1,6 @@
 """A sandbox job (files + steps) and what running it produced.
 
-The job is executed by ``verifier_service/sandbox/runner/runner.py`` inside the sandbox; its
+The job is executed by ``verifier_service/runner/runner.py`` inside the sandbox; its
 JSON form is that runner's input. Nothing here decides a verdict: the
 verifier kinds read ``StepResult``s and decide.
 """
@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# "1" in the runner's environment, set by the sandbox images (ENV) and by each backend: runner.py refuses to start
-# without it, since between jobs it empties /tmp and /dev/shm (started by hand on a host, it would wipe the host's).
-# Same name in runner.py.
-SANDBOX_ENV = "RLVR_SANDBOX"
+from verifier_service.runner import wire
+
+SANDBOX_ENV = wire.SANDBOX_ENV  # "1" in the runner's environment (see runner/wire.py)
 
 @dataclass(frozen=True)
 class Step:
@@ -44,15 +43,15 @@ class Job:
 
     def to_runner_json(self, file_size_limit: int, open_files: int) -> dict[str, Any]:
         data = {
-            "files": self.files,
-            "steps": [dict(vars(s)) for s in self.steps],  # not asdict: it deep-copies every value, stdin too
-            "file_size_limit": file_size_limit,
-            "open_files": open_files,
+            wire.JOB_FILES: self.files,
+            wire.JOB_STEPS: [dict(vars(s)) for s in self.steps],  # not asdict: it deep-copies every value, stdin too
+            wire.JOB_FILE_SIZE_LIMIT: file_size_limit,
+            wire.JOB_OPEN_FILES: open_files,
         }
         if self.stoppable:
-            data["stoppable"] = True
+            data[wire.JOB_STOPPABLE] = True
         if not self.stream:
-            data["stream"] = False
+            data[wire.JOB_STREAM] = False
         return data
 
     @property

@@ -1,7 +1,7 @@
 """The bubblewrap sandbox backend, for hosts without Docker (HPC clusters, GPU nodes).
 
 Each sandbox is a ``bwrap`` process running the same runner as the Docker
-image (``verifier_service/sandbox/runner``, bound read-only at ``/opt/rlvr``), with the same
+image (``verifier_service/runner``, bound read-only at ``/opt/rlvr``), with the same
 job protocol over its stdin and stdout, warm (``--serve``) or one per job.
 Every sandbox has its own user, pid, network (loopback only), IPC, UTS,
 cgroup and mount namespaces; the runner is PID 1 in it; uid 10001 inside with
@@ -44,6 +44,7 @@ from typing import Any
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
+from verifier_service.runner import wire
 from verifier_service.sandbox import cgroups, seccomp
 from verifier_service.sandbox.base import SANDBOX_ENV, Job
 from verifier_service.sandbox.protocol import PipeStream
@@ -52,7 +53,7 @@ from verifier_service.sandbox.warm import Instance, PooledSandbox
 log = logging.getLogger(__name__)
 
 SANDBOX_UID = 10001
-HARNESS_DIR = "/opt/rlvr"
+HARNESS_DIR = wire.RUNNER_DIR
 OWNER_ENV = "RLVR_SANDBOX_OWNER"    # in bwrap's argv: which service process started the sandbox
 LABELS_ENV = "RLVR_SANDBOX_LABELS"  # in bwrap's argv: sandbox_labels, for tests and operators
 AS_SLACK = 64 << 20                 # the sandbox-wide address-space limit sits this far above memory_mb
@@ -80,8 +81,8 @@ print(json.dumps({"version": sys.version.split()[0], "executable": sys.executabl
 
 
 def default_runner_dir() -> Path:
-    """The runner shipped in this package (``verifier_service/sandbox/runner``, package data)."""
-    return Path(__file__).resolve().parent / "runner"
+    """The runner shipped in this package (``verifier_service/runner``, package data)."""
+    return Path(__file__).resolve().parents[1] / "runner"
 
 
 def _start_time(pid: int) -> str | None:
@@ -291,7 +292,7 @@ class BwrapSandbox(PooledSandbox):
                                      f"bubblewrap 0.4 or newer is needed")
         if not (self.runner_dir / "runner.py").is_file():
             raise SandboxUnavailable(f"the sandbox runner is not at {self.runner_dir}: reinstall the package (it "
-                                     f"ships the runner in verifier_service/sandbox/runner) or set --bwrap-runner-dir")
+                                     f"ships the runner in verifier_service/runner) or set --bwrap-runner-dir")
         self.bwrap = bwrap
         self.interpreter = probe_interpreter(self.config.bwrap_python or sys.executable)
         repo = Path(__file__).resolve().parents[2]  # the checkout (or site-packages) holding this package

@@ -1,6 +1,6 @@
 """Talking to the sandbox runner, whatever carries its stdin and stdout.
 
-The runner (``verifier_service/sandbox/runner/runner.py``) reads one job per line of JSON on
+The runner (``verifier_service/runner/runner.py``) reads one job per line of JSON on
 stdin and answers with one JSON line per finished step, then ``{"event":
 "done"}``. A backend supplies a ``RunnerStream`` that moves the bytes (a
 Docker attach socket, the pipes of a bubblewrap process); the line framing

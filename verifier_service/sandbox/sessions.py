@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 from verifier_service.errors import SandboxUnavailable
+from verifier_service.runner import wire
 from verifier_service.sandbox.warm import HOST_SLACK_S, Instance, PooledSandbox
 
 log = logging.getLogger(__name__)
@@ -278,7 +279,8 @@ class SessionSandboxes:
         instance = await self._start_instance()
         session = SandboxSession(self, instance, limits, secrets.token_hex(16))
         try:
-            event = await self._opened(session, {"session": self._runner_limits(limits), "token": session.token})
+            event = await self._opened(session, {wire.JOB_SESSION: self._runner_limits(limits),
+                                                 wire.JOB_TOKEN: session.token})
         except SessionEnded as exc:
             self._retire(instance)
             raise SandboxUnavailable(f"could not open a session: {exc}") from None

@@ -17,8 +17,8 @@ from pathlib import Path
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import SANDBOX_SETTINGS, SERVER_ONLY, ServiceConfig, add_config_flags, load_config
 from verifier_service.credentials import add_client_flags, credentials_from_args
+from verifier_service.doors.rpclog import configure_logging
 from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, ServiceUnreachable, VerifierError
-from verifier_service.server.rpclog import configure_logging
 from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.tools.jsonl import read_jsonl
 
@@ -206,7 +206,7 @@ async def _verify_requests(args, config: ServiceConfig, requests, console, sink=
     else:
         from verifier_service.credentials import Credentials
         from verifier_service.sandbox import make_sandbox
-        from verifier_service.server.server import VerifierApp
+        from verifier_service.serve import VerifierApp
 
         make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
         # Embedded: a loopback listener of this process only, no TLS and no tenants.
@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "doctor":
             return _doctor(config)
         if args.command == "serve":
-            from verifier_service.server.server import serve_workers
+            from verifier_service.serve import serve_workers
 
             return serve_workers(config, argv if argv is not None else sys.argv[1:])
         if args.command == "inspect" and args.import_labels:

@@ -2,9 +2,9 @@
 
 Requests are the JSON form of `verifier-service verify` (dicts with ``id``,
 ``completion`` and ``spec``) or ``VerifyRequest`` messages; results are the JSON
-objects that command writes, in request order. Without ``server`` an embedded
-service (loopback only, this process's sandbox backend) starts for the call and
-stops after it; with ``server="host:port"`` the call goes to a running service.
+objects that command writes, in request order. Without ``server`` the service core
+runs in this process (``service.app.App``: this process's sandbox backend, no
+listener) for the call and stops after it; with ``server="host:port"`` the call goes to a running service.
 It works where an event loop already runs (Jupyter): the work then runs on a
 thread of its own.
 """
@@ -51,22 +51,41 @@ def verify(requests: Iterable[dict | pb.VerifyRequest], *, server: str | None = 
 
 
 async def _verify(messages, server, config, credentials, batch_size, timeout_s) -> list[dict[str, Any]]:
-    from verifier_service.client import VerifierClient
-    from verifier_service.credentials import Credentials
-
-    app = None
     if server:
-        client = await VerifierClient.connect(server, credentials=credentials)
-    else:
-        from verifier_service.sandbox import make_sandbox
-        from verifier_service.server.server import VerifierApp
+        return await _remote(messages, server, credentials, batch_size, timeout_s)
+    from verifier_service.sandbox import make_sandbox
+    from verifier_service.service.app import App
+    from verifier_service.service.context import Call
+    from verifier_service.tenancy.auth import LOCAL_TENANT
 
-        if any(_sandboxed(m) for m in messages):
-            make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
-        app = VerifierApp(replace(config, host="127.0.0.1", port=0, tenants="", tls_cert="", tls_key="",
-                                  tls_client_ca="", workers=1))
-        port = await app.start()
-        client = await VerifierClient.connect(f"127.0.0.1:{port}", credentials=Credentials())
+    if any(_sandboxed(m) for m in messages):
+        make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
+    app = App(replace(config, tenants="", workers=1))  # the core in this process: no listener, no loopback
+    await app.start()
+    try:
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(messages), batch_size):
+            call = Call.within(LOCAL_TENANT, "verify", timeout_s)
+            try:
+                results = await asyncio.wait_for(app.verifier.verify(call, messages[start:start + batch_size]),
+                                                 timeout_s)
+            except InvalidSpec as exc:
+                raise InvalidSpec(_shifted(str(exc), start)) from exc
+            except TimeoutError:  # as a server's answer would say it
+                from verifier_service.client.errors import RemoteDeadlineExceeded
+
+                raise RemoteDeadlineExceeded(f"DEADLINE_EXCEEDED: the batch ran past timeout_s={timeout_s}",
+                                             "DEADLINE_EXCEEDED", True) from None
+            out.extend(result_to_json(r) for r in results)
+        return out
+    finally:
+        await app.stop()
+
+
+async def _remote(messages, server, credentials, batch_size, timeout_s) -> list[dict[str, Any]]:
+    from verifier_service.client import VerifierClient
+
+    client = await VerifierClient.connect(server, credentials=credentials)
     try:
         out: list[dict[str, Any]] = []
         for start in range(0, len(messages), batch_size):
@@ -80,8 +99,6 @@ async def _verify(messages, server, config, credentials, batch_size, timeout_s) 
         return out
     finally:
         await client.close()
-        if app is not None:
-            await app.stop(grace=1.0)
 
 
 def _sandboxed(message: pb.VerifyRequest) -> bool:

@@ -20,14 +20,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.service.context import current_request_id
 
 log = logging.getLogger("verifier_service.audit")
 
 
 def request_id(metadata) -> str:
     """The RPC's request id (set by the RPC interceptor), else the metadata's, else a fresh one."""
-    from verifier_service.server.rpclog import current_request_id
-
     if current_request_id.get():
         return current_request_id.get()
     for item in metadata or ():

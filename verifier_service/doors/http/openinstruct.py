@@ -24,8 +24,8 @@ import textwrap
 from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.doors.http.calls import HttpError
 from verifier_service.errors import InvalidSpec
-from verifier_service.server.http.calls import HttpError
 from verifier_service.spec import request_from_json
 
 STDIO_TOLERANCE = 1e-9
@@ -80,7 +80,7 @@ def _tests_of(result: pb.VerifyResult, count: int) -> tuple[list[int], list[floa
         test = tests[i] if i < len(tests) else None
         passed = test is not None and test.verdict == pb.PASSED
         results.append(1 if passed else 0)
-        runtimes.append(round(test.duration_s, 6) if passed else -1.0)
+        runtimes.append(round(test.duration_s, 6) if passed and test is not None else -1.0)
     return results, runtimes
 
 
@@ -97,7 +97,8 @@ def assert_request(body: Any, max_timeout_s: float) -> tuple[pb.VerifyRequest | 
     program, tests, limit = _body(body)
     if not all(isinstance(t, str) for t in tests):
         raise HttpError(422, "tests of /test_program are strings of Python (assert statements)")
-    codes, where = [], []
+    codes: list = []
+    where: list = []
     for test in tests:
         code = _as_test(test)
         where.append(len(codes) if code is not None else None)

@@ -18,37 +18,17 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
-import uuid
-from contextvars import ContextVar
 from datetime import datetime, timezone
 
 import grpc
 
+from verifier_service.service.context import REQUEST_ID_KEY, current_request_id, request_id_from
 from verifier_service.tenancy.auth import PROTECTED_PREFIX, current_tenant
 from verifier_service.wire import decode as wire_decode
 
 log = logging.getLogger("verifier_service.rpc")
-REQUEST_ID_KEY = "x-request-id"
-_PRINTABLE_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
 SERVICE_FAULTS = ("INTERNAL", "UNKNOWN", "UNAVAILABLE", "DATA_LOSS")  # logged as warnings; the rest is the caller's
-current_request_id: ContextVar[str] = ContextVar("rlvr_request_id", default="")
-
-
-def new_request_id() -> str:
-    return uuid.uuid4().hex[:16]
-
-
-def request_id_from(metadata) -> str:
-    """The caller's ``x-request-id`` if it is a sane one, else a fresh id."""
-    for item in metadata or ():
-        key, value = item if isinstance(item, tuple) else (item.key, item.value)
-        if key.lower() == REQUEST_ID_KEY and isinstance(value, str) and _PRINTABLE_ID.match(value):
-            return value
-    return new_request_id()
-
-
 def trailing_metadata(*extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
     """Trailing metadata holding the RPC's request id (for a handler that aborts with metadata of its own)."""
     rid = current_request_id.get()

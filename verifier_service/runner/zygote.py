@@ -26,7 +26,8 @@ import sys
 import time
 
 import procs
-from procs import HARNESS_DIR, HARNESSES, PR_SET_CHILD_SUBREAPER
+from harnesses import HARNESSES
+from procs import HARNESS_DIR, PR_SET_CHILD_SUBREAPER
 
 
 def _stdin_as_pipe():  # pragma: no cover - runs in a standby, before it execs a program

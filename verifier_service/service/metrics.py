@@ -26,6 +26,7 @@ from __future__ import annotations
 import collections
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -91,8 +92,8 @@ class Metrics:
         self.tenant_refusals = Counter("rlvr_tenant_refusals", "batches refused, by tenant and status code",
                                        ["tenant", "code"], registry=r)
         self.in_flight = 0
-        self._server = None
-        self._thread = None
+        self._server: Any = None
+        self._thread: Any = None
 
     def watch(self, read: Callable[[], dict[str, float]]) -> None:
         """Adds the gauges ``read`` returns at each scrape (name -> value)."""
@@ -103,7 +104,7 @@ class Metrics:
         from verifier_service._generated import verifier_pb2 as pb
 
         verdicts: collections.Counter[tuple[str, int]] = collections.Counter()
-        latency = {}  # kind -> its histogram child: one label lookup per kind and batch, not per result
+        latency: dict = {}  # kind -> its histogram child: one label lookup per kind and batch, not per result
         for result in results:
             kind = result.kind or "unknown"
             verdicts[kind, result.verdict] += 1

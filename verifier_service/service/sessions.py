@@ -1,7 +1,7 @@
 """The session manager: sandbox sessions by id, their admission, limits, expiry, metrics and audit lines.
 
 Usable from Python without gRPC (``open``, ``execute``, ``reset``, ``close``, ``close_labelled``: the tenant is
-an argument); ``sessions_rpc.py`` serves it as the Verifier service's session RPCs.
+an argument); the gRPC door (``doors/grpc/servicer.py``) serves it as the session RPCs.
 
 - Admission: at most ``max_sessions`` live sessions in this process (RESOURCE_EXHAUSTED with a retry hint,
   never a queue), and each tenant's live sessions and open rate (``tenancy/session_quota.py``).
@@ -30,7 +30,7 @@ from verifier_service.sandbox.sessions import (
     SessionSandboxes,
 )
 from verifier_service.sandbox.warm import PooledSandbox
-from verifier_service.server.audit import AuditLog
+from verifier_service.service.audit import AuditLog
 from verifier_service.tenancy.auth import Tenant
 from verifier_service.tenancy.session_quota import SessionQuotas
 
@@ -181,7 +181,7 @@ class SessionManager:
         if outcome.session_ended:
             self._forget(entry, outcome.session_ended)
         self.cells_by_status[outcome.status] += 1
-        if self._cells is not None:
+        if self._cells is not None and self._latency is not None:
             self._cells.labels(outcome.status).inc()
             self._latency.observe(outcome.total_s)
         return entry, outcome

@@ -21,48 +21,14 @@ retries, rather than with a made-up number.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.doors.http.calls import HttpError
 from verifier_service.errors import InvalidSpec
-from verifier_service.server.http.calls import HttpError
-from verifier_service.spec import request_from_json
+from verifier_service.spec import request_from_json, response_text, spec_from_label
 
 VERIFIER_HEADER = "X-RLVR-Verifier"
-
-
-def response_text(query: str, prompt: str | None) -> str:
-    """What the model wrote: the query after its prompt."""
-    if prompt:
-        if query.startswith(prompt):
-            return query[len(prompt):]
-        at = query.find(prompt)
-        if at >= 0:
-            return query[at + len(prompt):]
-    return query
-
-
-def _label_spec(label: Any, verifier: str, index: int) -> dict[str, Any]:
-    if isinstance(label, str):
-        text = label.strip()
-        if text.startswith("{"):
-            try:
-                label = json.loads(text)
-            except ValueError as exc:
-                raise HttpError(400, f"labels[{index}] is not valid JSON: {exc}") from None
-        elif verifier:
-            return {"verifier": verifier, "gold": label}
-    if not isinstance(label, dict):
-        what = "the per-sample fields of " + verifier if verifier else "a verification spec"
-        raise HttpError(400, f"labels[{index}] must be {what} (a JSON object or its text), got "
-                             f"{type(label).__name__}")
-    if verifier:
-        if "kind" in label or "verifier" in label:
-            raise HttpError(400, f"labels[{index}] names a kind or verifier, but {verifier} is named for the "
-                                 "whole request: send the per-sample fields only")
-        return {"verifier": verifier, **label}
-    return label
 
 
 def requests_of(body: Any, verifier: str) -> list[pb.VerifyRequest]:
@@ -86,7 +52,7 @@ def requests_of(body: Any, verifier: str) -> list[pb.VerifyRequest]:
             raise HttpError(422, f"prompts[{i}] must be a string")
         try:
             out.append(request_from_json({"id": str(i), "completion": response_text(query, prompt),
-                                          "spec": _label_spec(label, verifier, i)}))
+                                          "spec": spec_from_label(label, verifier, strict=True)}))
         except InvalidSpec as exc:  # a lone surrogate (a \udXXX escape) in a label too; in a query it is scored
             raise HttpError(400, f"labels[{i}]: {exc}") from exc
     return out

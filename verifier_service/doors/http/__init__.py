@@ -1,6 +1,6 @@
 """The HTTP/JSON front door (``--http-port``): SandboxFusion, OpenRLHF and open-instruct wire contracts served
 by the gRPC service's own process, event loop and warm sandbox pool. See ``app.py``."""
 
-from verifier_service.server.http.app import HttpFrontDoor
+from verifier_service.doors.http.app import HttpFrontDoor
 
 __all__ = ["HttpFrontDoor"]

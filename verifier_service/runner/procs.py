@@ -1,5 +1,5 @@
-"""What every process the runner starts gets: its limits, signals and environment; and the harnesses a
-standby (a step's process forked ahead of its job, see ``zygote.py``) can become without an interpreter start.
+"""What every process the runner starts gets: its limits, signals and environment (the harnesses a standby
+can become are in ``harnesses.py``).
 
 Standard library only.
 """
@@ -14,17 +14,7 @@ import select
 import socket
 import time
 
-import assert_harness
-import io_harness
-import judge
-import pyprog
-
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
-# What a standby can become without an interpreter start: the harnesses, and the candidate process of a step
-# the runner judges itself (see ``stepio.judge_calls``).
-# "python_program": a stdio job's program host (see ``pyprog.py``).
-HARNESSES = {"assert_harness": assert_harness.main, "io_harness": io_harness.main, "candidate": judge.serve_candidate,
-             "python_program": pyprog.main}
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 # Signals a candidate could send to PID 1 that Python would otherwise handle

@@ -31,9 +31,9 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from verifier_service._generated import verifier_pb2 as pb
-from verifier_service.server.http import jupyter, openinstruct, openrlhf, sandboxfusion
-from verifier_service.server.http.calls import HttpError, verify
-from verifier_service.server.rpclog import current_request_id, request_id_from
+from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
+from verifier_service.doors.http.calls import HttpError, verify
+from verifier_service.service.context import current_request_id, request_id_from
 from verifier_service.tenancy.auth import KEY_HELP, LOCAL_TENANT, current_tenant, hash_key, key_from_metadata
 
 log = logging.getLogger("verifier_service.http")
@@ -60,7 +60,7 @@ def _judged(result: pb.VerifyResult) -> pb.VerifyResult:
 
 
 class HttpFrontDoor:
-    """The HTTP server of one ``VerifierApp`` (duck-typed: config, servicer, sandbox, metrics, auth, audit,
+    """The HTTP server of one ``VerifierApp`` (duck-typed: config, verifier, sandbox, metrics, auth, audit,
     sandbox_problem)."""
 
     def __init__(self, app):
@@ -86,7 +86,7 @@ class HttpFrontDoor:
         """Binds and listens on ``host:port`` (0: a free port; several worker processes may share one,
         SO_REUSEPORT) before anything else starts, so that a port that cannot be had fails the service at
         once; returns the port. Connections wait in the backlog until ``start``."""
-        host = host.strip("[]") or None
+        host = host.strip("[]") or None  # type: ignore[assignment]  # (None: every address)
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -107,6 +107,7 @@ class HttpFrontDoor:
         """Serves on the bound socket."""
         self.runner = web.AppRunner(self.web_app, access_log=None)
         await self.runner.setup()
+        assert self._socket is not None, "bind() first"
         await web.SockSite(self.runner, self._socket).start()
 
     async def stop(self) -> None:
@@ -227,12 +228,12 @@ class HttpFrontDoor:
             self._audit("POST /run_jupyter", request, fields, started)
 
     async def get_reward(self, request: web.Request) -> web.Response:
-        verifier = request.match_info.get("verifier") or request.headers.get(openrlhf.VERIFIER_HEADER, "")
+        verifier = request.match_info.get("verifier") or request.headers.get(openrlhf.VERIFIER_HEADER) or ""
         body = await self._body(request)
         requests = openrlhf.requests_of(body, verifier.strip())
         if not requests:
             return _json(openrlhf.answer([]))
-        results = await verify(self.app.servicer, requests, request.headers, "POST /get_reward")
+        results = await verify(self.app.verifier, requests, request.headers, "POST /get_reward")
         return _json(openrlhf.answer(results))
 
     async def test_program(self, request: web.Request) -> web.Response:
@@ -240,7 +241,7 @@ class HttpFrontDoor:
         message, where, _ = openinstruct.assert_request(body, self.app.config.max_timeout_s)
         result = None
         if message is not None:
-            result = _judged((await verify(self.app.servicer, [message], request.headers, "POST /test_program"))[0])
+            result = _judged((await verify(self.app.verifier, [message], request.headers, "POST /test_program"))[0])
         return _json(openinstruct.assert_answer(result, where))
 
     async def test_program_stdio(self, request: web.Request) -> web.Response:
@@ -248,7 +249,7 @@ class HttpFrontDoor:
         message, count = openinstruct.stdio_request(body, self.app.config.max_timeout_s)
         result = None
         if message is not None:
-            result = _judged((await verify(self.app.servicer, [message], request.headers,
+            result = _judged((await verify(self.app.verifier, [message], request.headers,
                                            "POST /test_program_stdio"))[0])
         return _json(openinstruct.stdio_answer(result, count))
 

@@ -44,12 +44,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import procs
 import session  # registers the session kernel as a harness (before the zygote is forked)
 import stepio
-from procs import HARNESSES, IGNORED_SIGNALS, signal
+import wire
+from harnesses import HARNESSES
+from procs import IGNORED_SIGNALS, signal
 from pyprog import ProgramHost
 from stepio import REPORT_LIMIT
 from zygote import Standby, Zygote, usage_of
 
-SANDBOX_ENV = "RLVR_SANDBOX"  # "1" in the runner's environment: the backends say it runs in a sandbox
+SANDBOX_ENV = wire.SANDBOX_ENV
 COLLECT_LIMIT = 4 * 1024 * 1024
 
 
@@ -426,7 +428,7 @@ def run_job(job, out, zygote=None, jobs_in=None):
             stopped = True
             break
         result = None
-        if step.get("harness") == "python_case" and host is not None and not host.gone:
+        if step.get("harness") == wire.PYTHON_CASE and host is not None and not host.gone:
             result = run_case(step, job, workdir, host, zygote)
         if result is None:
             if host is not None:

@@ -20,13 +20,12 @@ import binascii
 import math
 import posixpath
 import signal
-import time
 from typing import Any
 
-from verifier_service.errors import InvalidSpec, Overloaded, QuotaExceeded, SandboxUnavailable
+from verifier_service.doors.http import languages
+from verifier_service.doors.http.calls import REFUSALS, HttpError, call, refusal
+from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
-from verifier_service.server.http import languages
-from verifier_service.server.http.calls import HttpError
 
 FIELDS = {"code", "language", "stdin", "compile_timeout", "run_timeout", "memory_limit_MB", "files", "fetch_files",
           "args"}
@@ -202,37 +201,14 @@ async def run_code(app, body: Any, tenant, audit_fields: dict) -> dict[str, Any]
     if lang is None:
         audit_fields["status"] = "UNSUPPORTED"
         return unsupported(request["language"])
-    servicer = app.servicer
     try:
-        ticket = servicer.quotas.acquire(tenant, 1)
-        try:
-            servicer.admission.acquire(1)
-        except BaseException:
-            ticket.release(refund=True)
-            raise
-    except QuotaExceeded as exc:
-        wait = max(0.001, exc.retry_after_s)
-        raise HttpError(429, f"{exc}; retry in {wait:.2f}s", {"Retry-After": str(max(1, math.ceil(wait))),
-                                                             "X-Retry-After-Ms": str(round(wait * 1000))}) from exc
-    except Overloaded as exc:
-        raise HttpError(429, str(exc), {"Retry-After": "1"}) from exc
-    except InvalidSpec as exc:
-        raise HttpError(400, str(exc)) from exc
-    started = time.monotonic()
-    try:
-        job = build_job(request, lang, config)
-        try:
-            run = await app.sandbox.run(job)
-        except SandboxUnavailable as exc:
-            audit_fields["status"] = "SandboxError"
-            return {"status": "SandboxError", "message": f"the sandbox backend is unavailable: {exc}",
-                    "compile_result": None, "run_result": None, "executor_pod_name": None, "files": {}}
-    finally:
-        servicer.admission.release(1)
-        ticket.release()
+        run = await app.verifier.run_program(call("POST /run_code"), build_job(request, lang, config))
+    except REFUSALS as exc:
+        raise refusal(exc) from exc
+    except SandboxUnavailable as exc:
+        audit_fields["status"] = "SandboxError"
+        return {"status": "SandboxError", "message": f"the sandbox backend is unavailable: {exc}",
+                "compile_result": None, "run_result": None, "executor_pod_name": None, "files": {}}
     answer = response(run, lang, config)
     audit_fields["status"] = answer["status"]
-    if app.metrics is not None:
-        app.metrics.latency.labels("run_code").observe(time.monotonic() - started)
-        app.metrics.tenant_verifications.labels(tenant.name).inc()
     return answer

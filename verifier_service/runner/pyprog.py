@@ -35,7 +35,7 @@ import socket
 import sys
 import time
 
-import procs  # (procs imports this module for its HARNESSES: only its names are used, at run time)
+import procs
 
 # The runner's modules: a case's program sees none of them (``import judge`` fails there as in a fresh python3).
 RUNNER_MODULES = ("procs", "stepio", "zygote", "judge", "assert_harness", "io_harness", "pyprog", "rlvr_pytest",

@@ -8,7 +8,7 @@ ran; a cell that raised is still a success, as in a notebook), ``Failed`` (the t
 sandbox died) or ``SandboxError``; ``driver`` is the run as a ``CommandRunResult``; ``cells`` hold
 ``{stdout, stderr, display: [mime -> data], error: [{ename, evalue, traceback}]}``.
 
-One request is one sandbox session (``server/sessions.py``): opened for the caller's tenant (its session quota
+One request is one sandbox session (``service/sessions.py``): opened for the caller's tenant (its session quota
 and the replica's ``max_sessions`` apply), the cells run one after the other with the request's limits, and the
 session is closed whatever happens, so nothing of one request reaches another.
 """
@@ -23,10 +23,10 @@ import posixpath
 import time
 from typing import Any
 
+from verifier_service.doors.http.calls import HttpError, refusal
+from verifier_service.doors.http.sandboxfusion import _invalid
 from verifier_service.errors import InvalidSpec, Overloaded, QuotaExceeded, SessionGone
 from verifier_service.sandbox.sessions import CellOutcome, SessionLimits
-from verifier_service.server.http.calls import HttpError
-from verifier_service.server.http.sandboxfusion import _invalid
 
 KERNELS = ("python3",)
 MIN_MEMORY_MB = 32
@@ -160,14 +160,8 @@ async def _open(sessions, tenant, request: dict[str, Any], config):
                            idle_ttl_s=0, max_lifetime_s=0)
     try:
         return await sessions.open(tenant, "python", limits, {"via": "POST /run_jupyter"})
-    except QuotaExceeded as exc:
-        wait = max(0.001, exc.retry_after_s)
-        raise HttpError(429, f"{exc}; retry in {wait:.2f}s", {"Retry-After": str(max(1, math.ceil(wait))),
-                                                             "X-Retry-After-Ms": str(round(wait * 1000))}) from exc
-    except Overloaded as exc:
-        raise HttpError(429, str(exc), {"Retry-After": "1"}) from exc
-    except InvalidSpec as exc:
-        raise HttpError(400, str(exc)) from exc
+    except (QuotaExceeded, Overloaded, InvalidSpec) as exc:
+        raise refusal(exc) from exc
 
 
 async def _run(sessions, tenant, session_id: str, request: dict[str, Any], config) -> dict[str, Any]:
@@ -179,7 +173,7 @@ async def _run(sessions, tenant, session_id: str, request: dict[str, Any], confi
         if outcome.status != "ok":
             return _answer("SandboxError", f"could not write the request's files: {outcome.status} "
                            f"{outcome.error}".strip(), _driver("Error", time.monotonic() - started), [])
-    cells = []
+    cells: list = []
     for code in request["cells"]:
         left = request["total_timeout"] - (time.monotonic() - started)
         if left <= 0:

@@ -25,9 +25,11 @@ import time
 
 import kernel
 import procs
-from procs import HARNESSES, signal
+import wire
+from harnesses import HARNESSES
+from procs import signal
 
-HARNESSES["kernel"] = kernel.main  # before the zygote is forked: its standbys can become the kernel
+HARNESSES[wire.KERNEL] = kernel.main  # before the zygote is forked: its standbys can become the kernel
 
 INTERRUPT_GRACE_S = 1.0  # after SIGINT, how long a kernel has to give the cell's outcome before it is killed
 READY_TIMEOUT_S = 10.0

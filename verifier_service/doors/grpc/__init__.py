@@ -1,0 +1,3 @@
+"""The gRPC door: ``server.py`` (``GrpcDoor``: the listener, interceptors, health, reflection), ``servicer.py``
+(every RPC, verification and sessions, on the service core; refusals mapped once, by ``errors.STATUS``),
+``sessions_rpc.py`` (the session RPCs' messages)."""

@@ -1,0 +1,81 @@
+"""The gRPC door's listener: the server with its interceptors (request ids and the call log, then the API key),
+the servicer, health (NOT_SERVING while the app's sandbox backend is down) and reflection, on one ``App``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.credentials import server_credentials
+from verifier_service.doors.grpc.servicer import VerifierServicer
+from verifier_service.doors.rpclog import RpcInterceptor
+from verifier_service.service.app import App
+from verifier_service.spec import SERVICE_NAME
+
+log = logging.getLogger("verifier_service.server")
+
+
+class GrpcDoor:
+    def __init__(self, app: App):
+        self.app = app
+        self.config = app.config
+        self.servicer = VerifierServicer(app.verifier, app.sessions)
+        self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
+        self.server: grpc.aio.Server | None = None
+        self.port: int | None = None
+        self.tls = False
+        app.health_listeners.append(self._set_health)
+
+    async def _set_health(self, problem: str | None) -> None:
+        status = health_pb2.HealthCheckResponse.NOT_SERVING if problem else health_pb2.HealthCheckResponse.SERVING
+        for name in ("", SERVICE_NAME):
+            await _maybe_await(self.health.set(name, status))
+
+    def bind(self) -> int:
+        """Builds the server and binds its port (not yet serving); returns the port."""
+        limit = self.config.max_message_bytes
+        interceptors = [RpcInterceptor(self.app.metrics)] + ([self.app.auth] if self.app.auth is not None else [])
+        server = grpc.aio.server(interceptors=interceptors, options=[
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", limit),
+            ("grpc.so_reuseport", 1),  # several worker processes may serve one port
+            *self._connection_age(),
+        ])
+        pb_grpc.add_VerifierServicer_to_server(self.servicer, server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+            server)
+        address, tls = f"{self.config.host}:{self.config.port}", server_credentials(self.config)
+        self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
+        self.tls = tls is not None
+        self.server = server
+        return self.port
+
+    async def start(self) -> None:
+        assert self.server is not None, "bind() first"
+        await self.server.start()
+
+    def _connection_age(self) -> list[tuple[str, int]]:
+        """Connections closed after max_connection_age_s (in-flight calls get max_timeout_s more): clients
+        reconnect, re-resolve DNS and so spread over replicas added since."""
+        if not self.config.max_connection_age_s:
+            return []
+        return [("grpc.max_connection_age_ms", int(self.config.max_connection_age_s * 1000)),
+                ("grpc.max_connection_age_grace_ms", int((self.config.max_timeout_s + 30) * 1000))]
+
+    async def stop(self, grace: float) -> None:
+        if self.server is not None:
+            await _maybe_await(self.health.enter_graceful_shutdown())
+            await self.server.stop(grace)
+
+
+async def _maybe_await(value):
+    if asyncio.iscoroutine(value):
+        return await value
+    return value

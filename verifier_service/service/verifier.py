@@ -1,0 +1,211 @@
+"""The application: verify for a tenant, run a program for a tenant, list what a tenant may use.
+
+Every door (gRPC, HTTP, the in-process ``verifier_service.verify``) calls these with a ``Call``; what happens to a
+call happens here once: the tenant's quota (a refusal is answered after part of the wait it asks for, so that
+clients retrying in a loop cost little), admission (at most ``max_pending`` completions in the service, never an
+unbounded queue), the catalog (a tenant's namespaces), validation, the engine, the stamp (catalog version, image
+digest), the audit line and the metrics. A refusal is an exception of ``errors.py``; each door maps it once.
+A cancelled call cancels its verifications, which removes their sandboxes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import replace
+
+from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.engine.engine import Engine, Prepared
+from verifier_service.engine.results import fit_results
+from verifier_service.errors import (
+    STATUS,
+    InvalidSpec,
+    Overloaded,
+    PermissionDenied,
+    QuotaExceeded,
+    SandboxUnavailable,
+    UnknownVerifier,
+    VersionMismatch,
+    refusal_message,
+)
+from verifier_service.sandbox.base import Job, SandboxRun
+from verifier_service.service.audit import AuditLog
+from verifier_service.service.context import Call
+from verifier_service.tenancy.auth import Tenant
+from verifier_service.tenancy.catalog import Catalog
+from verifier_service.tenancy.quota import TenantQuotas, Ticket
+
+REFUSALS = tuple(cls for cls, _ in STATUS)
+HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
+
+
+def status_name(exc: BaseException) -> str:
+    """The status a refusal is audited (and, on gRPC, answered) with."""
+    return next(code.name for cls, code in STATUS if isinstance(exc, cls))
+
+
+class Admission:
+    """Counts admitted completions; refuses a batch that would exceed the limit."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.pending = 0
+
+    def acquire(self, n: int) -> None:
+        if self.pending + n > self.limit:
+            raise Overloaded(f"server busy: {self.pending} completions pending, limit {self.limit}; "
+                             f"retry later or send smaller batches")
+        self.pending += n
+
+    def release(self, n: int) -> None:
+        self.pending -= n
+
+
+class Verifier:
+    def __init__(self, engine: Engine, catalog: Catalog | None = None, quotas: TenantQuotas | None = None,
+                 audit: AuditLog | None = None, metrics=None):
+        self.engine = engine
+        self.metrics = metrics  # verifier_service.service.metrics.Metrics, or None
+        self.admission = Admission(engine.config.max_pending)
+        self.catalog = catalog if catalog is not None else Catalog()  # replaced on reload
+        self.quotas = quotas if quotas is not None else TenantQuotas()
+        self.audit = audit if audit is not None else AuditLog()
+
+    # ---- verify ---------------------------------------------------------------------------------
+
+    async def verify(self, call: Call, requests) -> list[pb.VerifyResult]:
+        """Results of ``requests`` (``VerifyRequest``s) in order; a refusal raises (one of ``REFUSALS``)."""
+        started = time.monotonic()
+        results, labels = None, None
+
+        def audit(status: str, message: str = "") -> None:
+            self.audit.batch(method=call.method, tenant=call.tenant, requests=requests, results=results,
+                             labels=labels if results is not None else None, status=status, message=message,
+                             duration_s=time.monotonic() - started, metadata=call.metadata)
+
+        try:
+            ticket = await self._admit(call, len(requests), audit)
+            try:
+                prepared, labels = self._prepare(requests, call.tenant)
+                self.admission.acquire(len(prepared))
+            except BaseException:
+                ticket.release(refund=True)
+                raise
+        except REFUSALS as exc:
+            audit(status_name(exc), refusal_message(exc))  # before the door answers: the caller may read the log
+            raise
+        status = "INTERNAL"
+        try:
+            try:
+                results = await self.engine.verify_all(prepared)
+            finally:
+                self.admission.release(len(prepared))
+                ticket.release()
+            self._stamp(results, prepared, labels)
+            fit_results(results, self.engine.config.max_message_bytes)  # never an answer over the message limit
+            if self.metrics is not None:
+                self.metrics.observe(call.tenant.name, results)
+            status = "OK"
+            return results
+        except asyncio.CancelledError:
+            status = "CANCELLED"
+            raise
+        finally:
+            audit(status)
+
+    def list_verifiers(self, call: Call) -> pb.ListVerifiersResponse:
+        response = self.engine.describe()
+        response.catalog.extend(entry.to_proto() for entry in self.catalog.visible_to(call.tenant))
+        return response
+
+    # ---- run a program (SandboxFusion's /run_code: the program's whole output, not a verdict) ----------------
+
+    async def run_program(self, call: Call, job: Job) -> SandboxRun:
+        """Runs ``job`` on the sandbox, counted as one verification by the tenant's quota and admission.
+        Raises a refusal, or ``SandboxUnavailable`` when the backend is down."""
+        ticket = await self._admit(call, 1)
+        try:
+            self.admission.acquire(1)
+        except BaseException:
+            ticket.release(refund=True)
+            raise
+        started = time.monotonic()
+        try:
+            if self.engine.sandbox is None:
+                raise SandboxUnavailable("no sandbox backend is configured")
+            run = await self.engine.sandbox.run(job)
+        finally:
+            self.admission.release(1)
+            ticket.release()
+        if self.metrics is not None:
+            self.metrics.latency.labels("run_code").observe(time.monotonic() - started)
+            self.metrics.tenant_verifications.labels(call.tenant.name).inc()
+        return run
+
+    # ---- the steps ------------------------------------------------------------------------------
+
+    async def _admit(self, call: Call, n: int, audit=None) -> Ticket:
+        """The tenant's quota ticket for ``n`` completions; over quota, the refusal after a hold (below)."""
+        try:
+            return self.quotas.acquire(call.tenant, n)
+        except QuotaExceeded as exc:
+            try:
+                held = await self._hold(exc.retry_after_s, call)
+            except asyncio.CancelledError:
+                if audit is not None:
+                    audit("CANCELLED", str(exc))
+                raise
+            raise QuotaExceeded(str(exc), max(0.001, exc.retry_after_s - held)) from None
+
+    @staticmethod
+    async def _hold(wait_s: float, call: Call) -> float:
+        """Answers a quota refusal late, by up to the wait it asks for (the hint then carries what is left):
+        a client that retries at once, ignoring the hint, retries no faster than its quota refills and
+        costs the service fewer refusals. Returns the seconds held."""
+        held = min(wait_s, HOLD_MAX_S)
+        remaining = call.time_remaining()
+        if remaining is not None:  # the refusal, not DEADLINE_EXCEEDED, must reach the client
+            held = min(held, remaining / 2)
+        if held > 0:
+            await asyncio.sleep(held)
+        return held
+
+    def _prepare_one(self, request: pb.VerifyRequest, tenant: Tenant) -> tuple[Prepared, str]:
+        """The prepared request and the catalog id it uses ('' for an inline spec)."""
+        if request.verifier:
+            expanded, entry = self.catalog.expand(request, tenant)
+            item = self.engine.prepare(expanded)
+            return replace(item, key=item.key + b"\0" + entry.id.encode()), entry.id
+        if request.HasField("fields"):
+            raise InvalidSpec("fields go with a catalog verifier; an inline spec holds all its fields")
+        if not tenant.inline_specs:
+            raise PermissionDenied(f"tenant {tenant.name!r} may use catalog verifiers only (set verifier to "
+                                   "team/name@version; ListVerifiers lists them), not inline specs")
+        return self.engine.prepare(request), ""
+
+    def _prepare(self, requests, tenant: Tenant) -> tuple[list[Prepared], list[str]]:
+        limit = self.engine.config.max_batch_size
+        if len(requests) > limit:
+            raise InvalidSpec(f"batch holds {len(requests)} completions; the limit is {limit}")
+        prepared, labels = [], []
+        for index, request in enumerate(requests):
+            try:
+                item, label = self._prepare_one(request, tenant)
+            except (InvalidSpec, PermissionDenied, UnknownVerifier, VersionMismatch) as exc:
+                where = f"request {index}" + (f" (id {request.id!r})" if request.id else "")
+                raise type(exc)(f"{where}: {exc}") from exc
+            prepared.append(item)
+            labels.append(label)
+        return prepared, labels
+
+    def _stamp(self, results: list[pb.VerifyResult], prepared: list[Prepared], labels: list[str]) -> None:
+        """What makes a reward reproducible: the exact catalog version, the sandbox image's digest."""
+        sandbox = self.engine.sandbox
+        for result, item, label in zip(results, prepared, labels, strict=True):
+            if label:
+                result.verifier_version = label
+            if not item.kind.sandboxed or sandbox is None:
+                continue  # (a pure kind's result names no image: nothing to look up per result)
+            image = sandbox.image_id_of(item.kind.image(item.spec))
+            if image:
+                result.sandbox_image = image
