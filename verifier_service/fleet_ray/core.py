@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from typing import Any
 
 import grpc
 
@@ -32,21 +33,16 @@ log = logging.getLogger(__name__)
 _SERVICE = pb.DESCRIPTOR.services_by_name["Verifier"]
 
 
-def request_class(method: str) -> type:
+def request_class(method: str) -> Any:
     return getattr(pb, _SERVICE.methods_by_name[method].input_type.name)
 
 
-def response_class(method: str) -> type:
-    return getattr(pb, _SERVICE.methods_by_name[method].output_type.name)
-
-
 class CoreHandle:
-    """The service in this process, no listener: ``start``, ``call``, ``problem`` (health), ``pending``, ``stop``."""
+    """The service core in this process, no door: ``start``, ``call``, ``problem`` (health), ``pending``, ``stop``."""
 
     def __init__(self, config: ServiceConfig):
         self.config = config
         self.app = App(config)
-        self._watch: asyncio.Task | None = None
 
     async def start(self) -> None:
         await self.app.start()

@@ -35,7 +35,7 @@ class LocalRayCluster:
 
         self.cluster = Cluster(initialize_head=True, head_node_args={
             **NODE_ARGS, "num_cpus": head_cpus, "include_dashboard": False})
-        self.workers = []
+        self.workers: list = []
         try:
             for _ in range(nodes):
                 self.add_node(cpus_per_node, wait=False)
