@@ -126,7 +126,7 @@ def cluster(tmp_path_factory):
 def _cluster():
     global CLUSTER_MARK
     local = LocalRayCluster(nodes=3, cpus_per_node=2)
-    CLUSTER_MARK = local.cluster.head_node.get_session_dir_path()
+    CLUSTER_MARK = local.temp_dir
     try:
         deployment.deploy(FLEET)
         yield local

@@ -7,12 +7,17 @@ loopback, no dashboard, no usage reporting. ``close`` removes the app, Serve, an
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 
 NODE_ARGS = {"object_store_memory": 80 * 1024 * 1024}
 # Every Ray process of this cluster on 127.0.0.1 (Ray then takes the loopback address as each node's, as it does
 # on a laptop), and no usage report: nothing leaves this machine. Set before Ray is imported.
-LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+# A starved host (CI, shared machines) may take long to start a node's Python agents: the raylet waits 2 min for
+# them, not 30 s.
+LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
+                "RAY_agent_register_timeout_ms": "120000"}
 
 
 def loopback_only() -> None:
@@ -26,17 +31,33 @@ FAST_METRICS_ENV = {"RAY_SERVE_HANDLE_AUTOSCALING_METRIC_PUSH_INTERVAL_S": "1",
 
 
 class LocalRayCluster:
-    def __init__(self, nodes: int = 3, cpus_per_node: float = 2, head_cpus: float = 0, fast_metrics: bool = True):
+    def __init__(self, nodes: int = 3, cpus_per_node: float = 2, head_cpus: float = 0, fast_metrics: bool = True,
+                 attempts: int = 3):
         loopback_only()
         if fast_metrics:
             os.environ.update(FAST_METRICS_ENV)
+        for attempt in range(1, attempts + 1):
+            try:
+                self._start(nodes, cpus_per_node, head_cpus)
+                return
+            except Exception as exc:
+                # Ray gives a raylet 30 s to register with the GCS, fixed: on a starved host that can pass
+                if "timed out during startup" not in str(exc) or attempt == attempts:
+                    raise
+                print(f"a Ray node did not register in time (attempt {attempt} of {attempts}): starting again",
+                      flush=True)
+
+    def _start(self, nodes: int, cpus_per_node: float, head_cpus: float) -> None:
         import ray
         from ray.cluster_utils import Cluster
 
-        self.cluster = Cluster(initialize_head=True, head_node_args={
-            **NODE_ARGS, "num_cpus": head_cpus, "include_dashboard": False})
+        self.cluster = None
         self.workers: list = []
+        # every process of this cluster names this directory (its session, sockets, logs): what is ours to kill
+        self.temp_dir = tempfile.mkdtemp(prefix="rlvr-ray-", dir="/tmp")
         try:
+            self.cluster = Cluster(initialize_head=True, head_node_args={
+                **NODE_ARGS, "temp_dir": self.temp_dir, "num_cpus": head_cpus, "include_dashboard": False})
             for _ in range(nodes):
                 self.add_node(cpus_per_node, wait=False)
             self.cluster.wait_for_nodes()
@@ -45,11 +66,14 @@ class LocalRayCluster:
 
             serve.start(proxy_location="Disabled")
         except BaseException:
-            self.close()
+            if self.cluster is not None:
+                self.close()
+            _kill_processes_of(self.temp_dir)
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
             raise
 
     def add_node(self, cpus: float = 2, wait: bool = True):
-        node = self.cluster.add_node(**NODE_ARGS, num_cpus=cpus, wait=wait)
+        node = self.cluster.add_node(**NODE_ARGS, temp_dir=self.temp_dir, num_cpus=cpus, wait=wait)
         self.workers.append(node)
         return node
 
@@ -99,9 +123,24 @@ class LocalRayCluster:
             deadline = time.monotonic() + 30
             while self.cluster.remaining_processes_alive() and time.monotonic() < deadline:
                 time.sleep(0.2)
+            _kill_processes_of(self.temp_dir)  # a worker still exiting, a node that failed to start
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
 
     def __enter__(self) -> LocalRayCluster:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _kill_processes_of(temp_dir: str) -> None:
+    """SIGKILLs every process whose command line names this cluster's ``temp_dir`` (a node that failed to start
+    leaves its raylet and agents running, unknown to ``Cluster``)."""
+    import psutil
+
+    for process in psutil.process_iter(["cmdline"]):
+        if temp_dir in " ".join(process.info.get("cmdline") or ()):
+            try:
+                process.kill()
+            except psutil.Error:
+                pass
