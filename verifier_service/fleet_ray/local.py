@@ -138,9 +138,10 @@ def _kill_processes_of(temp_dir: str) -> None:
     leaves its raylet and agents running, unknown to ``Cluster``)."""
     import psutil
 
-    for process in psutil.process_iter(["cmdline"]):
-        if temp_dir in " ".join(process.info.get("cmdline") or ()):
-            try:
-                process.kill()
-            except psutil.Error:
-                pass
+    doomed = [p for p in psutil.process_iter(["cmdline"]) if temp_dir in " ".join(p.info.get("cmdline") or ())]
+    for process in doomed:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(doomed, timeout=10)  # gone before their directory is removed (they write logs into it)
