@@ -51,7 +51,7 @@ echo "installing the Python package into .venv..."
 TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
 if ! { .venv/bin/python -m pip install --upgrade pip \
         && { .venv/bin/python -c "import torch" 2>/dev/null || .venv/bin/python -m pip install "$TORCH_SPEC"; } \
-        && .venv/bin/python -m pip install -e '.[dev,trainer]' \
+        && .venv/bin/python -m pip install -e '.[dev,trainer,ray]' \
         && .venv/bin/python -m pip install --no-deps "verl==0.9.1" "openrlhf==0.11.2"; } > .venv/pip-install.log 2>&1; then
     tail -n 40 .venv/pip-install.log >&2
     echo "error: pip install failed (full log: .venv/pip-install.log)" >&2

@@ -16,7 +16,7 @@ PACKAGE = ROOT / "verifier_service"
 CONTRACT = {"verifier_service._generated", "verifier_service.errors", "verifier_service.wire",
             "verifier_service.verdict", "verifier_service.spec", "verifier_service.config",
             "verifier_service.credentials", "verifier_service.codegen", "verifier_service.messages",
-            "verifier_service.special_tokens"}
+            "verifier_service.special_tokens", "verifier_service.ray_wire"}
 # layer -> the layers its modules may import (besides their own)
 _BELOW_SERVICE = {"contract", "runner", "sandbox", "kinds", "engine", "tenancy"}
 ALLOWED = {
@@ -32,6 +32,9 @@ ALLOWED = {
     "doors": _BELOW_SERVICE | {"service"},            # gRPC and HTTP, each on the service
     "serve": _BELOW_SERVICE | {"service", "doors"},   # the process: the app with its doors
     "tools": _BELOW_SERVICE | {"client", "service", "doors", "serve"},
+    # the fleet on Ray: replicas and session hosts run the core (fleet_ray/core.py); its gRPC ingress forwards
+    # with the client's router
+    "fleet_ray": _BELOW_SERVICE | {"client", "service", "doors"},
     "testing": _BELOW_SERVICE | {"client", "service", "doors", "serve", "tools"},
     # the package itself: ``verifier_service.verify`` (the synchronous API) imports tools.sync when called
     "facade": _BELOW_SERVICE | {"client", "service", "doors", "serve", "tools"},

@@ -75,6 +75,10 @@ def health_status(address: str, timeout_s: float = 2.0) -> int | None:
             return None
 
 
+def _is_ray(target) -> bool:
+    return isinstance(target, str) and target.startswith("ray:")  # (client/ray_fleet.py's SCHEME)
+
+
 def _target_text(target: str | Sequence[str]) -> str:
     return target if isinstance(target, str) else ",".join(target)
 
@@ -129,6 +133,10 @@ def check_service(target: str | Sequence[str], credentials: Credentials | None =
     """Blocking: returns when the service at ``target`` is SERVING, else ServiceUnreachable saying why
     (a refused port or an unknown host fails at once, not after ``timeout_s``)."""
     credentials = credentials if credentials is not None else Credentials.from_env()
+    if _is_ray(target):  # the fleet on Ray, through a deployment handle (client/ray_fleet.py)
+        from verifier_service.client.ray_fleet import check_ray_service
+
+        return check_ray_service(target, credentials.metadata, timeout_s)
     resolved, authority = _resolve(target)
     with credentials.channel(resolved, options=channel_options(max_message_bytes, authority)) as channel:
         try:
@@ -142,12 +150,12 @@ def check_service(target: str | Sequence[str], credentials: Credentials | None =
 
 
 class VerifierClient:
-    def __init__(self, channel: grpc.aio.Channel, target: str, credentials: Credentials | None = None,
-                 max_throttle_s: float = 120.0, retry: RetryPolicy = RetryPolicy()):
-        self._channel = channel
+    def __init__(self, channel: grpc.aio.Channel | None, target: str, credentials: Credentials | None = None,
+                 max_throttle_s: float = 120.0, retry: RetryPolicy = RetryPolicy(), stub=None):
+        self._channel = channel  # None for a client on Ray (``stub``: ray_fleet.RayStub)
         self.retry = retry
         self.retried = 0  # calls sent again after UNAVAILABLE
-        self._stub = pb_grpc.VerifierStub(channel)
+        self._stub = stub if stub is not None else pb_grpc.VerifierStub(channel)
         self.target = target
         self.credentials = credentials if credentials is not None else Credentials()
         self._metadata = self.credentials.metadata
@@ -157,8 +165,15 @@ class VerifierClient:
     def open(cls, target: str | Sequence[str], max_message_bytes: int = 64 * 1024 * 1024,
              credentials: Credentials | None = None, max_throttle_s: float = 120.0,
              retry: RetryPolicy = RetryPolicy()) -> VerifierClient:
-        """A client on a new channel to ``target``, no health check (call it on the loop that will use it)."""
+        """A client on a new channel to ``target``, no health check (call it on the loop that will use it);
+        ``ray:`` / ``ray:<app>``: a ``RayVerifierClient`` on the fleet on Ray (client/ray_fleet.py)."""
         credentials = credentials if credentials is not None else Credentials.from_env()
+        if _is_ray(target):
+            from verifier_service.client import ray_fleet
+
+            router = ray_fleet.RayRouter(ray_fleet.app_of(target))
+            return cls(None, target, credentials, max_throttle_s,
+                       ray_fleet.RAY_RETRY if retry == RetryPolicy() else retry, stub=ray_fleet.RayStub(router))
         resolved, authority = _resolve(target)
         channel = credentials.aio_channel(resolved, options=channel_options(max_message_bytes, authority))
         return cls(channel, _target_text(target), credentials, max_throttle_s, retry)
@@ -170,6 +185,11 @@ class VerifierClient:
         """``open`` and a health check: ServiceUnreachable, saying why, when the service does not answer
         SERVING (a refused port or an unknown host fails at once; a silent host after ``timeout_s``)."""
         client = cls.open(target, max_message_bytes, credentials, max_throttle_s, retry)
+        if _is_ray(target):
+            from verifier_service.client.ray_fleet import check
+
+            await check(client._stub.router, client._metadata, timeout_s)
+            return client
         try:
             # not wait_for_ready: a connection that fails (refused, unknown host, TLS) fails this call at once
             response = await health_pb2_grpc.HealthStub(client._channel).Check(
@@ -282,10 +302,23 @@ class VerifierClient:
         return await self._call(self._stub.ListVerifiers, pb.ListVerifiersRequest(), timeout_s)
 
     async def close(self) -> None:
-        await self._channel.close()
+        if self._channel is not None:
+            await self._channel.close()
+
+    def __reduce__(self):
+        """A client on Ray pickles as its target and settings (it finds the fleet again where it is unpickled); a
+        gRPC client's channel belongs to its event loop: pickle its target instead."""
+        if self._channel is not None:
+            raise TypeError(f"a VerifierClient on a gRPC channel ({self.target}) cannot be pickled: its channel "
+                            "belongs to an event loop of this process; pickle the target and open a client there")
+        return (_reopen, (self.target, self.credentials, self.max_throttle_s, self.retry))
 
     async def __aenter__(self) -> VerifierClient:
         return self
 
     async def __aexit__(self, *exc) -> None:
         await self.close()
+
+
+def _reopen(target: str, credentials: Credentials, max_throttle_s: float, retry: RetryPolicy) -> VerifierClient:
+    return VerifierClient.open(target, credentials=credentials, max_throttle_s=max_throttle_s, retry=retry)
