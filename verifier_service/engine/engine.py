@@ -59,6 +59,9 @@ class Engine:
         if not request.HasField("spec") or not request.spec.kind:
             raise InvalidSpec("spec.kind is required; ListVerifiers names the kinds")
         spec_bytes = request.spec.SerializeToString(deterministic=True)
+        if len(spec_bytes) > self.config.max_spec_bytes:  # before anything of it is parsed
+            raise InvalidSpec(f"the spec is {len(spec_bytes)} bytes, over this service's limit of "
+                              f"{self.config.max_spec_bytes} (max_spec_bytes)")
         cached = self._specs.get(spec_bytes)
         if cached is None:
             try:
