@@ -126,7 +126,7 @@ class ServiceConfig:
                                "most that limit minus this many connections")
     grpc_max_connection_idle_s: float = _f(300.0, "a gRPC connection with no call this long is closed (GOAWAY)")
     grpc_max_concurrent_streams: int = _f(256, "calls at once on one gRPC connection")
-    stream_max_batches: int = _f(8, "VerifyStream batches read ahead and not yet answered, per stream: a client "
+    stream_max_batches: int = _f(4, "VerifyStream batches read ahead and not yet answered, per stream: a client "
                                     "that stops reading answers stops being read")
     max_spec_bytes: int = _f(4 * 1024 * 1024, "largest spec of one request (serialized; checked before it is "
                                               "parsed): its schema, tests and cases together")

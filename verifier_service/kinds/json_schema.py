@@ -50,12 +50,17 @@ def check_schema(schema: Any, where: str) -> None:
     _check_formats(schema, where)
 
 
-def checked_formats() -> frozenset[str]:
-    """The ``format`` values this service checks (those whose checker's library is installed)."""
-    return frozenset(FormatChecker().checkers)
+def _format_checker() -> FormatChecker:
+    """Every format jsonschema can check (those whose library is installed), each by its latest definition:
+    draft 2020-12's checkers (``time`` is RFC 3339's full-time, not draft 3's ``%H:%M:%S``), plus the older
+    drafts' formats it lacks (``color``)."""
+    checker = FormatChecker()
+    checker.checkers = {**FormatChecker().checkers, **Draft202012Validator.FORMAT_CHECKER.checkers}
+    return checker
 
 
-CHECKED_FORMATS = checked_formats()
+FORMAT_CHECKER = _format_checker()
+CHECKED_FORMATS = frozenset(FORMAT_CHECKER.checkers)  # the format values this service checks
 
 
 def _check_formats(schema: Any, where: str) -> None:
@@ -111,7 +116,7 @@ def _check_refs(schema: Any, where: str) -> None:
 @lru_cache(maxsize=512)
 def _compile(key: str) -> Any:
     schema = json.loads(key)
-    return _validator_class(schema)(schema, format_checker=FormatChecker())
+    return _validator_class(schema)(schema, format_checker=FORMAT_CHECKER)
 
 
 _BY_OBJECT: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): skips the JSON key per check

@@ -75,7 +75,9 @@ class _Counted(asyncio.Protocol):
         problem = self.owner.admit(peer)
         if problem is not None:
             self.owner.refused += 1
-            log.warning("http connection refused: %s", problem, extra={"repeat_key": peer})
+            # one kind of line for the whole door (a flood may come from many addresses)
+            log.warning("http connection refused: %s", problem.split(";")[0].split(" holds ")[0],
+                        extra={"repeat_key": "connections"})
             transport.write(_busy(problem))
             transport.close()
             return
