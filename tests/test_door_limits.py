@@ -33,6 +33,10 @@ def test_repeated_lines_are_counted_not_written():
     assert rf.filter(_record("http %s %d", ("POST /get_reward", 401), logging.INFO, repeat_key="10.0.0.2"))
     assert rf.filter(_record("http %s %d", ("POST /get_reward", 403), logging.INFO, repeat_key="10.0.0.1"))
     assert all(rf.filter(_record("rpc %s %s", ("Verify", "OK"), logging.INFO)) for _ in range(50))
+    # many clients together: at most 10x one client's lines
+    many = [rf.filter(_record("http %s %d", ("POST /run_code", 401), logging.INFO, repeat_key=f"10.1.{i}.1"))
+            for i in range(200)]
+    assert many.count(True) == 30
     # the next interval's first line says how many were left out
     repeats.interval_s = 0
     again = _record("http %s %d", ("POST /get_reward", 401), logging.INFO, repeat_key="10.0.0.1")

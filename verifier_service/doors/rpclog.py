@@ -211,6 +211,8 @@ class RepeatFilter(logging.Filter):
     def __init__(self, repeats: Repeats):
         super().__init__()
         self.repeats = repeats
+        # the same line from every client together: 10x one client's (a flood from many addresses stays bounded)
+        self.every_client = Repeats(repeats.burst * 10, repeats.interval_s)
 
     def filter(self, record: logging.LogRecord) -> bool:
         key = getattr(record, "repeat_key", None)
@@ -219,7 +221,11 @@ class RepeatFilter(logging.Filter):
         if record.name == "asyncio" and record.exc_info and "accept" in str(record.msg):
             record.exc_info, record.exc_text = None, None  # (one per refused connection in an fd flood)
         args = record.args if isinstance(record.args, tuple) else ()
-        write, left_out = self.repeats.admit((record.name, record.levelno, str(record.msg), args, key))
+        kind = (record.name, record.levelno, str(record.msg), args)
+        write, left_out = self.repeats.admit((*kind, key))
+        if write and key is not None:
+            write, more = self.every_client.admit(kind)
+            left_out += more
         if write and left_out:
             record.msg = f"{record.msg} [{left_out} more like this left out of the log in the last interval]"
         return write
