@@ -221,7 +221,7 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
                    "p50_s": statistics.median(latencies) if latencies else None,
                    "p99_s": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else None,
                    "peak_rss_mb": round(peak, 1), "flood_log_bytes_per_min": round(log_bytes / elapsed * 60),
-                   "alive": bench.service.running()}
+                   "alive": bench.service.running(), "exit": bench.service.proc.poll()}
             rows.append(row)
             print(json.dumps(row), flush=True)
             await asyncio.sleep(2)

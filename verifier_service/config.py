@@ -125,7 +125,6 @@ class ServiceConfig:
                                "soft open-file limit is raised to the hard one at start, and the HTTP door holds at "
                                "most that limit minus this many connections")
     grpc_max_connection_idle_s: float = _f(300.0, "a gRPC connection with no call this long is closed (GOAWAY)")
-    grpc_max_concurrent_streams: int = _f(256, "calls at once on one gRPC connection")
     stream_max_batches: int = _f(4, "VerifyStream batches read ahead and not yet answered, per stream: a client "
                                     "that stops reading answers stops being read")
     max_spec_bytes: int = _f(4 * 1024 * 1024, "largest spec of one request (serialized; checked before it is "
@@ -150,7 +149,7 @@ class ServiceConfig:
                      "max_message_bytes", "http_max_body_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
                      "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
-                     "http_body_budget_bytes", "http_tenant_body_budget_bytes", "grpc_max_concurrent_streams",
+                     "http_body_budget_bytes", "http_tenant_body_budget_bytes",
                      "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
@@ -226,7 +225,7 @@ SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_ag
                "http_port", "http_host", "http_max_body_bytes", "http_max_connections",
                "http_max_connections_per_peer", "http_idle_timeout_s", "http_body_timeout_s", "http_body_budget_bytes",
                "http_tenant_body_budget_bytes", "fd_reserve", "grpc_max_connection_idle_s",
-               "grpc_max_concurrent_streams", "stream_max_batches", "jupyter_max_output_bytes",
+               "stream_max_batches", "jupyter_max_output_bytes",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
                "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",

@@ -98,11 +98,8 @@ class VerifierServicer(pb_grpc.VerifierServicer):
 
         async def read_all():
             try:
-                while True:
-                    await window.acquire()
-                    batch = await anext(request_iterator, None)
-                    if batch is None:
-                        break
+                async for batch in request_iterator:
+                    await window.acquire()  # (this batch waits here until an answer is taken)
                     state["outstanding"] += 1
                     task = asyncio.create_task(one(batch))
                     tasks.add(task)
