@@ -149,6 +149,7 @@ def test_bodies_are_bounded_before_they_are_inflated_or_parsed(door):
                              headers=headers(door, "free"), timeout=120)
     assert declared.status_code == 413
     # bodies under the limit, held at once past the tenant's budget: the one past it is refused
+    wait_for(lambda: door.app.http.connections.open == 0, timeout=30)  # (the refused bodies' connections closed)
     held = []
     try:
         for n in (1, 2):
