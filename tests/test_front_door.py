@@ -41,7 +41,7 @@ BACKENDS = [pytest.param(("docker", ""), id="runc"),
             pytest.param(("docker", "runsc"), id="gvisor",
                          marks=pytest.mark.skipif(not _runsc(), reason="gVisor (runsc) is not registered")),
             pytest.param(("bwrap", ""), id="bwrap", marks=pytest.mark.bwrap)]
-PER_PEER = 4
+PER_PEER = 8
 BODY_LIMIT = 256 * 1024
 
 
@@ -136,6 +136,7 @@ def _partial(door, tenant: str, declared: int, sent: int) -> socket.socket:
 
 
 def test_bodies_are_bounded_before_they_are_inflated_or_parsed(door):
+    wait_for(lambda: door.app.http.connections.open == 0, timeout=30)  # (earlier tests' connections closed)
     bomb = _bomb(200 << 20)  # ~200 KB (under the limit as sent) that inflates to 200 MB
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB; the service runs in this process
     answer = requests.post(door.http_url + "/get_reward", data=bomb, timeout=120,
@@ -196,6 +197,7 @@ def _connect(door) -> socket.socket:
 
 
 def test_connections_per_client_are_capped(door):
+    wait_for(lambda: door.app.http.connections.open == 0, timeout=30)
     held = [_connect(door) for _ in range(PER_PEER)]
     try:
         wait_for(lambda: door.app.http.connections.open >= PER_PEER, timeout=10)
