@@ -309,10 +309,11 @@ def test_api_keys_and_catalog_verifiers(tmp_path, make_service):
                      headers=headers)
     assert forbidden.status_code == 403
     assert requests.get(service.http_url + "/health", timeout=10).status_code == 200  # health stays open
-    # /metrics names tenants: with tenants it takes a key
+    # /metrics names tenants: with tenants it takes a key, and a tenant's key reads only its own series
     assert requests.get(service.http_url + "/metrics", timeout=10).status_code == 401
     keyed = requests.get(service.http_url + "/metrics", headers=headers, timeout=10)
-    assert keyed.status_code == 200 and "rlvr_rpcs_total" in keyed.text
+    assert keyed.status_code == 200 and 'rlvr_tenant_verifications_total{tenant="team-math"}' in keyed.text
+    assert "rlvr_rpcs_total" not in keyed.text
     # (only pure verifiers ran: let the warm pool finish starting its sandbox before the service stops)
     wait_for(lambda: service.app.sandbox._idle.qsize() >= 1, timeout=60)
 

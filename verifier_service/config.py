@@ -106,9 +106,38 @@ class ServiceConfig:
     http_port: int = _f(0, "port of the HTTP/JSON front door: SandboxFusion /run_code, OpenRLHF /get_reward, "
                            "open-instruct /test_program (0 = off; worker processes share it)")
     http_host: str = _f("", "address the HTTP front door binds ('' = the service's host)")
-    http_max_body_bytes: int = _f(16 * 1024 * 1024, "largest HTTP request body accepted (a larger one is 413)")
+    http_max_body_bytes: int = _f(16 * 1024 * 1024, "largest HTTP request body accepted, as sent and once inflated "
+                                                    "(gzip, deflate, br, zstd: read in chunks, never inflated past "
+                                                    "it); a larger one is 413")
     openrlhf_strip_tokens: str = _f(DEFAULT_STRIP_TOKENS, "special tokens taken off the end of an OpenRLHF "
                                     "response (/get_reward; it decodes with them), comma-separated ('' = none)")
+    # The doors under hostile clients (docs/security.md, "Limits at the doors").
+    http_max_connections: int = _f(1024, "open HTTP connections at once; one more is answered 503 and closed (also "
+                                         "held under the open-file limit minus fd_reserve)")
+    http_max_connections_per_peer: int = _f(64, "open HTTP connections from one client address; one more is "
+                                                "answered 503 and closed")
+    http_idle_timeout_s: float = _f(15.0, "an HTTP connection that has not sent a whole request header this long "
+                                          "after it opened or after its last answer is closed (slow headers, idle "
+                                          "keep-alive)")
+    http_body_timeout_s: float = _f(60.0, "seconds an HTTP request body may take to arrive (408 past it)")
+    http_body_budget_bytes: int = _f(64 * 1024 * 1024, "request body bytes the HTTP door holds at once, every "
+                                                       "tenant together (over it: 429, retry)")
+    http_tenant_body_budget_bytes: int = _f(32 * 1024 * 1024, "request body bytes the HTTP door holds at once for "
+                                                              "one tenant (over it: 429, retry)")
+    fd_reserve: int = _f(1024, "file descriptors kept free for the Docker engine, the sandboxes and the logs: the "
+                               "soft open-file limit is raised to the hard one at start, and the HTTP door holds at "
+                               "most that limit minus this many connections")
+    grpc_max_connection_idle_s: float = _f(300.0, "a gRPC connection with no call this long is closed (GOAWAY)")
+    stream_max_batches: int = _f(4, "VerifyStream batches read ahead and not yet answered, per stream: a client "
+                                    "that stops reading answers stops being read")
+    max_spec_bytes: int = _f(4 * 1024 * 1024, "largest spec of one request (serialized; checked before it is "
+                                              "parsed): its schema, tests and cases together")
+    jupyter_max_output_bytes: int = _f(8 * 1024 * 1024, "/run_jupyter: output of all a request's cells together "
+                                                        "(stdout, stderr, values, tracebacks); past it the cells "
+                                                        "left are not run")
+    log_repeat_burst: int = _f(20, "log lines of one kind (same logger, message and client) per log_repeat_interval_s; "
+                                   "more are counted and summed up in one line per interval")
+    log_repeat_interval_s: float = _f(10.0, "the interval of log_repeat_burst")
     # Tenancy (docs/tenancy.md).
     tenants: str = _f("", "YAML file of tenants: API key hashes, quotas, catalog namespaces ('' = no authentication)")
     catalog: str = _f("", "directory of catalog verifiers (team/name@version files and catalog.lock)")
@@ -122,12 +151,15 @@ class ServiceConfig:
         for name in ("max_concurrency", "max_pending", "max_batch_size", "max_completion_bytes",
                      "max_message_bytes", "http_max_body_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
-                     "session_output_limit_bytes"):
+                     "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
+                     "http_body_budget_bytes", "http_tenant_body_budget_bytes",
+                     "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "health_interval_s",
                      "pool_max_age_s", "session_cell_timeout_s", "session_budget_s", "session_idle_ttl_s",
-                     "session_max_lifetime_s"):
+                     "session_max_lifetime_s", "http_idle_timeout_s", "http_body_timeout_s",
+                     "grpc_max_connection_idle_s", "log_repeat_interval_s"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
@@ -137,6 +169,8 @@ class ServiceConfig:
                 problems.append(f"{name} must not be negative")
         if self.max_connection_age_s < 0:
             problems.append("max_connection_age_s must not be negative")
+        if self.fd_reserve < 0:
+            problems.append("fd_reserve must not be negative")
         if self.result_cache_size < 0:
             problems.append("result_cache_size must not be negative")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):
@@ -191,7 +225,10 @@ def _convert(name: str, typ: Any, raw: Any) -> Any:
 # Settings of a listening service only: an embedded service (verify, inspect) listens on loopback for its own
 # process, without TLS, tenants, metrics or worker processes.
 SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_age_s", "metrics_port", "metrics_host",
-               "http_port", "http_host", "http_max_body_bytes", "openrlhf_strip_tokens",
+               "http_port", "http_host", "http_max_body_bytes", "openrlhf_strip_tokens", "http_max_connections",
+               "http_max_connections_per_peer", "http_idle_timeout_s", "http_body_timeout_s", "http_body_budget_bytes",
+               "http_tenant_body_budget_bytes", "fd_reserve", "grpc_max_connection_idle_s",
+               "stream_max_batches", "jupyter_max_output_bytes",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
                "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import resource
 import signal
 from typing import Any
 
@@ -17,6 +18,20 @@ from verifier_service.service.app import App
 
 log = logging.getLogger("verifier_service.server")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def raise_fd_limit() -> tuple[int, int]:
+    """Raises the soft open-file limit to the hard one (a flood of connections then meets the door's own caps long
+    before the process runs out of descriptors); returns (soft, hard)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the open-file limit from %d to %d: %s", soft, target, exc)
+    return soft, hard
 
 
 class VerifierApp(App):
@@ -43,6 +58,9 @@ class VerifierApp(App):
             except OSError as exc:
                 raise VerifierError(f"cannot serve HTTP on {http_host}:{self.config.http_port}: "
                                     f"{exc.strerror or exc}") from exc
+        soft, hard = raise_fd_limit()  # a flood of connections meets the doors' caps, not the process's fd limit
+        log.info("open-file limit %d (hard %d); %d kept for the engine and the sandboxes (fd_reserve)", soft, hard,
+                 self.config.fd_reserve)
         await super().start()
         self.port = self.grpc.bind()
         if self.http is not None:  # before the gRPC port: its SERVING then means both doors are open

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 
 import grpc
 
+from verifier_service.service.audit import Repeats
 from verifier_service.service.context import REQUEST_ID_KEY, current_request_id, request_id_from
 from verifier_service.tenancy.auth import PROTECTED_PREFIX, current_tenant
 from verifier_service.wire import decode as wire_decode
@@ -69,9 +70,20 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
             if code != "OK" and code != "UNAUTHENTICATED":
                 self.metrics.refused(tenant, code)
         level = logging.WARNING if code in SERVICE_FAULTS else logging.INFO
-        log.log(level, "rpc %s %s", method, code, extra={"rpc": {
-            "method": method, "code": code, "tenant": tenant, "completions": completions,
-            "duration_ms": round(duration * 1000, 1)}})
+        extra: dict = {"rpc": {"method": method, "code": code, "tenant": tenant, "completions": completions,
+                               "duration_ms": round(duration * 1000, 1)}}
+        if code != "OK":  # refusals are bounded per client address (RepeatFilter)
+            extra["repeat_key"] = _address(context)
+        log.log(level, "rpc %s %s", method, code, extra=extra)
+
+
+def _address(context) -> str:
+    """The client's address without its port ('ipv4:127.0.0.1:5555' -> 'ipv4:127.0.0.1')."""
+    try:
+        peer = context.peer() or "?"
+    except Exception:  # noqa: BLE001 - a context without a peer
+        return "?"
+    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
 
 
 def _code_name(context, failure: BaseException | None) -> str:
@@ -190,6 +202,35 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+class RepeatFilter(logging.Filter):
+    """Bounds repeated lines (``service/audit.Repeats``): warnings and errors, and the lines of refused calls
+    (they carry ``repeat_key``: the client's address), by logger, message and key. An accept refused for want of
+    descriptors is one line without its traceback. The first line of a key's next interval says how many were
+    left out."""
+
+    def __init__(self, repeats: Repeats):
+        super().__init__()
+        self.repeats = repeats
+        # the same line from every client together: 10x one client's (a flood from many addresses stays bounded)
+        self.every_client = Repeats(repeats.burst * 10, repeats.interval_s)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = getattr(record, "repeat_key", None)
+        if key is None and record.levelno < logging.WARNING:
+            return True
+        if record.name == "asyncio" and record.exc_info and "accept" in str(record.msg):
+            record.exc_info, record.exc_text = None, None  # (one per refused connection in an fd flood)
+        args = record.args if isinstance(record.args, tuple) else ()
+        kind = (record.name, record.levelno, str(record.msg), args)
+        write, left_out = self.repeats.admit((*kind, key))
+        if write and key is not None:
+            write, more = self.every_client.admit(kind)
+            left_out += more
+        if write and left_out:
+            record.msg = f"{record.msg} [{left_out} more like this left out of the log in the last interval]"
+        return write
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: ts, level, logger, msg, request_id, and the record's ``rpc`` fields."""
 
@@ -211,10 +252,12 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
-def configure_logging(level: str, fmt: str) -> None:
-    """The root logger: ``text`` (with the request id) or ``json`` lines on stderr."""
+def configure_logging(level: str, fmt: str, repeats: Repeats | None = None) -> None:
+    """The root logger: ``text`` (with the request id) or ``json`` lines on stderr, repeated lines bounded
+    (``RepeatFilter``)."""
     handler = logging.StreamHandler()
     handler.addFilter(RequestIdFilter())
+    handler.addFilter(RepeatFilter(repeats if repeats is not None else Repeats()))
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:

@@ -28,6 +28,7 @@ from verifier_service.wire import UNDECODABLE
 log = logging.getLogger(__name__)
 _COMMON = {p.name for p in COMMON_PARAMS}
 SPEC_CACHE = 4096  # validated specs kept (a training batch repeats each prompt's spec)
+SPEC_CACHE_BYTES = 64 * 1024 * 1024  # and their serialized bytes together at most (large specs are not all kept)
 _DEFAULT_WEIGHTS = {p.name: p.default for p in COMMON_PARAMS if p.name.endswith("_weight")}
 
 
@@ -49,6 +50,7 @@ class Engine:
         self.sandbox = sandbox
         self.pure_pool = pure_pool
         self._specs: dict[bytes, tuple[Spec, VerifierKind]] = {}
+        self._spec_bytes = 0  # len of the keys of _specs together
         self._results: OrderedDict[bytes, pb.VerifyResult] = OrderedDict()
 
     def prepare(self, request: pb.VerifyRequest) -> Prepared:
@@ -59,13 +61,18 @@ class Engine:
         if not request.HasField("spec") or not request.spec.kind:
             raise InvalidSpec("spec.kind is required; ListVerifiers names the kinds")
         spec_bytes = request.spec.SerializeToString(deterministic=True)
+        if len(spec_bytes) > self.config.max_spec_bytes:  # before anything of it is parsed
+            raise InvalidSpec(f"the spec is {len(spec_bytes)} bytes, over this service's limit of "
+                              f"{self.config.max_spec_bytes} (max_spec_bytes)")
         cached = self._specs.get(spec_bytes)
         if cached is None:
             try:
                 cached = self._specs[spec_bytes] = self._validate_spec(request.spec)
             except RecursionError as exc:  # a schema or tool list nested past what the checks can walk
                 raise InvalidSpec("the spec is nested too deeply to check") from exc
-            while len(self._specs) > SPEC_CACHE:
+            self._spec_bytes += len(spec_bytes)
+            while len(self._specs) > SPEC_CACHE or (self._spec_bytes > SPEC_CACHE_BYTES and len(self._specs) > 1):
+                self._spec_bytes -= len(next(iter(self._specs)))
                 self._specs.pop(next(iter(self._specs)))
         spec, kind = cached
         verdict = completion_verdict(completion, len(encoded), self.config.max_completion_bytes)

@@ -1,7 +1,9 @@
 """json_schema: the completion must be a JSON document that a JSON Schema accepts.
 
 The schema's dialect follows its ``$schema`` (draft 2020-12 when absent);
-``format`` keywords are checked. Validators are compiled once per schema and
+``format`` keywords are checked (asserted, in every draft) by jsonschema's format checker with its optional format
+libraries (the ``format-nongpl`` extra): ``CHECKED_FORMATS``. A schema naming a format that cannot be checked
+is refused (INVALID_ARGUMENT), never passed as if any string met it. Validators are compiled once per schema and
 cached. The helpers here are shared with the tool_call kind.
 """
 
@@ -45,6 +47,37 @@ def check_schema(schema: Any, where: str) -> None:
         raise InvalidSpec(f"{where} is not a valid JSON Schema: {truncate(exc.message, _ERROR_LIMIT)} "
                           f"at {exc.json_path}") from None
     _check_refs(schema, where)
+    _check_formats(schema, where)
+
+
+def _format_checker() -> FormatChecker:
+    """Every format jsonschema can check (those whose library is installed), each by its latest definition:
+    draft 2020-12's checkers (``time`` is RFC 3339's full-time, not draft 3's ``%H:%M:%S``), plus the older
+    drafts' formats it lacks (``color``)."""
+    checker = FormatChecker()
+    checker.checkers = {**FormatChecker().checkers, **Draft202012Validator.FORMAT_CHECKER.checkers}
+    return checker
+
+
+FORMAT_CHECKER = _format_checker()
+CHECKED_FORMATS = frozenset(FORMAT_CHECKER.checkers)  # the format values this service checks
+
+
+def _check_formats(schema: Any, where: str) -> None:
+    """Raises InvalidSpec for a ``format`` keyword this service cannot check: jsonschema passes any string for
+    a format it has no checker for, which would reward output that breaks the spec."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            value = node.get("format")
+            if isinstance(value, str) and value not in CHECKED_FORMATS:
+                raise InvalidSpec(f"{where} names format {truncate(value, 100)!r}, which this service cannot "
+                                  f"check (a string of any shape would pass); checked formats: "
+                                  f"{', '.join(sorted(CHECKED_FORMATS))}. Use a pattern instead")
+            stack.extend(v for k, v in node.items() if k not in _DATA_KEYWORDS)
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 _DATA_KEYWORDS = ("enum", "const", "default", "examples")  # their values are data, not schemas
@@ -83,7 +116,7 @@ def _check_refs(schema: Any, where: str) -> None:
 @lru_cache(maxsize=512)
 def _compile(key: str) -> Any:
     schema = json.loads(key)
-    return _validator_class(schema)(schema, format_checker=FormatChecker())
+    return _validator_class(schema)(schema, format_checker=FORMAT_CHECKER)
 
 
 _BY_OBJECT: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, validator): skips the JSON key per check

@@ -17,7 +17,7 @@ from verifier_service.engine.engine import Engine
 from verifier_service.engine.pool import PurePool
 from verifier_service.errors import SandboxUnavailable, VerifierError
 from verifier_service.sandbox import format_isolation, make_sandbox
-from verifier_service.service.audit import AuditLog
+from verifier_service.service.audit import AuditLog, Repeats
 from verifier_service.service.metrics import Metrics
 from verifier_service.service.sessions import SessionManager
 from verifier_service.service.verifier import Verifier
@@ -36,7 +36,7 @@ class App:
         self.engine = Engine(config, self.sandbox, self.pure_pool)
         self.tenants = Tenants.load(config.tenants) if config.tenants else None
         catalog = Catalog.load(config.catalog, check=self.engine.prepare) if config.catalog else Catalog()
-        self.audit = AuditLog(config.audit_log)
+        self.audit = AuditLog(config.audit_log, Repeats(config.log_repeat_burst, config.log_repeat_interval_s))
         self.auth = AuthInterceptor(self.tenants, self.audit) if self.tenants is not None else None
         self.metrics = Metrics()
         self.verifier = Verifier(self.engine, catalog=catalog, audit=self.audit, metrics=self.metrics)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 import uuid
 from collections import Counter
 from datetime import datetime, timezone
@@ -40,10 +41,40 @@ def _one_or_counts(counter: Counter) -> Any:
     return next(iter(counter)) if len(counter) == 1 else dict(sorted(counter.items()))
 
 
+class Repeats:
+    """Bounds lines of one kind: ``burst`` per ``interval_s`` for each key; past that they are counted, and the
+    first line of the key's next interval says how many were left out (one line per interval, with a count),
+    so that no client can fill a node's disk with refusals."""
+
+    def __init__(self, burst: int = 20, interval_s: float = 10.0):
+        self.burst = burst
+        self.interval_s = interval_s
+        self._keys: dict[Any, list[float]] = {}  # key -> [window start, lines in it, lines left out]
+        self._lock = threading.Lock()
+
+    def admit(self, key: Any) -> tuple[bool, int]:
+        """(write this line?, how many lines of the key were left out before it)."""
+        now = time.monotonic()
+        with self._lock:
+            state = self._keys.get(key)
+            if state is None or now - state[0] >= self.interval_s:
+                left_out = int(state[2]) if state is not None else 0
+                if len(self._keys) > 10000:  # keys of past intervals (addresses of a flood): forgotten
+                    self._keys = {k: v for k, v in self._keys.items() if now - v[0] < self.interval_s}
+                self._keys[key] = [now, 1, 0]
+                return True, left_out
+            if state[1] < self.burst:
+                state[1] += 1
+                return True, 0
+            state[2] += 1
+            return False, 0
+
+
 class AuditLog:
-    def __init__(self, path: str = ""):
+    def __init__(self, path: str = "", repeats: Repeats | None = None):
         self.path = path
         self._lock = threading.Lock()
+        self.repeats = repeats if repeats is not None else Repeats()
 
     @property
     def enabled(self) -> bool:
@@ -87,8 +118,15 @@ class AuditLog:
         self.write(record)
 
     def refused(self, *, method: str, tenant, status: str, message: str, metadata) -> None:
-        """A call refused before it was read (authentication)."""
+        """A call refused before it was read (authentication): ``Repeats`` lines per method and status and
+        interval, the first of the next interval counting those left out (``left_out``)."""
         if not self.enabled:
             return
-        self.write({"audit": "verify", "method": method, "request_id": request_id(metadata),
-                    "tenant": tenant.name if tenant is not None else None, "status": status, "message": message})
+        write, left_out = self.repeats.admit(("refused", method, status))
+        if not write:
+            return
+        record = {"audit": "verify", "method": method, "request_id": request_id(metadata),
+                  "tenant": tenant.name if tenant is not None else None, "status": status, "message": message}
+        if left_out:
+            record["left_out"] = left_out
+        self.write(record)

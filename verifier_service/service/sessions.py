@@ -21,7 +21,14 @@ import time
 from dataclasses import dataclass, field
 
 from verifier_service.config import ServiceConfig
-from verifier_service.errors import InvalidSpec, Overloaded, QuotaExceeded, SandboxUnavailable, SessionGone
+from verifier_service.errors import (
+    InvalidSpec,
+    Overloaded,
+    PermissionDenied,
+    QuotaExceeded,
+    SandboxUnavailable,
+    SessionGone,
+)
 from verifier_service.sandbox.sessions import (
     CellOutcome,
     SandboxSession,
@@ -31,7 +38,7 @@ from verifier_service.sandbox.sessions import (
 )
 from verifier_service.sandbox.warm import PooledSandbox
 from verifier_service.service.audit import AuditLog
-from verifier_service.tenancy.auth import Tenant
+from verifier_service.tenancy.auth import Tenant, require_inline
 from verifier_service.tenancy.session_quota import SessionQuotas
 
 log = logging.getLogger(__name__)
@@ -124,6 +131,12 @@ class SessionManager:
     async def open(self, tenant: Tenant, language: str = "", limits: SessionLimits | None = None,
                    labels: dict[str, str] | None = None) -> Entry:
         started = time.monotonic()
+        try:
+            require_inline(tenant, "open a sandbox session (it runs code of its own)")
+        except PermissionDenied as exc:
+            self._audit({"audit": "session", "event": "open", "tenant": tenant.name, "status": "PERMISSION_DENIED",
+                         "message": str(exc)[:300]})
+            raise
         language = language or "python"
         if language not in LANGUAGES:
             raise InvalidSpec(f"sessions speak {', '.join(LANGUAGES)}; not {language!r}")

@@ -31,7 +31,7 @@ from verifier_service.errors import (
 from verifier_service.sandbox.base import Job, SandboxRun
 from verifier_service.service.audit import AuditLog
 from verifier_service.service.context import Call
-from verifier_service.tenancy.auth import Tenant
+from verifier_service.tenancy.auth import Tenant, require_inline
 from verifier_service.tenancy.catalog import Catalog
 from verifier_service.tenancy.quota import TenantQuotas, Ticket
 
@@ -122,7 +122,9 @@ class Verifier:
 
     async def run_program(self, call: Call, job: Job) -> SandboxRun:
         """Runs ``job`` on the sandbox, counted as one verification by the tenant's quota and admission.
-        Raises a refusal, or ``SandboxUnavailable`` when the backend is down."""
+        Raises a refusal (a tenant held to catalog verifiers: PermissionDenied), or ``SandboxUnavailable`` when
+        the backend is down."""
+        require_inline(call.tenant, "run a program of its own")
         ticket = await self._admit(call, 1)
         try:
             self.admission.acquire(1)

@@ -16,6 +16,7 @@ and whether its audit lines may hold completion content:
         publish: [math]                   # namespaces it publishes into (and so may use)
         inline_specs: true                # may send inline specs, not only catalog references
         audit_content: false              # audit lines may carry its completions
+        operator: false                   # its key reads every tenant's metrics on the HTTP door's /metrics
 
 Keys travel as gRPC metadata ``authorization: Bearer <key>`` (or ``x-api-key``).
 Health and reflection stay open. Without a tenants file authentication is off
@@ -35,14 +36,14 @@ from typing import Any
 
 import grpc
 
-from verifier_service.errors import CatalogError
+from verifier_service.errors import CatalogError, PermissionDenied
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "rlvr_"
 HASH_PREFIX = "sha256:"
 PROTECTED_PREFIX = "/rlvr.verifier.v1.Verifier/"
 TENANT_KEYS = {"keys", "identities", "max_concurrency", "rate", "burst", "use", "publish", "inline_specs",
-               "audit_content", "max_sessions", "session_rate"}
+               "audit_content", "max_sessions", "session_rate", "operator"}
 _TENANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
 KEY_HELP = ("send the metadata 'authorization: Bearer <key>' (or 'x-api-key: <key>'; clients read "
@@ -74,6 +75,7 @@ class Tenant:
     audit_content: bool = False
     max_sessions: int = 0        # live sandbox sessions (0: the service's tenant_max_sessions)
     session_rate: float = 0.0    # sessions opened per second (0: the service's session_open_rate)
+    operator: bool = False       # reads every tenant's metrics (a tenant's key reads only its own)
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -91,6 +93,14 @@ class Tenant:
 
     def may_publish(self, namespace: str) -> bool:
         return "*" in self.publish or namespace in self.publish
+
+
+def require_inline(tenant: Tenant, what: str) -> None:
+    """Raises PermissionDenied unless ``tenant`` may run code of its own (``inline_specs``): a tenant held to
+    catalog verifiers may not run a program, a notebook or a session either, whatever the door."""
+    if not tenant.inline_specs:
+        raise PermissionDenied(f"tenant {tenant.name!r} may use catalog verifiers only (inline_specs is off), so "
+                               f"it may not {what}; set verifier to team/name@version (ListVerifiers lists them)")
 
 
 LOCAL_TENANT = Tenant("local")  # the one caller when authentication is off
@@ -128,7 +138,7 @@ def parse_tenant(name: str, data: Any, where: str) -> Tenant:
     if bad:
         raise CatalogError(f"{where}: keys hold 'sha256:<64 hex>' hashes, never the keys themselves "
                            f"(`verifier-service tenants hash-key`); not a hash: {bad[0][:12]}...")
-    for flag in ("inline_specs", "audit_content"):
+    for flag in ("inline_specs", "audit_content", "operator"):
         if flag in data and not isinstance(data[flag], bool):
             raise CatalogError(f"{where}: {flag} must be true or false")
     tenant = Tenant(
@@ -138,6 +148,7 @@ def parse_tenant(name: str, data: Any, where: str) -> Tenant:
         burst=_number(data.get("burst", 0), f"{where}: burst", int),
         use=_names(data.get("use", ["*"]), f"{where}: use"), publish=_names(data.get("publish"), f"{where}: publish"),
         inline_specs=data.get("inline_specs", True), audit_content=data.get("audit_content", False),
+        operator=data.get("operator", False),
         max_sessions=_number(data.get("max_sessions", 0), f"{where}: max_sessions", int),
         session_rate=_number(data.get("session_rate", 0), f"{where}: session_rate", float))
     if tenant.burst and not tenant.rate:

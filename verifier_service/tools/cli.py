@@ -19,6 +19,7 @@ from verifier_service.config import SANDBOX_SETTINGS, SERVER_ONLY, ServiceConfig
 from verifier_service.credentials import add_client_flags, credentials_from_args
 from verifier_service.doors.rpclog import configure_logging
 from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, ServiceUnreachable, VerifierError
+from verifier_service.service.audit import Repeats
 from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.tools.jsonl import read_jsonl
 
@@ -588,7 +589,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return run(args)
         config = load_config(args)
-        configure_logging(config.log_level, config.log_format)
+        configure_logging(config.log_level, config.log_format,
+                          Repeats(config.log_repeat_burst, config.log_repeat_interval_s))
         if args.command == "doctor":
             return _doctor(config)
         if args.command == "serve":

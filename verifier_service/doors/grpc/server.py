@@ -45,6 +45,7 @@ class GrpcDoor:
             ("grpc.max_send_message_length", limit),
             ("grpc.so_reuseport", 1),  # several worker processes may serve one port
             *self._connection_age(),
+            *self._connection_limits(),
         ])
         pb_grpc.add_VerifierServicer_to_server(self.servicer, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
@@ -68,6 +69,17 @@ class GrpcDoor:
             return []
         return [("grpc.max_connection_age_ms", int(self.config.max_connection_age_s * 1000)),
                 ("grpc.max_connection_age_grace_ms", int((self.config.max_timeout_s + 30) * 1000))]
+
+    def _connection_limits(self) -> list[tuple[str, int]]:
+        """Against idle and abusive connections: closed after grpc_max_connection_idle_s without a call; keepalive
+        pings enforced (a client pinging more often than every
+        5 min without calls, or at all without calls, is sent GOAWAY after 2 strikes)."""
+        # (no grpc.max_concurrent_streams: with grpcio 1.85 the server crashed with SIGSEGV when VerifyStreams
+        # that had stopped reading were cancelled; benchmarks/front_door_floods.py, phase unread_streams)
+        return [("grpc.max_connection_idle_ms", int(self.config.grpc_max_connection_idle_s * 1000)),
+                ("grpc.keepalive_permit_without_calls", 0),
+                ("grpc.http2.min_recv_ping_interval_without_data_ms", 300_000),
+                ("grpc.http2.max_ping_strikes", 2)]
 
     async def stop(self, grace: float) -> None:
         if self.server is not None:

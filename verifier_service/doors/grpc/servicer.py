@@ -18,7 +18,7 @@ from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.credentials import RETRY_AFTER_KEY
 from verifier_service.doors.grpc.sessions_rpc import cell_result, info, limits_from_proto
 from verifier_service.doors.rpclog import trailing_metadata
-from verifier_service.errors import STATUS, Overloaded, QuotaExceeded, refusal_message
+from verifier_service.errors import STATUS, QuotaExceeded, refusal_message
 from verifier_service.service.context import Call, current_request_id
 from verifier_service.service.sessions import SessionManager
 from verifier_service.service.verifier import REFUSALS, Verifier
@@ -82,6 +82,9 @@ class VerifierServicer(pb_grpc.VerifierServicer):
         return pb.VerifyBatchResponse(results=results, batch_id=request.batch_id)
 
     async def VerifyStream(self, request_iterator, context):
+        # Backpressure: at most stream_max_batches batches read and not yet answered; a client that stops reading
+        # answers (the yield below waits on HTTP/2 flow control) stops being read, and holds no more than those.
+        window = asyncio.Semaphore(self.verifier.engine.config.stream_max_batches)
         finished: asyncio.Queue = asyncio.Queue()
         tasks: set[asyncio.Task] = set()
         state = {"reading": True, "outstanding": 0}
@@ -96,6 +99,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
         async def read_all():
             try:
                 async for batch in request_iterator:
+                    await window.acquire()  # (this batch waits here until an answer is taken)
                     state["outstanding"] += 1
                     task = asyncio.create_task(one(batch))
                     tasks.add(task)
@@ -119,6 +123,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                 if isinstance(item, BaseException):
                     raise item
                 yield item
+                window.release()
             await reader
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
@@ -146,9 +151,7 @@ class VerifierServicer(pb_grpc.VerifierServicer):
             return await coro_fn(tenant)
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
-        except REFUSALS as exc:
-            if isinstance(exc, Overloaded) and self.metrics is not None:
-                self.metrics.refused(tenant.name, "RESOURCE_EXHAUSTED")
+        except REFUSALS as exc:  # (counted in the tenant's refusals once, by the RPC interceptor)
             await abort_refusal(context, exc)
         except Exception:  # noqa: BLE001 - logged with its traceback by _abort_internal
             await _abort_internal(context, "internal error in a session call")

@@ -14,13 +14,18 @@
 
 Every POST is authenticated as gRPC calls are (``Authorization: Bearer <key>`` or ``X-Api-Key``, when the
 service has a tenants file), counted in ``rlvr_rpcs_total{method="POST /path", code="<HTTP status>"}``, and
-logged in one line with its request id (``X-Request-Id``, echoed). A body over ``http_max_body_bytes`` is 413;
+logged in one line with its request id (``X-Request-Id``, echoed). A body over ``http_max_body_bytes`` (as sent or
+once inflated: it is read in chunks, never inflated past the limit) is 413; past the bytes the door holds at once
+(per tenant, in all) 429; connections are capped per door and per client address, a connection that sends no
+whole header within ``http_idle_timeout_s`` is closed, and a client that goes away cancels its request's work
+(``limits.py``);
 a request that is not what the endpoint takes is a 4xx whose JSON body says what is wrong (``error``); a
 fault of the service is a 500 naming a reference in the service log, never a traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -33,11 +38,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
 from verifier_service.doors.http.calls import HttpError, verify
+from verifier_service.doors.http.limits import BodyBudget, Connections, fd_limit, read_body
 from verifier_service.service.context import current_request_id, request_id_from
 from verifier_service.tenancy.auth import KEY_HELP, LOCAL_TENANT, current_tenant, hash_key, key_from_metadata
 
 log = logging.getLogger("verifier_service.http")
 SERVICE_FAULT = 500
+LINGER_S = 2.0  # what is left of a refused body is read (in chunks, dropped) this long before the connection closes
 
 
 def _json(data, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -69,6 +76,10 @@ class HttpFrontDoor:
         self.port: int | None = None
         self._socket: socket.socket | None = None
         self.strip_tokens = openrlhf.parse_tokens(app.config.openrlhf_strip_tokens)
+        self._server: asyncio.AbstractServer | None = None
+        config = app.config
+        self.connections = Connections(config.http_max_connections, config.http_max_connections_per_peer)
+        self.budget = BodyBudget(config.http_body_budget_bytes, config.http_tenant_body_budget_bytes)
         web_app = web.Application(client_max_size=app.config.http_max_body_bytes, middlewares=[self._middleware])
         web_app.add_routes([
             web.post("/run_code", self.run_code),
@@ -105,13 +116,24 @@ class HttpFrontDoor:
         return self.port
 
     async def start(self) -> None:
-        """Serves on the bound socket."""
-        self.runner = web.AppRunner(self.web_app, access_log=None)
+        """Serves on the bound socket: each connection counted (``limits.Connections``), a request's handler
+        cancelled when its client goes away, a connection without a whole header in ``http_idle_timeout_s`` closed."""
+        config = self.app.config
+        self.runner = web.AppRunner(self.web_app, access_log=None, handler_cancellation=True,
+                                    keepalive_timeout=config.http_idle_timeout_s,
+                                    lingering_time=LINGER_S)
         await self.runner.setup()
         assert self._socket is not None, "bind() first"
-        await web.SockSite(self.runner, self._socket).start()
+        self.connections.limit = max(16, min(config.http_max_connections, fd_limit() - config.fd_reserve))
+        server = self.runner.server
+        assert server is not None
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: self.connections.protocol(server()), sock=self._socket)
 
     async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
@@ -136,9 +158,12 @@ class HttpFrontDoor:
         # /metrics names tenants: with a tenants file it takes a key as the POST endpoints do (a scraper without one
         # reads the metrics port, which operators keep private)
         keyed = protected or (request.path == "/metrics" and self.app.auth is not None)
+        request["rlvr_held"] = held = [0]  # body bytes held against the budget (read_body), until answered
         try:
             response = await self._answer(request, handler, keyed)
         finally:
+            if held[0]:
+                self.budget.release(current_tenant.get().name, held[0])
             if metrics is not None and protected:
                 metrics.in_flight -= 1
         response.headers["X-Request-Id"] = rid
@@ -150,9 +175,11 @@ class HttpFrontDoor:
                 if response.status >= 400 and response.status not in (401, 404, 405):
                     metrics.refused(current_tenant.get().name, str(response.status))
             level = logging.WARNING if response.status >= SERVICE_FAULT else logging.INFO
-            log.log(level, "http %s %d", method, response.status, extra={"rpc": {
-                "method": method, "code": response.status, "tenant": current_tenant.get().name,
-                "duration_ms": round(duration * 1000, 1)}})
+            extra: dict = {"rpc": {"method": method, "code": response.status, "tenant": current_tenant.get().name,
+                                   "duration_ms": round(duration * 1000, 1)}}
+            if response.status >= 400:  # refusals are bounded per client address (doors/rpclog.RepeatFilter)
+                extra["repeat_key"] = request.remote or "?"
+            log.log(level, "http %s %d", method, response.status, extra=extra)
         return response
 
     async def _answer(self, request: web.Request, handler, keyed: bool) -> web.StreamResponse:
@@ -200,9 +227,10 @@ class HttpFrontDoor:
                                message=problem, metadata=tuple(request.headers.items()))
         raise HttpError(401, problem, {"WWW-Authenticate": "Bearer"})
 
-    @staticmethod
-    async def _body(request: web.Request):
-        raw = await request.read()
+    async def _body(self, request: web.Request):
+        config = self.app.config
+        raw = await read_body(request, config.http_max_body_bytes, config.http_body_timeout_s, self.budget,
+                              current_tenant.get().name, request["rlvr_held"])
         try:
             return json.loads(raw)
         except RecursionError:
@@ -270,5 +298,27 @@ class HttpFrontDoor:
         return _json("pong")
 
     async def metrics(self, request: web.Request) -> web.Response:
-        return web.Response(body=generate_latest(self.app.metrics.registry),
-                            headers={"Content-Type": CONTENT_TYPE_LATEST})
+        """Every series for an operator's key (or without tenants); a tenant's key reads only its own series (those
+        labelled with its name): other tenants' names and counts are the operator's."""
+        text = generate_latest(self.app.metrics.registry)
+        tenant = current_tenant.get()
+        if self.app.auth is not None and not tenant.operator:
+            text = own_series(text, tenant.name)
+        return web.Response(body=text, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+def own_series(exposition: bytes, tenant: str) -> bytes:
+    """The samples of a Prometheus text exposition labelled ``tenant="<tenant>"``, with their HELP and TYPE."""
+    mark = f'tenant="{tenant}"'.encode()
+    out: list[bytes] = []
+    comments: list[bytes] = []
+    for line in exposition.splitlines(keepends=True):
+        if line.startswith(b"#"):
+            if line.startswith(b"# HELP"):
+                comments = []
+            comments.append(line)
+        elif mark in line:
+            out.extend(comments)
+            comments = []
+            out.append(line)
+    return b"".join(out)

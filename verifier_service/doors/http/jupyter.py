@@ -23,9 +23,9 @@ import posixpath
 import time
 from typing import Any
 
-from verifier_service.doors.http.calls import HttpError, refusal
+from verifier_service.doors.http.calls import REFUSALS, HttpError, refusal
 from verifier_service.doors.http.sandboxfusion import _invalid
-from verifier_service.errors import InvalidSpec, Overloaded, QuotaExceeded, SessionGone
+from verifier_service.errors import SessionGone
 from verifier_service.sandbox.sessions import CellOutcome, SessionLimits
 
 KERNELS = ("python3",)
@@ -160,7 +160,7 @@ async def _open(sessions, tenant, request: dict[str, Any], config):
                            idle_ttl_s=0, max_lifetime_s=0)
     try:
         return await sessions.open(tenant, "python", limits, {"via": "POST /run_jupyter"})
-    except (QuotaExceeded, Overloaded, InvalidSpec) as exc:
+    except REFUSALS as exc:  # (a tenant held to catalog verifiers: 403, checked by the core)
         raise refusal(exc) from exc
 
 
@@ -174,7 +174,13 @@ async def _run(sessions, tenant, session_id: str, request: dict[str, Any], confi
             return _answer("SandboxError", f"could not write the request's files: {outcome.status} "
                            f"{outcome.error}".strip(), _driver("Error", time.monotonic() - started), [])
     cells: list = []
+    output = 0  # bytes of all cells' output so far (jupyter_max_output_bytes)
     for code in request["cells"]:
+        if output > config.jupyter_max_output_bytes:
+            return _answer("Failed", f"the cells' output together passed this service's limit of "
+                           f"{config.jupyter_max_output_bytes} bytes (jupyter_max_output_bytes) after cell "
+                           f"{len(cells) - 1}; the {len(request['cells']) - len(cells)} cell(s) left were not run",
+                           _driver("Error", time.monotonic() - started, "output limit"), cells)
         left = request["total_timeout"] - (time.monotonic() - started)
         if left <= 0:
             return _answer("Failed", "", _driver("TimeLimitExceeded", time.monotonic() - started,
@@ -183,6 +189,8 @@ async def _run(sessions, tenant, session_id: str, request: dict[str, Any], confi
         _, outcome = await sessions.execute(tenant, session_id, code, timeout_s=limit,
                                             output_limit_bytes=output_limit)
         cells.append(cell_result(outcome, limit, output_limit))
+        output += (len(outcome.stdout) + len(outcome.stderr) + len(outcome.value or "") + len(outcome.traceback)
+                   + len(outcome.error))
         elapsed = time.monotonic() - started
         if outcome.status == "infra_error":
             return _answer("SandboxError", f"the sandbox could not run cell {len(cells) - 1}: {outcome.error}",

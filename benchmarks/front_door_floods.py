@@ -1,0 +1,288 @@
+"""Issue 38: each door flooded by one client while another tenant verifies, side by side in one run.
+
+    python -m benchmarks.front_door_floods [--phase-s 10] [--out benchmarks/]
+
+One ``verifier-service serve --http-port`` (its own process, ``verifier_service.testing.ServedProcess``) with two
+tenants: ``victim`` sends one trivial ``python_assert`` Verify at a time (gRPC) through every phase; ``attacker``
+(or nobody, for the unauthenticated floods) floods a door. Per phase: the victim's p50 / p99 as a ratio to the
+idle phase of the same run, its calls past their deadline (30 s), the service's peak RSS (VmRSS sampled every
+0.2 s) and its log bytes per minute. Loopback only (the idle-connection flood spreads over 127.0.0.2-127.0.0.9
+to reach the door's total cap as well as the per-address one). Writes front_door_floods.json and FLOODS.md.
+
+Phases: idle; idle connections; slow headers; gzip bodies (15 KB -> 15 MB); large JSON bodies (15 MB);
+VerifyStreams that send and never read; unauthenticated HTTP; unauthenticated gRPC; a completion's output flood.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import resource
+import socket
+import statistics
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEADLINE_S = 30.0
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def gzip_bomb(inflated: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = b" " * (1 << 20)
+    return b"".join([*(packer.compress(chunk) for _ in range(inflated // len(chunk))), packer.flush()])
+
+
+class Bench:
+    def __init__(self, service, keys, phase_s: float):
+        self.service = service
+        self.keys = keys
+        self.phase_s = phase_s
+        self.http = f"http://127.0.0.1:{service.http_port}"
+
+    def md(self, tenant: str):
+        return (("authorization", f"Bearer {self.keys.key[tenant]}"),)
+
+    async def victim(self, stop: asyncio.Event, stub, pb, request) -> tuple[list[float], int]:
+        import grpc
+
+        latencies, missed = [], 0
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                result = await stub.Verify(request, metadata=self.md("victim"), timeout=DEADLINE_S)
+                if result.verdict != pb.PASSED:
+                    missed += 1
+            except grpc.aio.AioRpcError:
+                missed += 1
+            latencies.append(time.monotonic() - started)
+        return latencies, missed
+
+    # ---- the floods: each runs until stop is set ---------------------------------------------------
+
+    async def idle_connections(self, stop: asyncio.Event) -> None:
+        socks = []
+        for i in range(1600):  # 200 per address over 8 addresses: past the per-address and the total caps
+            host = f"127.0.0.{2 + i % 8}"
+            try:
+                s = socket.socket()
+                s.setblocking(False)
+                s.bind((host, 0))
+                await asyncio.get_running_loop().sock_connect(s, ("127.0.0.1", self.service.http_port))
+                socks.append(s)
+            except OSError:
+                s.close()
+        await stop.wait()
+        for s in socks:
+            s.close()
+
+    async def slow_headers(self, stop: asyncio.Event) -> None:
+        socks = []
+        while not stop.is_set():
+            for _ in range(50):
+                try:
+                    s = socket.socket()
+                    s.setblocking(False)
+                    s.bind((f"127.0.0.{10 + len(socks) % 8}", 0))
+                    await asyncio.get_running_loop().sock_connect(s, ("127.0.0.1", self.service.http_port))
+                    s.send(b"POST /run_code HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                    socks.append(s)
+                except OSError:
+                    s.close()
+            await asyncio.sleep(1)
+        for s in socks:
+            s.close()
+
+    async def _post_loop(self, stop, session, path: str, data: bytes, headers: dict, parallel: int) -> None:
+        import aiohttp
+
+        async def one():
+            while not stop.is_set():
+                with contextlib.suppress(aiohttp.ClientError, asyncio.TimeoutError):
+                    async with session.post(self.http + path, data=data, headers=headers) as response:
+                        await response.read()
+                        if response.status == 429:
+                            await asyncio.sleep(0.05)
+
+        await asyncio.gather(*(one() for _ in range(parallel)))
+
+    async def gzip_bodies(self, stop, session) -> None:
+        bomb = gzip_bomb(15 << 20)
+        headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Encoding": "gzip",
+                   "Content-Type": "application/json"}
+        await self._post_loop(stop, session, "/get_reward", bomb, headers, 4)
+
+    async def large_bodies(self, stop, session) -> None:
+        body = json.dumps({"query": ["x" * (15 << 20)], "labels": [{"kind": "math", "gold": "1"}]}).encode()
+        headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Type": "application/json"}
+        await self._post_loop(stop, session, "/get_reward", body, headers, 4)
+
+    async def unauthenticated_http(self, stop, session) -> None:
+        await self._post_loop(stop, session, "/get_reward", b"{}", {"Content-Type": "application/json"}, 8)
+
+    async def unauthenticated_grpc(self, stop, stub, pb, request) -> None:
+        import grpc
+
+        async def one():
+            while not stop.is_set():
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await stub.Verify(request, timeout=5)
+
+        await asyncio.gather(*(one() for _ in range(8)))
+
+    async def unread_streams(self, stop, stub, pb) -> None:
+        schema = {"type": "object", "properties": {"a": {"type": "string", "description": "d" * 50_000}}}
+        from verifier_service.spec import request_from_json
+
+        request = request_from_json({"id": "s", "completion": "{}", "spec": {"kind": "json_schema", "schema": schema}})
+        batch = pb.VerifyBatchRequest(requests=[request] * 64)
+
+        async def batches():
+            while not stop.is_set():
+                yield batch
+
+        calls = [stub.VerifyStream(batches(), metadata=self.md("attacker"), timeout=600) for _ in range(4)]
+        await stop.wait()
+        for call in calls:
+            call.cancel()
+
+    async def output_flood(self, stop, session) -> None:
+        body = json.dumps({"code": "import sys\nwhile True: sys.stdout.write('x' * 65536)", "language": "python",
+                           "run_timeout": 20}).encode()
+        headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Type": "application/json"}
+        await self._post_loop(stop, session, "/run_code", body, headers, 2)
+
+
+async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
+    import aiohttp
+    import grpc
+
+    from verifier_service._generated import verifier_pb2 as pb
+    from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+    from verifier_service.spec import request_from_json
+
+    request = request_from_json({"id": "v", "completion": "def f(x):\n    return 2 * x\n",
+                                 "spec": {"kind": "python_assert", "tests": "assert f(2) == 4"}})
+    rows: list[dict] = []
+    async with grpc.aio.insecure_channel(bench.service.address) as victim_channel, \
+            grpc.aio.insecure_channel(bench.service.address) as attacker_channel, \
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
+        victim_stub, attacker_stub = pb_grpc.VerifierStub(victim_channel), pb_grpc.VerifierStub(attacker_channel)
+        for _ in range(5):  # warm: the sandbox pool started, the first checks' costs paid
+            await victim_stub.Verify(request, metadata=bench.md("victim"), timeout=120)
+        for phase in phases:
+            stop = asyncio.Event()
+            flood = {
+                "idle": None,
+                "idle_connections": lambda stop=stop: bench.idle_connections(stop),
+                "slow_headers": lambda stop=stop: bench.slow_headers(stop),
+                "gzip_bodies": lambda stop=stop: bench.gzip_bodies(stop, session),
+                "large_bodies": lambda stop=stop: bench.large_bodies(stop, session),
+                "unread_streams": lambda stop=stop: bench.unread_streams(stop, attacker_stub, pb),
+                "unauthenticated_http": lambda stop=stop: bench.unauthenticated_http(stop, session),
+                "unauthenticated_grpc": lambda stop=stop: bench.unauthenticated_grpc(stop, attacker_stub, pb, request),
+                "output_flood": lambda stop=stop: bench.output_flood(stop, session),
+            }[phase]
+            log_before = bench.service.log_path.stat().st_size
+            flood_task = asyncio.create_task(flood()) if flood is not None else None
+            await asyncio.sleep(1.0 if flood is not None else 0)
+            victim = asyncio.create_task(bench.victim(stop, victim_stub, pb, request))
+            peak, started = 0.0, time.monotonic()
+            while time.monotonic() - started < bench.phase_s:
+                peak = max(peak, rss_mb(bench.service.pid))
+                await asyncio.sleep(0.2)
+            stop.set()
+            latencies, missed = await victim
+            if flood_task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(flood_task, 60)
+            elapsed = time.monotonic() - started
+            with open(bench.service.log_path, "rb") as log:  # the flood's lines: not the victim's own
+                log.seek(log_before)
+                log_bytes = sum(len(line) for line in log if b'"tenant": "victim"' not in line)
+            latencies.sort()
+            row = {"phase": phase, "calls": len(latencies), "missed": missed,
+                   "p50_s": statistics.median(latencies) if latencies else None,
+                   "p99_s": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else None,
+                   "peak_rss_mb": round(peak, 1), "flood_log_bytes_per_min": round(log_bytes / elapsed * 60),
+                   "alive": bench.service.running(), "exit": bench.service.proc.poll()}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            await asyncio.sleep(2)
+    idle = rows[0]
+    for row in rows:
+        row["p50_ratio"] = round(row["p50_s"] / idle["p50_s"], 2) if row["p50_s"] and idle["p50_s"] else None
+        row["p99_ratio"] = round(row["p99_s"] / idle["p99_s"], 2) if row["p99_s"] and idle["p99_s"] else None
+    return rows
+
+
+PHASES = ["idle", "idle_connections", "slow_headers", "gzip_bodies", "large_bodies", "unread_streams",
+          "unauthenticated_http", "unauthenticated_grpc", "output_flood"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--phase-s", type=float, default=10.0)
+    parser.add_argument("--phases", default=",".join(PHASES))
+    parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--runtime", default="", help="sandbox_runtime ('runsc': gVisor)")
+    parser.add_argument("--backend", default="docker")
+    args = parser.parse_args()
+    import sys
+
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from tenancy_setup import Keys, write_tenants
+
+    from verifier_service.testing import ServedProcess, free_port
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    tmp = Path(tempfile.mkdtemp(prefix="floods-"))
+    keys = Keys("victim", "attacker")
+    tenants = write_tenants(tmp / "tenants.yaml", keys, {})
+    http_port = free_port()
+    service = ServedProcess("--tenants", tenants, "--http-port", str(http_port), "--max-concurrency", "2",
+                            "--sandbox-backend", args.backend, "--sandbox-runtime", args.runtime,
+                            "--log-format", "json", log_path=tmp / "service.log",
+                            env={k: v for k, v in os.environ.items() if k.startswith("RLVR_VERIFIER_SANDBOX_")})
+    service.http_port = http_port  # type: ignore[attr-defined]
+    with service:
+        time.sleep(3)  # the warm pool
+        rows = asyncio.run(run_phases(Bench(service, keys, args.phase_s), args.phases.split(",")))
+    machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "backend": args.backend,
+               "runtime": args.runtime or "runc", "note": "a shared, loaded machine (other work ran beside it)"}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "front_door_floods.json").write_text(json.dumps({"machine": machine, "phases": rows}, indent=1))
+    lines = ["# The doors under floods (issue 38)", "",
+             f"`python -m benchmarks.front_door_floods --phase-s {args.phase_s:g}`, backend {args.backend} "
+             f"({machine['runtime']}), {machine['cpus']} CPUs, {machine['note']}. The victim tenant's trivial "
+             "python_assert Verify, one at a time, while another client floods; ratios to the idle phase of the "
+             "same run.", "",
+             "| phase | victim calls | past deadline / failed | p50 ratio | p99 ratio | peak RSS MB | "
+             "flood log bytes/min | service alive |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['phase']} | {r['calls']} | {r['missed']} | {r['p50_ratio']} | {r['p99_ratio']} | "
+                     f"{r['peak_rss_mb']} | {r['flood_log_bytes_per_min']} | {r['alive']} |")
+    (args.out / "FLOODS.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""The HTTP door's limits under hostile clients: connections per door and per client address, and the request
+body (its size as sent and once inflated, the time it may take, and the bytes the door holds at once per tenant
+and in all). Each refusal names its limit and the setting that changes it (docs/security.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import resource
+
+from verifier_service.doors.http.calls import HttpError
+
+log = logging.getLogger("verifier_service.http")
+CHUNK = 64 * 1024  # the most of a body read (and inflated) at once
+
+
+def fd_limit() -> int:
+    """The process's soft open-file limit (``serve`` raised it to the hard one at start)."""
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def _busy(reason: str) -> bytes:
+    body = json.dumps({"error": reason}).encode()
+    return (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+            b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+
+class Connections:
+    """Counts the door's open connections, in all and per client address; ``protocol(inner)`` wraps each
+    connection's aiohttp protocol so that one over a cap is answered 503 (naming the cap) and closed before
+    aiohttp sees it."""
+
+    def __init__(self, limit: int, per_peer: int):
+        self.limit = limit
+        self.per_peer = per_peer
+        self.open = 0
+        self.by_peer: collections.Counter[str] = collections.Counter()
+        self.refused = 0
+
+    def admit(self, peer: str) -> str | None:
+        """None when admitted (counted), else why not."""
+        if self.open >= self.limit:
+            return (f"this service holds {self.open} HTTP connections, its limit (http_max_connections="
+                    f"{self.limit}); retry later")
+        if self.by_peer[peer] >= self.per_peer:
+            return (f"your address holds {self.by_peer[peer]} HTTP connections to this service, its limit "
+                    f"(http_max_connections_per_peer={self.per_peer}); reuse connections")
+        self.open += 1
+        self.by_peer[peer] += 1
+        return None
+
+    def release(self, peer: str) -> None:
+        self.open -= 1
+        self.by_peer[peer] -= 1
+        if self.by_peer[peer] <= 0:
+            del self.by_peer[peer]
+
+    def protocol(self, inner) -> asyncio.Protocol:
+        return _Counted(self, inner)
+
+
+class _Counted(asyncio.Protocol):
+    """One connection: counted while open, or refused at once; everything else is the aiohttp protocol's."""
+
+    def __init__(self, owner: Connections, inner):
+        self.owner = owner
+        self.inner = inner
+        self.peer: str | None = None
+
+    def connection_made(self, transport) -> None:
+        peername = transport.get_extra_info("peername")
+        peer = str(peername[0]) if isinstance(peername, tuple) and peername else "?"
+        problem = self.owner.admit(peer)
+        if problem is not None:
+            self.owner.refused += 1
+            # one kind of line for the whole door (a flood may come from many addresses)
+            log.warning("http connection refused: %s", problem.split(";")[0].split(" holds ")[0],
+                        extra={"repeat_key": "connections"})
+            transport.write(_busy(problem))
+            transport.close()
+            return
+        self.peer = peer
+        self.inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self.peer is not None:
+            self.inner.data_received(data)
+
+    def eof_received(self):
+        return self.inner.eof_received() if self.peer is not None else None
+
+    def connection_lost(self, exc) -> None:
+        if self.peer is not None:
+            self.owner.release(self.peer)
+            self.peer = None
+            self.inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self.peer is not None:
+            self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.peer is not None:
+            self.inner.resume_writing()
+
+
+class BodyBudget:
+    """Request body bytes the door holds at once, per tenant and in all: a body is read (and inflated) in chunks,
+    each chunk held against both budgets until its request is answered."""
+
+    def __init__(self, total: int, per_tenant: int):
+        self.total = total
+        self.per_tenant = per_tenant
+        self.held = 0
+        self.by_tenant: collections.Counter[str] = collections.Counter()
+
+    def hold(self, tenant: str, n: int) -> None:
+        if self.by_tenant[tenant] + n > self.per_tenant:
+            raise HttpError(429, f"tenant {tenant!r} has {self.by_tenant[tenant]} bytes of request bodies in this "
+                                 f"service, its limit (http_tenant_body_budget_bytes={self.per_tenant}); wait for "
+                                 "answers, or send smaller requests", {"Retry-After": "1"})
+        if self.held + n > self.total:
+            raise HttpError(429, f"this service holds {self.held} bytes of request bodies, its limit "
+                                 f"(http_body_budget_bytes={self.total}); retry", {"Retry-After": "1"})
+        self.held += n
+        self.by_tenant[tenant] += n
+
+    def release(self, tenant: str, n: int) -> None:
+        self.held -= n
+        self.by_tenant[tenant] -= n
+        if self.by_tenant[tenant] <= 0:
+            del self.by_tenant[tenant]
+
+
+async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, tenant: str, held: list[int]) -> bytes:
+    """The request's body (inflated), read in chunks of at most ``CHUNK``: refused (413) as soon as it is over
+    ``limit`` as declared or as inflated so far, never inflated past it; 408 past ``timeout_s``; each chunk is held
+    against ``budget`` (``held[0]`` counts it, for the caller to release)."""
+    declared = request.content_length
+    if declared is not None and declared > limit:
+        raise HttpError(413, f"the request body ({declared} bytes) is over this service's limit of {limit} bytes "
+                             "(http_max_body_bytes): send fewer or smaller items per request")
+    body = bytearray()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    try:
+        while True:
+            chunk = await asyncio.wait_for(request.content.read(CHUNK), max(0.0, deadline - loop.time()))
+            if not chunk:
+                break
+            if len(body) + len(chunk) > limit:
+                inflated = " once inflated" if request.headers.get("Content-Encoding") else ""
+                raise HttpError(413, f"the request body is over this service's limit of {limit} bytes{inflated} "
+                                     "(http_max_body_bytes): send fewer or smaller items per request")
+            budget.hold(tenant, len(chunk))
+            held[0] += len(chunk)
+            body.extend(chunk)
+    except asyncio.TimeoutError:
+        raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
+                             f"{len(body)} bytes came", {"Connection": "close"}) from None
+    return bytes(body)
