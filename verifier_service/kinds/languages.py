@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from verifier_service.kinds import java_source
+
 IMAGE_DEFAULT = ""  # the service's sandbox_image
 IMAGE_LANGS = "langs"  # the service's sandbox_langs_image
 
@@ -33,24 +35,20 @@ class Language:
     address_space_limit: bool = False  # RLIMIT_AS per run (Python: MemoryError); else the sandbox's cgroup limit
 
     def files(self, source: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-        """(source file name, compile argv, run argv) for this source: Java's file and class are named after
-        the source's public class (javac requires it)."""
+        """(source file name, compile argv, run argv) for this source: Java's file is named after the source's
+        public top-level type (javac requires it) and the class run is the one that declares ``main``
+        (``kinds/java_source.py``: comments and literals name nothing)."""
         if self.name != "java":
             return self.file, self.compile, self.run
         cls = java_main_class(source)
-        return (f"{cls}.java", tuple(a.replace("Main", cls) if a.startswith("Main") else a for a in self.compile),
+        file = f"{java_source.public_type(source) or 'Main'}.java"
+        return (file, tuple(file if a == "Main.java" else a for a in self.compile),
                 tuple(cls if a == "Main" else a for a in self.run))
 
 
-_JAVA_PUBLIC_CLASS = re.compile(r"\bpublic\s+(?:(?:final|abstract|static|sealed|strictfp)\s+)*class\s+"
-                                r"([A-Za-z_$][A-Za-z0-9_$]{0,100})")
-_JAVA_CLASS = re.compile(r"\bclass\s+([A-Za-z_$][A-Za-z0-9_$]{0,100})")
-
-
 def java_main_class(source: str) -> str:
-    """The class a Java program runs: its public class, else the first class, else ``Main``."""
-    found = _JAVA_PUBLIC_CLASS.search(source) or _JAVA_CLASS.search(source)
-    return found.group(1) if found else "Main"
+    """The class a Java program runs: the type that declares ``main``, else its public type, else ``Main``."""
+    return java_source.main_class(source)
 
 
 _GO_BUILD = ("sh", f"{LANGS_DIR}/go-build.sh", "solution.go", "solution")
