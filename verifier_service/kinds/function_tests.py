@@ -199,6 +199,8 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
                    f"\t\t{name}_s = append({name}_s, \"0123456789abcdef\"[v>>4], \"0123456789abcdef\"[v&15])\n\t}}\n"
                    f"\t{name}_s = append({name}_s, '\\n')\n\t{name}_os.Stdout.Write({name}_s)\n}}\n")
             return _go_with_import(f"{body}\n{renamed}{end}", name)
+        if renamed.lstrip().startswith("}"):  # MultiPL-E's Rust tests begin by closing the completion's function
+            body, renamed = f"{body}\n}}\n", renamed.lstrip()[1:]
         return f"{body}{_guard(lang, name)}{renamed}{end}"
     prologue = ""
     if lang == "bash":

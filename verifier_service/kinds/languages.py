@@ -79,7 +79,7 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
         "java", "Main.java",
         compile=("javac", "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData", "-proc:none",
                  "-encoding", "UTF-8", "-nowarn", "-d", ".", "Main.java"),
-        run=("java", *JAVA_FLAGS, "-Xss64m", "-cp", ".", "Main"),
+        run=("java", *JAVA_FLAGS, "-ea", "-Xss64m", "-cp", ".", "Main"),
         image=IMAGE_LANGS, version=("java", "-version"), artifacts=("*.class",),
         memory_markers=("java.lang.OutOfMemoryError",)),
     Language(
@@ -104,6 +104,31 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
                  "-o", "solution", "solution.rs"),
         run=("./solution",), image=IMAGE_LANGS, version=("rustc", "--version"), artifacts=("solution",),
         memory_markers=("memory allocation of",), error_line=r"^error"),
+    # Debian's interpreters and compilers of the languages image (sandboxes/langs/install-toolchain.sh).
+    Language(
+        "php", "solution.php", compile=("php", "-l", "solution.php"), run=("php", "solution.php"),
+        image=IMAGE_LANGS, version=("php", "--version"), memory_markers=("Allowed memory size",),
+        error_line=r"(Parse|Fatal) error"),
+    Language(
+        "lua", "solution.lua", compile=("luac5.4", "-p", "solution.lua"), run=("lua5.4", "solution.lua"),
+        image=IMAGE_LANGS, version=("lua5.4", "-v"), memory_markers=("not enough memory",),
+        error_line=r"solution\.lua:\d+:"),
+    Language(
+        "perl", "solution.pl", compile=("perl", "-c", "solution.pl"), run=("perl", "solution.pl"),
+        image=IMAGE_LANGS, version=("perl", "-e", "print qq(perl $^V\n)"), memory_markers=("Out of memory",),
+        error_line=r"at solution\.pl line \d+"),
+    Language(
+        "r", "solution.R", compile=("Rscript", "-e", "invisible(parse('solution.R'))"),
+        run=("Rscript", "solution.R"), image=IMAGE_LANGS, version=("Rscript", "--version"),
+        memory_markers=("cannot allocate vector",), error_line=r"Error"),
+    Language(
+        "csharp", "solution.cs", compile=("mcs", "-optimize+", "-nowarn:219,414", "-out:solution.exe", "solution.cs"),
+        run=("mono", "solution.exe"), image=IMAGE_LANGS, version=("mcs", "--version"), artifacts=("solution.exe",),
+        memory_markers=("OutOfMemoryException",), error_line=r"error CS\d+"),
+    Language(
+        "d", "solution.d", compile=("gdc", "-O2", "-o", "solution", "solution.d"), run=("./solution",),
+        image=IMAGE_LANGS, version=("gdc", "--version"), artifacts=("solution",),
+        memory_markers=("OutOfMemoryError",), error_line=r"(?i)error"),
 )}
 
 
