@@ -266,11 +266,31 @@ def _go_with_import(program: str, name: str) -> str:
     return f"{head}package main\n\nimport {name}_os \"os\"\n{rest}"
 
 
+# What a completion written against this service can still forge here, per language (the tests share its
+# process: the end's secret is in that process's memory). `verifier-service list` and docs/security.md say it.
+FORGEABLE = {
+    "c": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
+    "cpp": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
+    "rust": "its own binary or memory (/proc/self/exe, /proc/self/mem)",
+    "go": "its own binary or memory (/proc/self/exe, /proc/self/mem)",
+    "java": "the JVM's memory (/proc/self/mem); the end's class file is deleted before the completion runs",
+    "javascript": "an in-process inspector session (node:inspector shows the end's source); prototype methods "
+                  "the tests call (Array.prototype...)",
+    "typescript": "an in-process inspector session (node:inspector shows the end's source); prototype methods "
+                  "the tests call (Array.prototype...)",
+    "bash": "the shell's memory, read by a child process (/proc/$$/mem)",
+}
+
+
 @register
 class FunctionTests(VerifierKind):
     name = "function_tests"
     description = ("runs a completion with a test program in its own language (MultiPL-E's form: "
-                   f"{', '.join(SUPPORTED)}); passes when the tests ran to their end")
+                   f"{', '.join(SUPPORTED)}); passes when the tests ran to their end. The tests share the "
+                   "completion's process: a completion written to attack this service can still forge a pass "
+                   "through " + "; ".join(f"{lang}: {what}" for lang, what in FORGEABLE.items()) +
+                   ". Where that matters use stdio (any language) or python_io (Python): their expected values "
+                   "never enter the sandbox")
     sandboxed = True
     default_extract = "raw"
     params = (
