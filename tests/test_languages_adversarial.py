@@ -37,12 +37,23 @@ def load() -> list[tuple[str, str, str, set[str], str]]:
 
 
 PROGRAMS = load()
+IO_ADD = {  # function_io's task: the setup (the completion is the whole function, or continues the class)
+    "cpp": ("#include <string>\nlong add(long a, long b);\n", "", ""),
+    "javascript": ("", "", ""),
+    "java": ("import java.util.*;\nclass Problem {\n    public static long add(long a, long b) {\n", "", ""),
+    "rust": ("", "", ""),
+}
 
 
 def spec_for(language: str, task: str) -> dict:
     if task == "fn_add":
         setup, _, tests = ADD[language]
         return {"kind": "function_tests", "language": language, "setup": setup, "tests": tests, "timeout_s": 30}
+    if task == "io_add":
+        setup, _, _ = IO_ADD[language]
+        return {"kind": "function_io", "language": language, "setup": setup, "entry_point": "add", "timeout_s": 30,
+                "cases": [{"args": [1, 2], "expected": 3}, {"args": [-1, 1], "expected": 0},
+                          {"args": [20, 22], "expected": 42}]}
     assert task == "escape"
     return {"kind": "stdio", "language": language, "cases": [{"stdin": "", "expected_stdout": "held\n"}],
             "compare": "exact", "timeout_s": 30}

@@ -95,12 +95,23 @@ def _end(lang: str, name: str, a: bytes, b: bytes, args: str = "") -> str:
     raise ValueError(lang)
 
 
-def c_header(setup: str) -> str:
+_C_DEFINITION = re.compile(r"^[ \t]*((?!static\b|inline\b)[A-Za-z_][\w \t*&:<>,]*?[\s*&]"
+                           r"([A-Za-z_]\w*)[ \t]*\([^(){};#=\n]*\))\s*\{", re.MULTILINE)
+
+
+def c_header(setup: str, completion: str = "") -> str:
     """What the tests' translation unit (C, C++) knows of the completion's: the setup's declarations. A setup
     that opens the function the completion continues (MultiPL-E's and HumanEval-X's prompts end with its
-    signature and ``{``) declares it: the ``{`` becomes ``;``."""
+    signature and ``{``) declares it: the ``{`` becomes ``;``. Otherwise the completion's own top-level
+    function definitions are declared too, as prototypes only (a type, a name, plain parameters: no ``#``, no
+    macro of its reaches the tests)."""
     stripped = setup.rstrip()
-    return f"{stripped[:-1].rstrip()};\n" if stripped.endswith("{") else setup
+    if stripped.endswith("{"):
+        return f"{stripped[:-1].rstrip()};\n"
+    blanked = java_source.blank(completion)
+    protos = [completion[m.start(1):m.end(1)].strip() + ";" for m in _C_DEFINITION.finditer(blanked)
+              if m.group(2) != "main"]
+    return setup + "".join(f"\n{p}" for p in protos) + ("\n" if protos else "")
 
 
 def c_units(lang: str, setup: str, completion: str, tests: str, a: bytes, b: bytes, name: str) -> dict[str, str]:
@@ -117,7 +128,7 @@ def c_units(lang: str, setup: str, completion: str, tests: str, a: bytes, b: byt
     main = re.search(r"\bmain\s*\(([^)]*)\)", rest)
     args = "argc, argv" if main is not None and main.group(1).strip() not in ("", "void") else ""
     return {f"completion.{ext}": f"{setup}{completion}{close}",
-            f"tests.{ext}": f"{c_header(setup)}{_guard(lang, name)}#line 1 \"tests.{ext}\"\n{rest}\n"
+            f"tests.{ext}": f"{c_header(setup, completion)}{_guard(lang, name)}#line 1 \"tests.{ext}\"\n{rest}\n"
                             f"{_end(lang, name, a, b, args)}"}
 
 

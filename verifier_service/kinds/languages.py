@@ -52,6 +52,9 @@ def java_main_class(source: str) -> str:
 
 
 _GO_BUILD = ("sh", f"{LANGS_DIR}/go-build.sh", "solution.go", "solution")
+# The work dir and the libraries the datasets' harnesses put on the classpath (javatuples: MultiPL-E's Java tuples);
+# a jar the host lacks (bubblewrap) is skipped by javac and java alike.
+JAVA_CLASSPATH = ".:/usr/share/java/javatuples.jar"
 JAVA_FLAGS = ("-XX:+UseSerialGC", "-XX:MaxRAMPercentage=75", "-XX:-UsePerfData", "-Xshare:auto")
 
 LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
@@ -78,8 +81,8 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language(
         "java", "Main.java",
         compile=("javac", "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData", "-proc:none",
-                 "-encoding", "UTF-8", "-nowarn", "-d", ".", "Main.java"),
-        run=("java", *JAVA_FLAGS, "-ea", "-Xss64m", "-cp", ".", "Main"),
+                 "-encoding", "UTF-8", "-nowarn", "-cp", JAVA_CLASSPATH, "-d", ".", "Main.java"),
+        run=("java", *JAVA_FLAGS, "-ea", "-Xss64m", "-cp", JAVA_CLASSPATH, "Main"),
         image=IMAGE_LANGS, version=("java", "-version"), artifacts=("*.class",),
         memory_markers=("java.lang.OutOfMemoryError",)),
     Language(
