@@ -41,3 +41,17 @@ def test_host_toolchains_work_and_hostile_programs_fail(make_service, language, 
     assert results[1]["verdict"] == "FAILED", results[1]["detail"][:400]
     for r in results[2:]:
         assert r["verdict"] in ("FAILED", "COMPILE_ERROR") and r["correctness_score"] == 0.0, r["detail"][:400]
+
+
+def test_a_library_the_host_lacks_is_infra_error(make_service):
+    """javatuples is on the languages image's classpath; a bubblewrap host without it must not score a program
+    that imports it as a compile error."""
+    import os
+
+    if not shutil.which("javac") or os.path.exists("/usr/share/java/javatuples.jar"):
+        pytest.skip("needs a host with javac and without javatuples")
+    svc = make_service(compile_timeout_s=120.0)
+    source = ("import org.javatuples.Pair;\npublic class Main { public static void main(String[] a) {\n"
+              "  System.out.println(Pair.with(1, 2).getValue0()); } }\n")
+    r = svc.verify(source, {"kind": "stdio", "language": "java", "cases": [{"stdin": "", "expected_stdout": "1\n"}]})
+    assert r["verdict"] == "INFRA_ERROR" and "javatuples" in r["detail"], r["detail"][:300]

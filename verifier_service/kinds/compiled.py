@@ -44,7 +44,16 @@ def compile_detail(step: StepResult, lang: Language | None = None) -> str:
     return truncate(f"{first.strip()}\n" + "\n".join(lines), 800)
 
 
+# Compile errors that only a library missing from the sandbox causes (the languages image has it; a bubblewrap
+# host may not): the backend's fault, not the completion's.
+MISSING_LIBRARY = {"java": (("package org.javatuples does not exist", "javatuples"),)}
+
+
 def _compile_error(step: StepResult, lang: Language) -> Outcome:
+    output = step.stderr + step.stdout
+    for text, library in MISSING_LIBRARY.get(lang.name, ()):
+        if text in output:
+            return Outcome.infra_error(f"{library} is not in this sandbox (the {lang.name} program imports it)")
     return Outcome(Verdict.COMPILE_ERROR, detail=compile_detail(step, lang), **streams(step))
 
 
