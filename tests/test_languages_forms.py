@@ -65,6 +65,9 @@ def results(langs_service):
         ("ts default import", "function add(a: number, b: number): number {\n  return a + b;\n}\n",
          {"kind": "function_tests", "language": "typescript", "tests": 'import assert from "assert";\n'
           "assert.deepEqual(add(1, 2), 3);\nassert.deepEqual(add(-1, 1), 0);\n"}),
+        ("js implicit globals", "  for (m in [a]) { s = a + b; }\n  return s;\n}\n",  # (HumanEval-X's JavaScript/111)
+         {"kind": "function_tests", "language": "javascript", "setup": "function add(a, b) {\n",
+          "tests": "const assert = require('assert');\nassert.deepEqual(add(1, 2), 3);\n"}),
         ("rust multipl-e", "    a + b\n",
          {"kind": "function_tests", "language": "rust", "setup": "fn add(a: isize, b: isize) -> isize {\n",
           "tests": "}\n\nfn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 3);\n}\n"}),
@@ -86,7 +89,7 @@ def test_debian_languages_judge_stdio(results, language):
 
 
 @pytest.mark.parametrize("name", [*(f"java {n}" for n in JAVA_FORMS), "node deep", "c deep", "ts default import",
-                                  "rust multipl-e", "cpp multipl-e argv"])
+                                  "js implicit globals", "rust multipl-e", "cpp multipl-e argv"])
 def test_correct_programs_pass(results, name):
     assert results[name]["verdict"] == "PASSED", (results[name]["detail"][:400], results[name].get("stderr_tail"))
 

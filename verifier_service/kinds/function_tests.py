@@ -32,11 +32,13 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash")
 # Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
 # the completion (which runs later, in the same process) finds no file that holds the end of the tests.
-NODE_LAUNCHER = ("const fs = require('fs'), path = require('path'), Module = require('module');"
+# (Inside a function: a top-level const of an -e script is a global binding, which a completion's sloppy-mode
+# implicit global of the same name, such as `m = ...`, would meet as a constant.)
+NODE_LAUNCHER = ("(() => { const fs = require('fs'), path = require('path'), Module = require('module');"
                  "const file = path.resolve(process.argv[1]); const text = fs.readFileSync(file, 'utf8');"
                  "for (const f of ['solution.js', 'solution.ts']) { try { fs.unlinkSync(f); } catch (e) {} }"
                  "process.argv.splice(1, 1); const m = new Module(file, null); m.filename = file;"
-                 "m.paths = Module._nodeModulePaths(path.dirname(file)); m._compile(text, file);")
+                 "m.paths = Module._nodeModulePaths(path.dirname(file)); m._compile(text, file); })();")
 BASH_LAUNCHER = "s=$(<solution.sh); rm -f solution.sh; eval \"$s\""
 
 
