@@ -229,7 +229,7 @@ def test_list_verifiers(service):
         assert {n for n, p in params.items() if p.required} == required[name], name
         assert {"extract", "scoring", "timeout_s", "format_weight", "correctness_weight"} <= set(params), name
         assert list(params["extract"].choices) == list(response.extract_modes)
-        sandboxed = {"python_assert", "python_io", "stdio", "pytest", "function_tests", "sql"}
+        sandboxed = {"python_assert", "python_io", "stdio", "pytest", "function_tests", "function_io", "sql"}
         assert kind.sandboxed == (name in sandboxed), name
     assert kinds["python_assert"].parameters[0].name == "tests"
 
