@@ -109,11 +109,34 @@ def c_header(setup: str, completion: str = "") -> str:
     macro of its reaches the tests)."""
     stripped = setup.rstrip()
     if stripped.endswith("{"):
-        return f"{stripped[:-1].rstrip()};\n"
+        return _prototypes_only(f"{stripped[:-1].rstrip()};\n")
     blanked = java_source.blank(completion)
     protos = [completion[m.start(1):m.end(1)].strip() + ";" for m in _C_DEFINITION.finditer(blanked)
               if m.group(2) != "main"]
     return setup + "".join(f"\n{p}" for p in protos) + ("\n" if protos else "")
+
+
+def _prototypes_only(text: str) -> str:
+    """``text`` with each top-level function definition (a helper the prompt defines, HumanEval's
+    ``encode_cyclic``) turned into its prototype: the definition stays in the completion's unit only."""
+    blanked = java_source.blank(text)
+    out, last = [], 0
+    for m in _C_DEFINITION.finditer(blanked):
+        if m.start() < last or blanked[:m.start()].count("{") != blanked[:m.start()].count("}"):
+            continue
+        depth, end = 0, None
+        for k in range(m.end() - 1, len(blanked)):
+            depth += blanked[k] == "{"
+            depth -= blanked[k] == "}"
+            if depth == 0:
+                end = k
+                break
+        if end is None:
+            continue
+        out += [text[last:m.start(1)], text[m.start(1):m.end(1)].strip(), ";"]
+        last = end + 1
+    out.append(text[last:])
+    return "".join(out)
 
 
 def c_units(lang: str, setup: str, completion: str, tests: str, a: bytes, b: bytes, name: str) -> dict[str, str]:
