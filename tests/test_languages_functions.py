@@ -116,6 +116,9 @@ def test_java_tests_run_from_their_own_class_with_plain_checks():
     assert "Problem.tq1_main(args);" in program and "static void tq1_main(" in program
     assert "throw new AssertionError" in program and "assert(" not in program
     assert java_source.tests_entry("class A {\n// class B\n", "public static void main(String[] x) {}\n}\n") == "A"
+    # HumanEval-X's form: the setup opens class Solution (the completion closes it), the tests are a class of their own
+    assert java_source.tests_entry("class Solution {\n    public int f(int a) {\n",
+                                   "public class Main {\n    public static void main(String[] args) {}\n}\n") == "Main"
 
 
 @pytest.mark.parametrize("source, file, run", [

@@ -129,17 +129,20 @@ def tests_entry(setup: str, tests: str) -> str | None:
     """The tests' class (function_tests): the type of the trusted text (``setup`` + ``tests``, never the
     completion) whose body declares the tests' ``main``. The tests often close a class the setup opened
     (MultiPL-E's form): that class is the innermost one open where ``main`` is. None: no ``main``."""
+    # A class of the tests' own that declares main (HumanEval-X's `public class Main`): named as the tests alone
+    # nest it (the setup's class, closed by the completion, does not enclose it).
+    own = [d for d in types(tests) if d.has_main]
+    if own:
+        return binary_name(own[0])
     joined = f"{setup}\n{tests}"
     text = blank(joined)
     offset = len(setup) + 1
     m = next((m for m in _MAIN.finditer(text) if m.start() >= offset), None)
     if m is None:
         return None
+    # The tests' main is in a class the setup opened (MultiPL-E's form): the innermost one open where main is.
     inside = [d for d in types(joined, text) if d.start < m.start()]
-    # The innermost type still open at main: the last one declared before it, in the tests first.
-    in_tests = [d for d in inside if d.start >= offset]
-    chosen = (in_tests or inside)[-1] if (in_tests or inside) else None
-    return binary_name(chosen) if chosen is not None else None
+    return binary_name(inside[-1]) if inside else None
 
 
 _ASSERT = re.compile(r"(?<![\w$.])assert(?![\w$])")
