@@ -26,7 +26,7 @@ from verifier_service.config import ServiceConfig, load_config
 from verifier_service.errors import VerifierError
 from verifier_service.sandbox import cgroups, format_isolation, make_sandbox, seccomp
 from verifier_service.sandbox.base import Job, Step
-from verifier_service.sandbox.bwrap import BwrapSandbox, owner_alive, owner_tag
+from verifier_service.sandbox.bwrap import ETC_TOOLCHAIN_GLOBS, BwrapSandbox, owner_alive, owner_tag
 
 pytestmark = pytest.mark.backends("bwrap")
 
@@ -131,9 +131,11 @@ def test_the_sandbox_sees_only_what_it_needs(service):
         for path in ('/home', '/sys', '/run', '/var', '/var/run/docker.sock', '/run/docker.sock',
                      {str(REPO / 'verifier_service')!r}, {str(REPO / 'sandboxes' / 'python')!r}, '/boot', '/mnt'):
             assert not os.path.exists(path), path
+        import fnmatch
+        toolchains = {{n for n in os.listdir('/etc') if any(fnmatch.fnmatch(n, g) for g in {ETC_TOOLCHAIN_GLOBS!r})}}
         assert set(os.listdir('/etc')) <= {{'passwd', 'group', 'hosts', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d',
                                            'localtime', 'alternatives', 'nsswitch.conf'}} | {{
-            n for n in os.listdir('/etc') if n.startswith('python3')}}
+            n for n in os.listdir('/etc') if n.startswith('python3')}} | toolchains
         assert 'runner.py' in os.listdir('/opt/rlvr')
         import socket
         assert socket.gethostname() == 'sandbox'

@@ -16,7 +16,7 @@ EXPECTED = {
     "humaneval-style": "PASSED", "io-pass": "PASSED", "io-timeout": "TIMEOUT", "stdio-python": "PASSED",
     "stdio-cpp": "PASSED", "cpp-compile-error": "COMPILE_ERROR", "pytest-suite": "PASSED",
     "json-schema": "PASSED", "tool-call": "PASSED", "math": "PASSED", "format": "PASSED", "sql-query": "PASSED",
-    "function-tests-c": "PASSED",
+    "function-tests-c": "PASSED", "function-io-cpp": "PASSED",
 }
 
 

@@ -221,7 +221,8 @@ def test_report_to_is_a_run_config_choice_not_a_deviation():
 def test_inspection_asks_the_registry_for_code_kinds():
     from verifier_service.tools.inspection import code_kinds
 
-    assert set(code_kinds()) == {"python_assert", "python_io", "stdio", "pytest", "function_tests", "sql"}
+    assert set(code_kinds()) == {"python_assert", "python_io", "stdio", "pytest", "function_tests", "function_io",
+                                 "sql"}
 
 
 # ---- the synchronous API -----------------------------------------------------------------------------------

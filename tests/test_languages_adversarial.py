@@ -37,12 +37,23 @@ def load() -> list[tuple[str, str, str, set[str], str]]:
 
 
 PROGRAMS = load()
+IO_ADD = {  # function_io's task: the setup (the completion is the whole function, or continues the class)
+    "cpp": ("#include <string>\nlong add(long a, long b);\n", "", ""),
+    "javascript": ("", "", ""),
+    "java": ("import java.util.*;\nclass Problem {\n    public static long add(long a, long b) {\n", "", ""),
+    "rust": ("", "", ""),
+}
 
 
 def spec_for(language: str, task: str) -> dict:
     if task == "fn_add":
         setup, _, tests = ADD[language]
         return {"kind": "function_tests", "language": language, "setup": setup, "tests": tests, "timeout_s": 30}
+    if task == "io_add":
+        setup, _, _ = IO_ADD[language]
+        return {"kind": "function_io", "language": language, "setup": setup, "entry_point": "add", "timeout_s": 30,
+                "cases": [{"args": [1, 2], "expected": 3}, {"args": [-1, 1], "expected": 0},
+                          {"args": [20, 22], "expected": 42}]}
     assert task == "escape"
     return {"kind": "stdio", "language": language, "cases": [{"stdin": "", "expected_stdout": "held\n"}],
             "compare": "exact", "timeout_s": 30}
@@ -99,3 +110,31 @@ def test_a_program_that_rewrites_its_binary_changes_no_other_job(langs_service):
         outcomes.append([t["verdict"] for t in r["tests"]])
     assert outcomes == [["PASSED", "FAILED"]] * 3, outcomes
     assert langs_service.app.sandbox.artifacts.hits >= 2
+
+
+HACKS = [p for p in PROGRAMS if p[0].startswith("hack_")]
+
+
+def _runsc_registered() -> bool:
+    import subprocess
+
+    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
+                         timeout=30)
+    return "runsc" in out.stdout
+
+
+@pytest.mark.skipif(not _runsc_registered(), reason="gVisor (runsc) is not registered with Docker")
+def test_the_hacks_fail_under_gvisor(make_service):
+    """The same hostile programs (function_tests and function_io) under gVisor's kernel, beside an honest program
+    of each language, which must still pass."""
+    from test_function_io import TASKS, io_spec
+
+    svc = make_service(sandbox_runtime="runsc", compile_timeout_s=180.0, default_timeout_s=30.0)
+    items = [(source, spec_for(lang, task)) for _, lang, task, _, source in HACKS]
+    honest = [(ADD[lang][1], spec_for(lang, "fn_add")) for lang in sorted(ADD)]
+    honest += [(TASKS[name][3], io_spec(name)) for name in ("cpp", "java", "javascript", "rust")]
+    out = svc.verify_batch(items + honest, timeout=1500)
+    for (name, _, _, expect, _), r in zip(HACKS, out, strict=False):
+        assert r["verdict"] in expect and r["correctness_score"] == 0.0, (name, r["verdict"], r["detail"][:300])
+    for r in out[len(items):]:
+        assert r["verdict"] == "PASSED", r["detail"][:300]

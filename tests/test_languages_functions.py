@@ -9,9 +9,9 @@ import pytest
 from verifier_service.kinds.function_tests import SUPPORTED, assemble
 
 ADD = {  # language -> (setup, right completion, tests)
-    "c": ("", "int add(int a, int b) { return a + b; }\n",
+    "c": ("int add(int a, int b);\n", "int add(int a, int b) { return a + b; }\n",
           "#include <assert.h>\nint main() {\n    assert(add(1, 2) == 3);\n    assert(add(-1, 1) == 0);\n}\n"),
-    "cpp": ("#include <vector>\n", "long add(long a, long b) { return a + b; }\n",
+    "cpp": ("#include <vector>\nlong add(long a, long b);\n", "long add(long a, long b) { return a + b; }\n",
             "#undef NDEBUG\n#include <assert.h>\nint main() {\n    auto candidate = add;\n"
             "    assert(candidate(1, 2) == 3);\n    assert(candidate(-1, 1) == 0);\n}\n"),
     "java": ("import java.util.*;\n\nclass Problem {\n    public static int add(int a, int b) {\n",
@@ -87,4 +87,54 @@ def test_the_nonce_is_not_in_the_program(language):
     program = assemble(language, setup, completion, tests, a, b, "tq1")
     nonce = bytes(p ^ q for p, q in zip(a, b, strict=True)).hex()
     assert nonce not in program
-    assert program.index(completion) < program.index(tests.strip().splitlines()[0])  # the completion, then the tests
+    last = tests.strip().splitlines()[-1]  # (Java's tests' main is renamed, their asserts made checks)
+    assert program.index(completion) < program.rindex(last)  # the completion, then the tests
+
+
+def test_c_and_cpp_tests_are_a_translation_unit_of_their_own():
+    """No macro of the completion's reaches the tests: the tests' unit holds the setup's declarations, the tests and
+    the end; MultiPL-E's tests begin by closing the completion's function (that brace goes to the completion's
+    unit); a main that takes argc, argv is called with them."""
+    from verifier_service.kinds.function_tests import c_header, c_units
+
+    setup = "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b) {\n"
+    units = c_units("cpp", setup, "    return a + b;\n#define assert(x)\n", "}\nint main(int argc, char **argv) {\n"
+                    "    assert(add(1, 2) == 3);\n}\n", b"a" * 16, b"b" * 16, "tq1")
+    assert set(units) == {"completion.cpp", "tests.cpp"}
+    assert "#define assert" not in units["tests.cpp"] and units["completion.cpp"].rstrip().endswith("}")
+    assert units["tests.cpp"].startswith("#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b);")
+    assert "tq1_tests_main(argc, argv);" in units["tests.cpp"]
+    assert c_header("int add(int a, int b);\n") == "int add(int a, int b);\n"
+
+
+def test_java_tests_run_from_their_own_class_with_plain_checks():
+    from verifier_service.kinds import java_source
+
+    setup, _, tests = ADD["java"]
+    program = assemble("java", setup, "        return 0;\n    }\n    public static void main(String[] a) {}\n}\n"
+                       "class Elsewhere {\n", tests, b"a" * 16, b"b" * 16, "tq1")
+    assert "Problem.tq1_main(args);" in program and "static void tq1_main(" in program
+    assert "throw new AssertionError" in program and "assert(" not in program
+    assert java_source.tests_entry("class A {\n// class B\n", "public static void main(String[] x) {}\n}\n") == "A"
+    # HumanEval-X's form: the setup opens class Solution (the completion closes it), the tests are a class of their own
+    assert java_source.tests_entry("class Solution {\n    public int f(int a) {\n",
+                                   "public class Main {\n    public static void main(String[] args) {}\n}\n") == "Main"
+
+
+@pytest.mark.parametrize("source, file, run", [
+    ("// the class below\n/** A class that solves it. */\npublic class Sol { public static void main(String[] a) {} }",
+     "Sol.java", "Sol"),
+    ("class Helper { int x; }\npublic class Main2 { public static void main(String[] a) {} }", "Main2.java", "Main2"),
+    ("class Helper { int x; }\nclass Runner { public static void main(String[] a) {} }", "Main.java", "Runner"),
+    ("public class \u00dcber { public static void main(String[] a) { String s = \"class X\"; } }",
+     "\u00dcber.java", "\u00dcber"),
+    ("import java.util.*;\npublic enum Solver { ; public static void main(String[] args) {} }",
+     "Solver.java", "Solver"),
+    ("public class C { char q = '\"'; String s = \"class D {\"; public static void main(String[] a) {} }",
+     "C.java", "C"),
+])
+def test_java_file_and_class_from_the_source_as_javac_reads_it(source, file, run):
+    from verifier_service.kinds.languages import LANGUAGES
+
+    got_file, _, got_run = LANGUAGES["java"].files(source)
+    assert (got_file, got_run[-1]) == (file, run)

@@ -37,8 +37,8 @@ EXAMPLES = {row["id"]: row for row in map(json.loads, Path(__file__).parent.pare
     "examples", "requests.jsonl").read_text().splitlines()) if row}
 OK_CODE = "def f():\n    return 1\n"
 OK_SPEC = {"kind": "python_assert", "tests": "assert f() == 1", "timeout_s": 5}
-ALL_KINDS = {"python_assert", "python_io", "stdio", "function_tests", "sql", "pytest", "json_schema", "tool_call",
-             "math", "format"}
+ALL_KINDS = {"python_assert", "python_io", "stdio", "function_tests", "function_io", "sql", "pytest", "json_schema",
+             "tool_call", "math", "format"}
 
 
 def req(completion: str, spec: dict, id: str = "r") -> pb.VerifyRequest:
@@ -221,14 +221,15 @@ def test_list_verifiers(service):
     assert list(response.scoring_modes) == ["all_or_nothing", "fraction"]
     required = {"python_assert": {"tests"}, "python_io": {"entry_point", "cases"}, "stdio": {"cases"},
                 "pytest": {"files"}, "json_schema": {"schema"}, "tool_call": {"tools"}, "math": {"gold"},
-                "format": {"pattern"}, "function_tests": {"tests", "language"}, "sql": {"setup"}}
+                "format": {"pattern"}, "function_tests": {"tests", "language"}, "sql": {"setup"},
+                "function_io": {"language", "entry_point", "cases"}}
     for name, kind in kinds.items():
         params = {p.name: p for p in kind.parameters}
         assert kind.description, name
         assert {n for n, p in params.items() if p.required} == required[name], name
         assert {"extract", "scoring", "timeout_s", "format_weight", "correctness_weight"} <= set(params), name
         assert list(params["extract"].choices) == list(response.extract_modes)
-        sandboxed = {"python_assert", "python_io", "stdio", "pytest", "function_tests", "sql"}
+        sandboxed = {"python_assert", "python_io", "stdio", "pytest", "function_tests", "function_io", "sql"}
         assert kind.sandboxed == (name in sandboxed), name
     assert kinds["python_assert"].parameters[0].name == "tests"
 

@@ -1,8 +1,12 @@
 #!/bin/sh
-# Installs the JVM, Node.js, TypeScript, Go and Rust from Debian packages (no other registry).
+# Installs the JVM, Node.js, TypeScript, Go, Rust, PHP, Ruby, Lua, Perl, R, C# (Mono) and D (GDC) from Debian
+# packages (no other registry), and the libraries the datasets' harnesses provide: Boost and OpenSSL headers,
+# lodash for Node.js, javatuples for Java.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-apt-get install -y --no-install-recommends default-jdk-headless nodejs node-typescript golang-go rustc
+apt-get install -y --no-install-recommends default-jdk-headless nodejs node-typescript golang-go rustc \
+    php-cli ruby lua5.4 perl r-base-core mono-mcs gdc \
+    libboost-dev libssl-dev node-lodash libjavatuples-java
 apt-get clean
 rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*

@@ -4,9 +4,10 @@
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-pkgs="g++ libc6-dev"
+# bc and the scientific stack Python tasks import (class 3 of issue 30): Debian's, pinned by the suite.
+pkgs="g++ libc6-dev bc"
 if ! command -v python3 >/dev/null 2>&1; then
-    pkgs="$pkgs python3 python3-pytest"
+    pkgs="$pkgs python3 python3-pytest python3-numpy python3-sympy python3-scipy python3-pandas"
 fi
 apt-get install -y --no-install-recommends $pkgs
 if ! python3 -c "import pytest" >/dev/null 2>&1; then

@@ -10,8 +10,8 @@ from verifier_service.kinds.base import COMMON_PARAMS, Context, Param, PureKind,
 __all__ = ["COMMON_PARAMS", "Context", "Param", "PureKind", "PureRunner", "VerifierKind", "all_kinds", "get_kind",
            "preload_pure", "register"]
 
-_MODULES = ("python_assert", "python_io", "stdio", "function_tests", "sql", "pytest_suite", "json_schema", "tool_call",
-            "math_answer", "format_check")
+_MODULES = ("python_assert", "python_io", "stdio", "function_tests", "function_io", "sql", "pytest_suite",
+            "json_schema", "tool_call", "math_answer", "format_check")
 _REGISTRY: dict[str, VerifierKind] = {}
 _loaded = False
 

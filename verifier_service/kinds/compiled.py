@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from verifier_service.kinds import probe
 from verifier_service.kinds._sandboxed import exit_detail, run_job, streams
 from verifier_service.kinds.base import Context
 from verifier_service.kinds.languages import Language, first_error_line
@@ -43,7 +44,16 @@ def compile_detail(step: StepResult, lang: Language | None = None) -> str:
     return truncate(f"{first.strip()}\n" + "\n".join(lines), 800)
 
 
+# Compile errors that only a library missing from the sandbox causes (the languages image has it; a bubblewrap
+# host may not): the backend's fault, not the completion's.
+MISSING_LIBRARY = {"java": (("package org.javatuples does not exist", "javatuples"),)}
+
+
 def _compile_error(step: StepResult, lang: Language) -> Outcome:
+    output = step.stderr + step.stdout
+    for text, library in MISSING_LIBRARY.get(lang.name, ()):
+        if text in output:
+            return Outcome.infra_error(f"{library} is not in this sandbox (the {lang.name} program imports it)")
     return Outcome(Verdict.COMPILE_ERROR, detail=compile_detail(step, lang), **streams(step))
 
 
@@ -55,7 +65,12 @@ def _cacheable_failure(step: StepResult) -> bool:
 
 
 async def prepare(ctx: Context, lang: Language, source: str) -> Prepared | Outcome:
-    """The steps before the cases; an Outcome (COMPILE_ERROR) when this source failed to compile before."""
+    """The steps before the cases; an Outcome (COMPILE_ERROR) when this source failed to compile before, or
+    INFRA_ERROR when the language does not work on this sandbox backend (``kinds/probe.py``: never the
+    completion's fault)."""
+    broken = await probe.problem(ctx, lang)
+    if broken is not None:
+        return Outcome.infra_error(broken)
     file, compile_argv, run = lang.files(source)
     compile_step = Step("compile", list(compile_argv), ctx.config.compile_timeout_s,
                         output_limit=COMPILE_OUTPUT_LIMIT, stop_on_failure=True)

@@ -13,14 +13,16 @@ completion can still forge in this form is in docs/security.md (*function_tests*
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import register
+from verifier_service.kinds import java_source, register
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
-from verifier_service.kinds.languages import LANGUAGES, Language, java_main_class, run_argv
+from verifier_service.kinds.languages import LANGUAGES, Language, run_argv
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
@@ -30,11 +32,13 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash")
 # Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
 # the completion (which runs later, in the same process) finds no file that holds the end of the tests.
-NODE_LAUNCHER = ("const fs = require('fs'), path = require('path'), Module = require('module');"
+# (Inside a function: a top-level const of an -e script is a global binding, which a completion's sloppy-mode
+# implicit global of the same name, such as `m = ...`, would meet as a constant.)
+NODE_LAUNCHER = ("(() => { const fs = require('fs'), path = require('path'), Module = require('module');"
                  "const file = path.resolve(process.argv[1]); const text = fs.readFileSync(file, 'utf8');"
                  "for (const f of ['solution.js', 'solution.ts']) { try { fs.unlinkSync(f); } catch (e) {} }"
                  "process.argv.splice(1, 1); const m = new Module(file, null); m.filename = file;"
-                 "m.paths = Module._nodeModulePaths(path.dirname(file)); m._compile(text, file);")
+                 "m.paths = Module._nodeModulePaths(path.dirname(file)); m._compile(text, file); })();")
 BASH_LAUNCHER = "s=$(<solution.sh); rm -f solution.sh; eval \"$s\""
 
 
@@ -45,8 +49,8 @@ def _bytes_literal(data: bytes, lang: str) -> str:
 def _guard(lang: str, name: str) -> str:
     """Code between the completion and the tests: the tests' checks mean what they say again."""
     if lang in ("c", "cpp"):
-        return ("\n#undef assert\n#undef NDEBUG\n#include <assert.h>\n#undef main\n"
-                f"#define main {name}_tests_main\n")
+        # The tests' own translation unit: no macro of the completion's reaches it; this only renames its main.
+        return f"\n#undef main\n#define main {name}_tests_main\n"
     if lang == "rust":
         # A completion's macro_rules! assert_eq shadows the standard one for the code after it: these shadow it back.
         return "".join(f"\n#[allow(unused_macros)]\nmacro_rules! {m} {{ ($($t:tt)*) => {{ ::core::{m}!($($t)*) }}; }}\n"
@@ -62,12 +66,14 @@ def _guard(lang: str, name: str) -> str:
     return "\n"
 
 
-def _end(lang: str, name: str, a: bytes, b: bytes) -> str:
-    """Code that runs after the tests' own code returned: prints the XOR of ``a`` and ``b`` in hex."""
+def _end(lang: str, name: str, a: bytes, b: bytes, args: str = "") -> str:
+    """Code that runs after the tests' own code returned: prints the XOR of ``a`` and ``b`` in hex (C/C++:
+    ``args`` is what the tests' main is called with, ``argc, argv`` when it takes them)."""
     la, lb = _bytes_literal(a, lang), _bytes_literal(b, lang)
     n = len(a)
     if lang in ("c", "cpp"):
-        return (f"\n#undef main\n#include <stdio.h>\nint main(void) {{\n    {name}_tests_main();\n"
+        return (f"\n#undef main\n#include <stdio.h>\nint main(int argc, char **argv) {{\n"
+                f"    (void)argc; (void)argv;\n    {name}_tests_main({args});\n"
                 f"    const unsigned char x[{n}] = {{{la}}};\n    const unsigned char y[{n}] = {{{lb}}};\n"
                 f"    fflush(stdout);\n    for (int i = 0; i < {n}; i++) printf(\"%02x\", x[i] ^ y[i]);\n"
                 "    printf(\"\\n\");\n    return 0;\n}\n")
@@ -91,12 +97,120 @@ def _end(lang: str, name: str, a: bytes, b: bytes) -> str:
     raise ValueError(lang)
 
 
+_C_DEFINITION = re.compile(r"^[ \t]*((?!static\b|inline\b)[A-Za-z_][\w \t*&:<>,]*?[\s*&]"
+                           r"([A-Za-z_]\w*)[ \t]*\([^(){};#=\n]*\))\s*\{", re.MULTILINE)
+
+
+def c_header(setup: str, completion: str = "") -> str:
+    """What the tests' translation unit (C, C++) knows of the completion's: the setup's declarations. A setup
+    that opens the function the completion continues (MultiPL-E's and HumanEval-X's prompts end with its
+    signature and ``{``) declares it: the ``{`` becomes ``;``. Otherwise the completion's own top-level
+    function definitions are declared too, as prototypes only (a type, a name, plain parameters: no ``#``, no
+    macro of its reaches the tests)."""
+    stripped = setup.rstrip()
+    if stripped.endswith("{"):
+        return _prototypes_only(f"{stripped[:-1].rstrip()};\n")
+    blanked = java_source.blank(completion)
+    protos = [completion[m.start(1):m.end(1)].strip() + ";" for m in _C_DEFINITION.finditer(blanked)
+              if m.group(2) != "main"]
+    return setup + "".join(f"\n{p}" for p in protos) + ("\n" if protos else "")
+
+
+def _prototypes_only(text: str) -> str:
+    """``text`` with each top-level function definition (a helper the prompt defines, HumanEval's
+    ``encode_cyclic``) turned into its prototype: the definition stays in the completion's unit only."""
+    blanked = java_source.blank(text)
+    out, last = [], 0
+    for m in _C_DEFINITION.finditer(blanked):
+        if m.start() < last or blanked[:m.start()].count("{") != blanked[:m.start()].count("}"):
+            continue
+        depth, end = 0, None
+        for k in range(m.end() - 1, len(blanked)):
+            depth += blanked[k] == "{"
+            depth -= blanked[k] == "}"
+            if depth == 0:
+                end = k
+                break
+        if end is None:
+            continue
+        out += [text[last:m.start(1)], text[m.start(1):m.end(1)].strip(), ";"]
+        last = end + 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def c_units(lang: str, setup: str, completion: str, tests: str, a: bytes, b: bytes, name: str) -> dict[str, str]:
+    """C and C++: two translation units linked together, so that no macro, ``#pragma`` or ``#undef`` of the
+    completion's reaches the tests: ``completion.c`` (setup + completion, and the ``}`` MultiPL-E's tests begin
+    with, which closes the completion's function) and ``tests.c`` (the setup's declarations + the tests + the
+    end). The compile step (``c_compile``) also keeps the completion from defining a library function the
+    tests' unit calls (``__assert_fail``, ``abort``, ``printf``...): those of its symbols stay local to it."""
+    ext = "c" if lang == "c" else "cpp"
+    rest = tests.lstrip()
+    close = ""
+    if rest.startswith("}"):
+        close, rest = "\n}\n", rest[1:]
+    main = re.search(r"\bmain\s*\(([^)]*)\)", rest)
+    args = "argc, argv" if main is not None and main.group(1).strip() not in ("", "void") else ""
+    return {f"completion.{ext}": f"{setup}{completion}{close}",
+            f"tests.{ext}": f"{c_header(setup, completion)}{_guard(lang, name)}#line 1 \"tests.{ext}\"\n{rest}\n"
+                            f"{_end(lang, name, a, b, args)}"}
+
+
+def c_compile(lang: Language) -> tuple[str, ...]:
+    """The compile step of C/C++ function tests: both units, then every symbol the completion's unit defines that
+    a system library also defines (libc, libm, libstdc++, libgcc_s) made local to it (``objcopy``), then the
+    link. The flags are the language's (``-O2`` etc.); the output is ``solution``."""
+    argv = list(lang.compile)
+    cc = argv[0]
+    flags = " ".join(a for a in argv[1:] if a not in ("-o", "solution", "solution.c", "solution.cpp", "-lm"))
+    ext = "c" if lang.name == "c" else "cpp"
+    # A flag an older compiler (a bubblewrap host's) rejects is probed for, not assumed: GCC before 13 has no
+    # -fno-unreachable-traps (and traps nothing at -O0 either).
+    probe = f"$({cc} -fno-unreachable-traps -E -x {'c' if ext == 'c' else 'c++'} /dev/null >/dev/null 2>&1 " \
+            "&& echo -fno-unreachable-traps)"
+    flags = flags.replace("-fno-unreachable-traps", probe)
+    script = (
+        "set -e\n"
+        f"{cc} {flags} -c -o completion.o completion.{ext}\n"
+        f"{cc} {flags} -c -o tests.o tests.{ext}\n"
+        "for l in libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1; do\n"
+        f"  f=$({cc} -print-file-name=$l); [ ! -f \"$f\" ] || nm -D --defined-only \"$f\"\n"
+        "done | awk '{print $NF}' | sed 's/@.*//' | sort -u > .libsyms\n"
+        "nm -g --defined-only completion.o | awk '{print $NF}' | sort -u > .defsyms\n"
+        "comm -12 .libsyms .defsyms > .localize\n"
+        "[ ! -s .localize ] || objcopy --localize-symbols=.localize completion.o\n"
+        f"{cc} -o solution tests.o completion.o -lm\n"
+        "rm -f completion.o tests.o .libsyms .defsyms .localize\n")
+    return ("sh", "-c", script)
+
+
+def java_tests(setup: str, tests: str, name: str) -> tuple[str, str]:
+    """(the tests' class, the tests with their ``main`` renamed ``{name}_main`` and their ``assert`` statements
+    made plain checks). The class is found in the trusted text only (``java_source.tests_entry``); the renamed
+    main cannot be one the completion wrote (it cannot know the name), so a completion that closes the tests'
+    class early and writes its own ``main`` there makes a program that does not compile."""
+    entry = java_source.tests_entry(setup, tests)
+    text = java_source.blank(tests)
+    m = re.search(r"(?<![\w$])static\s+(?:final\s+)?(?:synchronized\s+)?void\s+(main)\s*\(", text)
+    if m is not None:
+        tests = f"{tests[:m.start(1)]}{name}_main{tests[m.end(1):]}"
+    return entry or "Main", java_source.rewrite_asserts(tests)
+
+
 def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: bytes, name: str) -> str:
-    """The program a job runs: setup + completion + guard + tests + end (see the module's docstring)."""
+    """The program a job runs: setup + completion + guard + tests + end (see the module's docstring); for C and
+    C++ the two units joined (what the compile cache's key and the tests read; ``c_units`` is what runs)."""
     body = f"{setup}{completion}"
+    if lang in ("c", "cpp"):
+        return "\n".join(c_units(lang, setup, completion, tests, a, b, name).values())
     if lang == "java":
+        entry, tests = java_tests(setup, tests, name)
+        # The end deletes its own class file before any class of the completion's is initialised: what it holds
+        # is not on disk while the completion runs (its memory still is: docs/security.md).
         return (f"{body}\n{tests}\n\nclass {name} {{\n    public static void main(String[] args) throws Exception {{\n"
-                f"        {java_main_class(body + tests)}.main(args);\n"
+                f"        new java.io.File(\"{name}.class\").delete();\n"
+                f"        {entry}.{name}_main(args);\n"
                 f"        byte[] x = {{{_bytes_literal(a, 'java')}}};\n"
                 f"        byte[] y = {{{_bytes_literal(b, 'java')}}};\n"
                 "        StringBuilder s = new StringBuilder();\n"
@@ -121,15 +235,63 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
                    f"\t\t{name}_s = append({name}_s, \"0123456789abcdef\"[v>>4], \"0123456789abcdef\"[v&15])\n\t}}\n"
                    f"\t{name}_s = append({name}_s, '\\n')\n\t{name}_os.Stdout.Write({name}_s)\n}}\n")
             return _go_with_import(f"{body}\n{renamed}{end}", name)
+        if renamed.lstrip().startswith("}"):  # MultiPL-E's Rust tests begin by closing the completion's function
+            body, renamed = f"{body}\n}}\n", renamed.lstrip()[1:]
         return f"{body}{_guard(lang, name)}{renamed}{end}"
     prologue = ""
     if lang == "bash":
         prologue = "unset -v s\n"  # the launcher's copy of the program's text (BASH_LAUNCHER)
     if lang in ("javascript", "typescript"):
-        # Before the completion: the writer the end uses, and node:assert frozen (a completion cannot patch it).
-        prologue = (f"const {name}_write = process.stdout.write.bind(process.stdout);\n"
-                    "for (const m of [require('node:assert'), require('node:assert').strict]) Object.freeze(m);\n")
+        prologue, tests = _node_trusted(tests, name)
     return f"{prologue}{body}{_guard(lang, name)}{tests}\n{_end(lang, name, a, b)}"
+
+
+_NODE_GLOBALS = ("Object", "Array", "JSON", "Math", "Number", "String", "Boolean", "Symbol", "Map", "Set",
+                 "Error", "TypeError", "RangeError", "Reflect", "Promise", "BigInt", "Date", "RegExp", "console",
+                 "process", "globalThis", "Function", "isNaN", "parseInt", "parseFloat", "Buffer", "structuredClone")
+_REQUIRE = re.compile(r"(?<![\w$.])require\s*\(\s*(['\"])([^'\"\n]{1,200})\1\s*\)")
+_IMPORT = re.compile(r"^[ \t]*import\s+(?:(\*\s+as\s+)?([\w$]+)|\{([^}]*)\})\s+from\s+(['\"])([^'\"\n]{1,200})\4\s*;?",
+                     re.MULTILINE)
+_DECLARE = re.compile(r"^[ \t]*declare\s+(?:var|let|const|function)\b[^\n]*$", re.MULTILINE)
+
+
+def _node_imports(tests: str) -> str:
+    """The tests' ``import`` statements as ``const`` bindings of ``require`` (CommonJS modules: a default import
+    is the module itself, ``import assert from "assert"``), so that they can run inside a function."""
+    def one(m: re.Match) -> str:
+        if m.group(2):
+            return f"const {m.group(2)} = require({m.group(4)}{m.group(5)}{m.group(4)});"
+        names = ", ".join(p.strip().replace(" as ", ": ") for p in m.group(3).split(",") if p.strip())
+        return f"const {{ {names} }} = require({m.group(4)}{m.group(5)}{m.group(4)});"
+    return _DECLARE.sub("", _IMPORT.sub(one, tests))
+
+
+def _node_trusted(tests: str, name: str) -> tuple[str, str]:
+    """(code before the completion, the tests as run) for JavaScript and TypeScript. Before the completion: the
+    writer the end uses; every module the tests ``require`` by name, loaded and frozen; the standard global
+    objects, captured, and their bindings on ``globalThis`` made read-only. The tests then run inside a function
+    whose parameters are those captured values (``require`` is one that only answers the modules loaded before
+    the completion ran): the completion's changes to ``require``, ``Module._load``, the module cache, a global
+    it rebinds or a module-level name it declares (``var JSON = ...``) do not reach the tests."""
+    tests = _node_imports(tests)
+    names = sorted({m.group(2) for m in _REQUIRE.finditer(tests)} | {"node:assert", "assert", "assert/strict"})
+    loads = ", ".join(f"[{json.dumps(n)}, () => require({json.dumps(n)})]" for n in names)
+    params = ", ".join(("require", *_NODE_GLOBALS))
+    prologue = (
+        f"const {name}_write = process.stdout.write.bind(process.stdout);\n"
+        f"const {name}_mods = new Map(); for (const [n, load] of [{loads}]) "
+        "{ try { const m = load(); if (m && (typeof m === 'object' || typeof m === 'function')) "
+        f"Object.freeze(m); {name}_mods.set(n, m); }} catch (e) {{}} }}\n"
+        "Object.freeze(require('node:assert').strict);\n"
+        f"const {name}_require = (n) => {{ if ({name}_mods.has(n)) return {name}_mods.get(n); "
+        "throw new Error('module ' + n + ' was not loaded before the completion ran'); };\n"
+        f"const {name}_globals = [{name}_require, {', '.join(_NODE_GLOBALS)}];\n"
+        f"for (const g of {json.dumps(list(_NODE_GLOBALS))}) {{ try {{ "
+        "const d = Object.getOwnPropertyDescriptor(globalThis, g); if (!d) continue; "
+        "Object.defineProperty(globalThis, g, { value: globalThis[g], writable: false, configurable: false, "
+        "enumerable: d.enumerable }); } catch (e) {} }\n")
+    wrapped = f";(({params}) => {{\n{tests}\n}})(...{name}_globals);\n"
+    return prologue, wrapped
 
 
 def _go_with_import(program: str, name: str) -> str:
@@ -140,11 +302,31 @@ def _go_with_import(program: str, name: str) -> str:
     return f"{head}package main\n\nimport {name}_os \"os\"\n{rest}"
 
 
+# What a completion written against this service can still forge here, per language (the tests share its
+# process: the end's secret is in that process's memory). `verifier-service list` and docs/security.md say it.
+FORGEABLE = {
+    "c": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
+    "cpp": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
+    "rust": "its own binary or memory (/proc/self/exe, /proc/self/mem)",
+    "go": "its own binary or memory (/proc/self/exe, /proc/self/mem)",
+    "java": "the JVM's memory (/proc/self/mem); the end's class file is deleted before the completion runs",
+    "javascript": "an in-process inspector session (node:inspector shows the end's source); prototype methods "
+                  "the tests call (Array.prototype...)",
+    "typescript": "an in-process inspector session (node:inspector shows the end's source); prototype methods "
+                  "the tests call (Array.prototype...)",
+    "bash": "the shell's memory, read by a child process (/proc/$$/mem)",
+}
+
+
 @register
 class FunctionTests(VerifierKind):
     name = "function_tests"
     description = ("runs a completion with a test program in its own language (MultiPL-E's form: "
-                   f"{', '.join(SUPPORTED)}); passes when the tests ran to their end")
+                   f"{', '.join(SUPPORTED)}); passes when the tests ran to their end. The tests share the "
+                   "completion's process: a completion written to attack this service can still forge a pass "
+                   "through " + "; ".join(f"{lang}: {what}" for lang, what in FORGEABLE.items()) +
+                   ". Where that matters use function_io (C++, Java, JavaScript, TypeScript, Rust), stdio (any "
+                   "language) or python_io (Python): their expected values never enter the sandbox")
     sandboxed = True
     default_extract = "raw"
     params = (
@@ -182,6 +364,8 @@ class FunctionTests(VerifierKind):
         name, a, b = "t" + secret[:6].hex(), secret[6:22], secret[22:38]
         nonce = bytes(p ^ q for p, q in zip(a, b, strict=True)).hex()
         program = assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
+        files = c_units(spec.language, spec.setup, text, spec.tests, a, b, name) \
+            if spec.language in ("c", "cpp") else None
         extra = dict(extracted=truncate(text, 4000))
         prepared = await prepare(ctx, lang, program)
         if isinstance(prepared, Outcome):
@@ -200,7 +384,7 @@ class FunctionTests(VerifierKind):
                 return prepared.on_step(step)
             return True
 
-        job = Job(steps=steps, files={prepared.file: program}, image=lang.image)
+        job = Job(steps=steps, files=files or {prepared.file: program}, image=lang.image)
         run = await run_compiled(ctx, prepared, lang, job, on_step, extra)
         if isinstance(run, Outcome):
             return run
@@ -233,14 +417,17 @@ def _function_language(base: Language) -> Language:
     """The language row for test programs: C++ built with -O0 -fno-unreachable-traps (MultiPL-E's C++ tests'
     main has no ``return``: once renamed, falling off its end is undefined behaviour, which GCC turns into a trap
     at -O0 and into a jump to anywhere when optimising; this way the function returns), Java with assertions on,
-    Node.js and Bash through their launchers."""
+    Node.js and Bash through their launchers, C and C++ as two units (``c_compile``)."""
     from dataclasses import replace
 
     if base.name == "cpp":
         flags = ("-O0", "-fno-unreachable-traps")
-        return replace(base, compile=tuple(f for a in base.compile for f in (flags if a == "-O2" else (a,))))
+        cpp = replace(base, compile=tuple(f for a in base.compile for f in (flags if a == "-O2" else (a,))))
+        return replace(cpp, file="completion.cpp", compile=c_compile(cpp))
+    if base.name == "c":
+        return replace(base, file="completion.c", compile=c_compile(base))
     if base.name == "java":
-        return replace(base, run=(base.run[0], "-ea", *base.run[1:]))
+        return replace(base, run=(base.run[0], "-ea", "-XX:+DisableAttachMechanism", *base.run[1:]))
     if base.name in ("javascript", "typescript"):
         return replace(base, run=(*base.run[:-1], "-e", NODE_LAUNCHER, base.run[-1]))
     if base.name == "bash":

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from verifier_service.kinds import java_source
+
 IMAGE_DEFAULT = ""  # the service's sandbox_image
 IMAGE_LANGS = "langs"  # the service's sandbox_langs_image
 
@@ -33,27 +35,26 @@ class Language:
     address_space_limit: bool = False  # RLIMIT_AS per run (Python: MemoryError); else the sandbox's cgroup limit
 
     def files(self, source: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-        """(source file name, compile argv, run argv) for this source: Java's file and class are named after
-        the source's public class (javac requires it)."""
+        """(source file name, compile argv, run argv) for this source: Java's file is named after the source's
+        public top-level type (javac requires it) and the class run is the one that declares ``main``
+        (``kinds/java_source.py``: comments and literals name nothing)."""
         if self.name != "java":
             return self.file, self.compile, self.run
         cls = java_main_class(source)
-        return (f"{cls}.java", tuple(a.replace("Main", cls) if a.startswith("Main") else a for a in self.compile),
+        file = f"{java_source.public_type(source) or 'Main'}.java"
+        return (file, tuple(file if a == "Main.java" else a for a in self.compile),
                 tuple(cls if a == "Main" else a for a in self.run))
 
 
-_JAVA_PUBLIC_CLASS = re.compile(r"\bpublic\s+(?:(?:final|abstract|static|sealed|strictfp)\s+)*class\s+"
-                                r"([A-Za-z_$][A-Za-z0-9_$]{0,100})")
-_JAVA_CLASS = re.compile(r"\bclass\s+([A-Za-z_$][A-Za-z0-9_$]{0,100})")
-
-
 def java_main_class(source: str) -> str:
-    """The class a Java program runs: its public class, else the first class, else ``Main``."""
-    found = _JAVA_PUBLIC_CLASS.search(source) or _JAVA_CLASS.search(source)
-    return found.group(1) if found else "Main"
+    """The class a Java program runs: the type that declares ``main``, else its public type, else ``Main``."""
+    return java_source.main_class(source)
 
 
 _GO_BUILD = ("sh", f"{LANGS_DIR}/go-build.sh", "solution.go", "solution")
+# The work dir and the libraries the datasets' harnesses put on the classpath (javatuples: MultiPL-E's Java tuples);
+# a jar the host lacks (bubblewrap) is skipped by javac and java alike.
+JAVA_CLASSPATH = ".:/usr/share/java/javatuples.jar"
 JAVA_FLAGS = ("-XX:+UseSerialGC", "-XX:MaxRAMPercentage=75", "-XX:-UsePerfData", "-Xshare:auto")
 
 LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
@@ -80,8 +81,8 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language(
         "java", "Main.java",
         compile=("javac", "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData", "-proc:none",
-                 "-encoding", "UTF-8", "-nowarn", "-d", ".", "Main.java"),
-        run=("java", *JAVA_FLAGS, "-Xss64m", "-cp", ".", "Main"),
+                 "-encoding", "UTF-8", "-nowarn", "-cp", JAVA_CLASSPATH, "-d", ".", "Main.java"),
+        run=("java", *JAVA_FLAGS, "-ea", "-Xss64m", "-cp", JAVA_CLASSPATH, "Main"),
         image=IMAGE_LANGS, version=("java", "-version"), artifacts=("*.class",),
         memory_markers=("java.lang.OutOfMemoryError",)),
     Language(
@@ -106,6 +107,31 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
                  "-o", "solution", "solution.rs"),
         run=("./solution",), image=IMAGE_LANGS, version=("rustc", "--version"), artifacts=("solution",),
         memory_markers=("memory allocation of",), error_line=r"^error"),
+    # Debian's interpreters and compilers of the languages image (sandboxes/langs/install-toolchain.sh).
+    Language(
+        "php", "solution.php", compile=("php", "-l", "solution.php"), run=("php", "solution.php"),
+        image=IMAGE_LANGS, version=("php", "--version"), memory_markers=("Allowed memory size",),
+        error_line=r"(Parse|Fatal) error"),
+    Language(
+        "lua", "solution.lua", compile=("luac5.4", "-p", "solution.lua"), run=("lua5.4", "solution.lua"),
+        image=IMAGE_LANGS, version=("lua5.4", "-v"), memory_markers=("not enough memory",),
+        error_line=r"solution\.lua:\d+:"),
+    Language(
+        "perl", "solution.pl", compile=("perl", "-c", "solution.pl"), run=("perl", "solution.pl"),
+        image=IMAGE_LANGS, version=("perl", "-e", "print qq(perl $^V\n)"), memory_markers=("Out of memory",),
+        error_line=r"at solution\.pl line \d+"),
+    Language(
+        "r", "solution.R", compile=("Rscript", "-e", "invisible(parse('solution.R'))"),
+        run=("Rscript", "solution.R"), image=IMAGE_LANGS, version=("Rscript", "--version"),
+        memory_markers=("cannot allocate vector",), error_line=r"Error"),
+    Language(
+        "csharp", "solution.cs", compile=("mcs", "-optimize+", "-nowarn:219,414", "-out:solution.exe", "solution.cs"),
+        run=("mono", "solution.exe"), image=IMAGE_LANGS, version=("mcs", "--version"), artifacts=("solution.exe",),
+        memory_markers=("OutOfMemoryException",), error_line=r"error CS\d+"),
+    Language(
+        "d", "solution.d", compile=("gdc", "-O2", "-o", "solution", "solution.d"), run=("./solution",),
+        image=IMAGE_LANGS, version=("gdc", "--version"), artifacts=("solution",),
+        memory_markers=("OutOfMemoryError",), error_line=r"(?i)error"),
 )}
 
 

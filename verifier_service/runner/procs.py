@@ -40,8 +40,21 @@ def limit_numbers(step, job):
             int(job.get("open_files", 256)))
 
 
+# The stack of a program's main thread when no address-space limit is set (every language but Python): as contest
+# judges give it (deep recursion in C, C++, Rust; Node.js's --stack-size below it, so V8 throws RangeError before
+# the stack ends). The sandbox's memory limit still bounds what it uses.
+STACK_BYTES = 256 << 20
+
+
 def rlimits(cpu, memory, fsize, nofile):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if not memory:
+        _, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        soft = STACK_BYTES if hard == resource.RLIM_INFINITY else min(STACK_BYTES, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
+        except (ValueError, OSError):
+            pass
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     if memory:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import hashlib
 import itertools
 import json
@@ -63,6 +64,10 @@ REQUIRED_OPTIONS = ("--unshare-all", "--unshare-user", "--die-with-parent", "--a
                     "--cap-drop", "--uid", "--clearenv", "--ro-bind", "--ro-bind-data", "--info-fd", "--block-fd",
                     "--tmpfs", "--remount-ro")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives", "nsswitch.conf")
+# The host toolchains' own configuration under /etc (the JVM's java.security, Mono's, PHP's, R's): bound where the
+# host has them, so that a language installed there works in the sandbox (kinds/probe.py finds out whether it does).
+ETC_TOOLCHAIN_GLOBS = ("java-*", "mono", "php", "R", "perl")
+LANGS_DIR = "/opt/rlvr-langs"  # the languages image's helper scripts (kinds/languages.py), from the checkout
 SANDBOX_OWN = ("/tmp", "/dev", "/proc", HARNESS_DIR)  # the sandbox's own mounts: nothing of the host under them
 TOP_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _SERIAL = itertools.count(1)
@@ -78,6 +83,14 @@ print(json.dumps({"version": sys.version.split()[0], "executable": sys.executabl
     "pytest": importlib.util.find_spec("pytest") is not None,
     "ok": all(os.path.isdir(p) for p in sys.path if p.endswith("lib-dynload"))}))
 """
+
+
+def default_langs_dir() -> Path | None:
+    """The languages' helper scripts (the TypeScript transpiler's driver, Go's build script, Node.js's stdout) of
+    a source checkout (``sandboxes/langs``), bound at ``/opt/rlvr-langs`` as the languages image has them; None
+    where the package was installed without them (those languages then fail their probe: INFRA_ERROR)."""
+    found = Path(__file__).resolve().parents[2] / "sandboxes" / "langs"
+    return found if (found / "tsc-transpile.js").is_file() else None
 
 
 def default_runner_dir() -> Path:
@@ -474,6 +487,12 @@ class BwrapSandbox(PooledSandbox):
                 argv += ["--ro-bind", path, path]
         for name in (*ETC_FILES, f"python{self.interpreter.version.rsplit('.', 1)[0]}"):
             argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        for pattern in ETC_TOOLCHAIN_GLOBS:
+            for found in sorted(glob.glob(f"/etc/{pattern}")):
+                argv += ["--ro-bind", found, found]
+        helpers = default_langs_dir()
+        if helpers is not None:
+            argv += ["--ro-bind", str(helpers), LANGS_DIR]
         for name, fd in etc_fds.items():
             argv += [*(["--perms", "0644"] if "--perms" in self.options else []), "--ro-bind-data", str(fd),
                      f"/etc/{name}"]

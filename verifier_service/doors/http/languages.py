@@ -28,6 +28,7 @@ ALIASES = {
     "java": ("java",),
     "rust": ("rust",),
     "bash": ("bash", "sh"),
+    "R": ("r", "R"),
 }
 
 
@@ -55,7 +56,8 @@ class Language:
 
 def _is_syntax_check(argv: tuple[str, ...]) -> bool:
     return bool(argv) and ((argv[0].startswith("python") and any("compile(" in a for a in argv))
-                           or "-n" in argv[1:2] or "--check" in argv)
+                           or any(f in argv[1:2] for f in ("-n", "-l", "-c", "-p")) or "--check" in argv
+                           or any("parse(" in a for a in argv))
 
 
 def run_argv(lang: Language, run: tuple[str, ...], cpus: float, memory_mb: int) -> list[str]:

@@ -1,0 +1,86 @@
+"""HumanEval-X's reference solutions through this service, run the way the dataset's own harness runs them
+(CodeGeeX's ``evaluate_humaneval_x.py``: the declaration + the canonical solution + the test program, one
+program per task), as ``function_tests`` requests; a per-language table of what passes.
+
+    # the data stays out of the repo: fetch THUDM/CodeGeeX, then
+    D=/work/data/humaneval-x; mkdir -p $D && for l in cpp java js rust go; do git --git-dir=MIRROR show \\
+        HEAD:codegeex/benchmark/humaneval-x/$l/data/humaneval_$l.jsonl.gz > $D/humaneval_$l.jsonl.gz; done
+    python -m benchmarks.datasets.humaneval_x [--data /work/data/humaneval-x] [--backend docker|bwrap] [--out FILE]
+
+Prints one line per failing task (language, task, verdict, the first lines of the detail) and the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from verifier_service.config import ServiceConfig
+from verifier_service.spec import request_from_json, result_to_json
+from verifier_service.testing import InProcessService
+
+LANGUAGES = {"cpp": "cpp", "java": "java", "js": "javascript", "rust": "rust", "go": "go"}
+
+
+def requests_for(data: Path, language: str) -> list[dict]:
+    out = []
+    with gzip.open(data / f"humaneval_{language}.jsonl.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            # The harness's program: declaration (prompt's code) + canonical solution + test.
+            setup = row["declaration"] if language != "js" else row["prompt"]
+            out.append({"id": row["task_id"], "completion": row["canonical_solution"],
+                        "spec": {"kind": "function_tests", "language": LANGUAGES[language], "setup": setup,
+                                 "tests": row["test"], "timeout_s": 30}})
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("/work/data/humaneval-x"))
+    parser.add_argument("--languages", default=",".join(LANGUAGES))
+    parser.add_argument("--backend", default="docker", choices=("docker", "bwrap"))
+    parser.add_argument("--out", type=Path, help="write the results (JSON lines) here")
+    args = parser.parse_args()
+    config = replace(ServiceConfig(), port=0, sandbox_backend=args.backend, compile_timeout_s=120.0,
+                     max_concurrency=2)
+    table = {}
+    lines = []
+    with InProcessService(config) as service:
+        import grpc
+
+        from verifier_service._generated import verifier_pb2 as pb
+        from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+
+        for language in args.languages.split(","):
+            rows = requests_for(args.data, language)
+            started = time.perf_counter()
+            with grpc.insecure_channel(service.address) as channel:
+                response = pb_grpc.VerifierStub(channel).VerifyBatch(
+                    pb.VerifyBatchRequest(requests=[request_from_json(r) for r in rows]), timeout=3600)
+            results = [result_to_json(r) for r in response.results]
+            verdicts = Counter(r["verdict"] for r in results)
+            table[language] = (len(rows), verdicts, time.perf_counter() - started)
+            for row, r in zip(rows, results, strict=True):
+                lines.append({"language": language, "task": row["id"], "verdict": r["verdict"],
+                              "detail": r["detail"][:600], "stderr": r.get("stderr_tail", "")[-600:]})
+                if r["verdict"] != "PASSED":
+                    first = " | ".join(r["detail"].splitlines()[:3])[:300]
+                    print(f"{language}\t{row['id']}\t{r['verdict']}\t{first}", flush=True)
+    if args.out:
+        args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    print("\n| language | tasks | passed | other verdicts | seconds |\n|---|---|---|---|---|")
+    for language, (n, verdicts, seconds) in table.items():
+        other = ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items()) if v != "PASSED") or "-"
+        print(f"| {LANGUAGES[language]} | {n} | {verdicts.get('PASSED', 0)} | {other} | {seconds:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Correct programs in the forms real datasets use, on Docker (issue 30, class 2), and the languages Debian adds
+to the languages image (class 6): each must pass (and a wrong or broken one must not)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.docker
+
+SUM = [{"stdin": "1 2\n", "expected_stdout": "3\n"}, {"stdin": "10 -4\n", "expected_stdout": "6\n"}]
+
+# language -> (a right a+b program, a broken one); "wrong" is the right one with + turned into -.
+MORE = {
+    "php": ('<?php\n[$a, $b] = array_map("intval", explode(" ", trim(fgets(STDIN))));\necho $a + $b, "\\n";\n',
+            "<?php\necho (1 + ;\n"),
+    "lua": ('local a, b = io.read("n", "n")\nprint(math.tointeger(a + b) or a + b)\n', "local x = = 1\n"),
+    "perl": ("my ($a, $b) = split ' ', <STDIN>;\nprint $a + $b, \"\\n\";\n", "my $x = ;\n"),
+    "r": ('x <- scan(file("stdin"), quiet = TRUE)\ncat(x[1] + x[2], "\\n", sep = "")\n', "x <- (1 + \n"),
+    "csharp": ("using System;\nclass P { static void Main() { var t = Console.ReadLine().Split(' ');\n"
+               "  Console.WriteLine(long.Parse(t[0]) + long.Parse(t[1])); } }\n", "class P { void M( }\n"),
+    "d": ("import std.stdio;\nvoid main() { long a, b; readf(\" %d %d\", &a, &b); writeln(a + b); }\n",
+          "void main() { int x = ; }\n"),
+}
+
+JAVA_FORMS = {  # correct programs whose class the old rule (first `class` in the text) got wrong
+    "comment": "// this class reads two numbers\n/** The class that solves it. */\nimport java.util.*;\n"
+               "public class Sol { public static void main(String[] a) { Scanner s = new Scanner(System.in);\n"
+               "  System.out.println(s.nextLong() + s.nextLong()); } }\n",
+    "helper first": "import java.util.*;\nclass Helper { static long add(long a, long b) { return a + b; } }\n"
+                    "public class Main { public static void main(String[] a) { Scanner s = new Scanner(System.in);\n"
+                    "  System.out.println(Helper.add(s.nextLong(), s.nextLong())); } }\n",
+    "non-ascii": "import java.util.*;\npublic class L\u00f6sung { public static void main(String[] a) {\n"
+                 "  Scanner s = new Scanner(System.in); System.out.println(s.nextLong() + s.nextLong()); } }\n",
+    "enum": "import java.util.*;\npublic enum Solver { ; public static void main(String[] a) {\n"
+            "  Scanner s = new Scanner(System.in); System.out.println(s.nextLong() + s.nextLong()); } }\n",
+}
+JAVA_ASSERT = ("import java.util.*;\npublic class Main { public static void main(String[] a) {\n"
+               "  Scanner s = new Scanner(System.in); long x = s.nextLong(), y = s.nextLong();\n"
+               "  assert x < 0 : \"assertions are on\";\n  System.out.println(x + y); } }\n")
+NODE_DEEP = ("function depth(n) { return n === 0 ? 0 : 1 + depth(n - 1); }\nlet ok = false;\n"
+             "try { depth(1e9); } catch (e) { ok = e instanceof RangeError; }\n"
+             "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(Number);\n"
+             "console.log(ok ? a + b : -1);\n")
+C_DEEP = ("#include <stdio.h>\nlong down(long n) { volatile char pad[32]; pad[0] = (char)n;"
+          " return n == 0 ? pad[0] : 1 + down(n - 1); }\n"
+          "int main(void) { long a, b; if (scanf(\"%ld %ld\", &a, &b) != 2) return 1;\n"
+          "  printf(\"%ld\\n\", down(1000000) - 1000000 + a + b); return 0; }\n")
+
+
+def stdio(language: str) -> dict:
+    return {"kind": "stdio", "language": language, "cases": SUM, "timeout_s": 30}
+
+
+@pytest.fixture(scope="module")
+def results(langs_service):
+    items = []
+    for lang, (right, broken) in MORE.items():
+        items += [(f"{lang} right", right, stdio(lang)), (f"{lang} wrong", right.replace("a + b", "a - b")
+                  .replace("$a + $b", "$a - $b").replace("x[1] + x[2]", "x[1] - x[2]")
+                  .replace("+ long.Parse", "- long.Parse"), stdio(lang)), (f"{lang} broken", broken, stdio(lang))]
+    items += [(f"java {name}", src, stdio("java")) for name, src in JAVA_FORMS.items()]
+    items += [("java assert", JAVA_ASSERT, stdio("java")), ("node deep", NODE_DEEP, stdio("javascript")),
+              ("c deep", C_DEEP, stdio("c"))]
+    items += [
+        ("ts default import", "function add(a: number, b: number): number {\n  return a + b;\n}\n",
+         {"kind": "function_tests", "language": "typescript", "tests": 'import assert from "assert";\n'
+          "assert.deepEqual(add(1, 2), 3);\nassert.deepEqual(add(-1, 1), 0);\n"}),
+        ("js implicit globals", "  for (m in [a]) { s = a + b; }\n  return s;\n}\n",  # (HumanEval-X's JavaScript/111)
+         {"kind": "function_tests", "language": "javascript", "setup": "function add(a, b) {\n",
+          "tests": "const assert = require('assert');\nassert.deepEqual(add(1, 2), 3);\n"}),
+        ("rust multipl-e", "    a + b\n",
+         {"kind": "function_tests", "language": "rust", "setup": "fn add(a: isize, b: isize) -> isize {\n",
+          "tests": "}\n\nfn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 3);\n}\n"}),
+        ("cpp multipl-e argv", "    return a + b;\n",
+         {"kind": "function_tests", "language": "cpp",
+          "setup": "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b) {\n",
+          "tests": "}\nint main(int argc, char* argv[]) {\n    auto candidate = add;\n"
+                   "    assert(candidate(1, 2) == 3);\n}\n"}),
+    ]
+    out = langs_service.verify_batch([(src, spec) for _, src, spec in items], timeout=900)
+    return {name: r for (name, _, _), r in zip(items, out, strict=True)}
+
+
+@pytest.mark.parametrize("language", sorted(MORE))
+def test_debian_languages_judge_stdio(results, language):
+    got = {what: results[f"{language} {what}"]["verdict"] for what in ("right", "wrong", "broken")}
+    assert got == {"right": "PASSED", "wrong": "FAILED", "broken": "COMPILE_ERROR"}, {
+        what: results[f"{language} {what}"]["detail"][:300] for what in got}
+
+
+@pytest.mark.parametrize("name", [*(f"java {n}" for n in JAVA_FORMS), "node deep", "c deep", "ts default import",
+                                  "js implicit globals", "rust multipl-e", "cpp multipl-e argv"])
+def test_correct_programs_pass(results, name):
+    assert results[name]["verdict"] == "PASSED", (results[name]["detail"][:400], results[name].get("stderr_tail"))
+
+
+def test_java_runs_with_assertions_on_in_stdio(results):
+    assert results["java assert"]["verdict"] == "RUNTIME_ERROR", results["java assert"]["detail"][:300]

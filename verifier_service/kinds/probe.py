@@ -1,0 +1,100 @@
+"""Whether a language works on this service's sandbox backend: a program of the service's own (it prints ``ok``)
+compiled and run once per language and backend, the first time a check needs that language. A language whose
+toolchain is missing or broken there (a bubblewrap host without it, a JVM that cannot read its configuration)
+is never the completion's fault: its checks answer INFRA_ERROR naming the backend (no reward), never a
+COMPILE_ERROR or RUNTIME_ERROR with one. ``verifier-service doctor`` runs the same probe for every language.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+
+from verifier_service.kinds.base import Context
+from verifier_service.kinds.languages import LANGUAGES, Language, run_argv
+from verifier_service.sandbox.base import Job, Step
+from verifier_service.verdict import truncate
+
+HELLO = {
+    "python": 'print("ok")\n',
+    "c": '#include <stdio.h>\nint main(void) { puts("ok"); return 0; }\n',
+    "cpp": '#include <iostream>\nint main() { std::cout << "ok" << std::endl; }\n',
+    "bash": "echo ok\n",
+    "java": 'public class Main { public static void main(String[] a) { System.out.println("ok"); } }\n',
+    "javascript": 'console.log("ok");\n',
+    "typescript": 'const word: string = "ok";\nconsole.log(word);\n',
+    "go": 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("ok") }\n',
+    "rust": 'fn main() { println!("ok"); }\n',
+    "php": '<?php\necho "ok\\n";\n',
+    "lua": 'print("ok")\n',
+    "perl": 'print "ok\\n";\n',
+    "r": 'cat("ok\\n")\n',
+    "csharp": 'class P { static void Main() { System.Console.WriteLine("ok"); } }\n',
+    "d": 'import std.stdio;\nvoid main() { writeln("ok"); }\n',
+}
+PROBE_TIMEOUT_S = 120.0
+
+# sandbox -> {language: None (works) | the reason it does not}; a probe under way is a task others await.
+_RESULTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def backend_name(ctx: Context) -> str:
+    runtime = getattr(ctx.config, "sandbox_runtime", "") or ""
+    backend = getattr(ctx.config, "sandbox_backend", "docker") or "docker"
+    return f"{backend} ({runtime})" if backend == "docker" and runtime and runtime != "runc" else backend
+
+
+async def problem(ctx: Context, lang: Language) -> str | None:
+    """None when ``lang`` works on this sandbox backend, else why not (the INFRA_ERROR's detail)."""
+    if ctx.sandbox is None or lang.name not in HELLO:
+        return None
+    try:
+        results = _RESULTS.setdefault(ctx.sandbox, {})
+    except TypeError:  # a sandbox that cannot be weakly referenced: probe every time is too slow; trust it
+        return None
+    found = results.get(lang.name)
+    if found is None:
+        found = results[lang.name] = asyncio.ensure_future(_probe(ctx, LANGUAGES[lang.name]))
+    try:
+        reason = await asyncio.shield(found)
+    except Exception:  # noqa: BLE001 - a probe that could not run says nothing about the language
+        results.pop(lang.name, None)
+        return None
+    if reason == "unknown":
+        results.pop(lang.name, None)  # (a limit hit under load: asked again next time, the check goes on)
+        return None
+    return reason
+
+
+async def _probe(ctx: Context, lang: Language) -> str | None:
+    file, compile_argv, run = lang.files(HELLO[lang.name])
+    job = Job(steps=[Step("compile", list(compile_argv), PROBE_TIMEOUT_S, stop_on_failure=True,
+                          output_limit=64 * 1024),
+                     Step("run", run_argv(lang, run, ctx.config.cpus, ctx.config.memory_mb), PROBE_TIMEOUT_S,
+                          output_limit=64 * 1024)],
+              files={file: HELLO[lang.name]}, image=lang.image)
+    run_result = await ctx.sandbox.run(job)
+    steps = run_result.steps
+    if not steps and (run_result.host_timeout or run_result.oom_killed):
+        return "unknown"
+    for step in steps:
+        if step.timed_out:
+            return "unknown"
+        if not step.ok:
+            said = (step.spawn_error or step.stderr.strip() or step.stdout.strip() or
+                    f"exit code {step.exit_code}").splitlines()
+            return (f"the {lang.name} toolchain does not work on the {backend_name(ctx)} sandbox backend "
+                    f"(its {step.name} step of a hello-world program failed: {truncate(' | '.join(said[:3]), 300)})")
+    if len(steps) < 2 or steps[-1].stdout.strip() != "ok":
+        return (f"the {lang.name} toolchain does not work on the {backend_name(ctx)} sandbox backend (a hello-world "
+                f"program printed {truncate(steps[-1].stdout.strip(), 80) if steps else 'nothing'!r})")
+    return None
+
+
+def known(sandbox) -> dict[str, str | None]:
+    """The languages probed so far on ``sandbox``: {language: None (works) | why not}."""
+    out = {}
+    for name, task in _RESULTS.get(sandbox, {}).items():
+        if task.done() and not task.cancelled() and task.exception() is None and task.result() != "unknown":
+            out[name] = task.result()
+    return out
