@@ -475,6 +475,16 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check the sandbox backend and show which isolation layers are in force")
     add_config_flags(doctor, only=SANDBOX_SETTINGS, title="sandbox settings")
     sub.add_parser("build-sandbox", help="build the sandbox image (runs sandboxes/build.sh)")
+    from verifier_service.tools.audit.cli import EXIT_CODES as AUDIT_EXIT_CODES
+    from verifier_service.tools.audit.cli import add_audit_flags
+
+    audit = sub.add_parser("audit", help="self-test every task of a dataset: its reference must pass, steadily, and "
+                           "probes (empty, stubs, the prompt's literals, a hack corpus) must earn nothing",
+                           epilog=AUDIT_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_audit_flags(audit)
+    audit.add_argument("--server", help="HOST:PORT of a running service (default: an embedded one)")
+    add_client_flags(audit)
+    add_config_flags(audit, title="embedded service settings (ignored with --server)", leave_out=SERVER_ONLY)
     return parser
 
 
@@ -497,6 +507,12 @@ def main(argv: list[str] | None = None) -> int:
             from verifier_service.server.server import serve_workers
 
             return serve_workers(config, argv if argv is not None else sys.argv[1:])
+        if args.command == "audit":
+            from verifier_service.tools.audit.cli import run_and_report
+
+            logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
+            return run_and_report(args, server=args.server, config=config,
+                                  credentials=credentials_from_args(args) if args.server else None)[0]
         if args.command == "inspect" and args.import_labels:
             return _import_labels(args)
         if args.command == "inspect" and not args.input:
