@@ -9,12 +9,12 @@ CPU hog (``hog.py``). Results come back as data; nothing here prints but the pro
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -149,9 +149,6 @@ def _requests(rows: list[Row], run: int, with_probes: bool) -> list[dict[str, An
     return out
 
 
-Verifier = Callable[[list[dict[str, Any]], Callable[[int], None]], "asyncio.Future"]
-
-
 async def run_passes(rows: list[Row], verify, settings: AuditSettings,
                      progress: Callable[[int], None] | None = None) -> dict[str, dict[str, Any]]:
     """``verify(requests, on_batch) -> results`` (awaitable) for each pass; results by request id."""
@@ -250,12 +247,9 @@ def summarize(audits: list[RowAudit], seconds: float, requests: int) -> dict[str
 
 # ---- through the service ----------------------------------------------------------------------------------
 
-async def audit_rows(rows: list[Row], settings: AuditSettings, *, server: str | None = None, config=None,
-                     credentials=None, show_progress: bool = True) -> tuple[list[RowAudit], dict[str, Any]]:
-    """Audits ``rows`` through the service at ``server`` (or an embedded one, configured by ``config``)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+@asynccontextmanager
+async def service_client(server: str | None = None, config=None, credentials=None):
+    """A client of the service at ``server``, or of an embedded one (loopback, no tenants) for the block."""
     from verifier_service.client import VerifierClient
 
     app = None
@@ -273,30 +267,46 @@ async def audit_rows(rows: list[Row], settings: AuditSettings, *, server: str | 
                                   tls_client_ca=""))
         port = await app.start()
         client = await VerifierClient.connect(f"127.0.0.1:{port}", credentials=Credentials())
+    try:
+        yield client
+    finally:
+        await client.close()
+        if app is not None:
+            await app.stop(grace=1.0)
+
+
+async def verify_json(client, requests: list[dict[str, Any]], settings: AuditSettings,
+                      on_batch: Callable[[int], None]) -> list[dict[str, Any]]:
+    """JSON requests -> JSON results through ``client``, in batches; a refused spec is bad input."""
+    messages = [request_from_json(r) for r in requests]
+    try:
+        results = await client.verify_many(messages, settings.batch_size, settings.parallel, on_batch=on_batch)
+    except RemoteError as exc:
+        if exc.code == "INVALID_ARGUMENT":
+            raise AuditInputError(f"the service refused a row's spec: {exc}") from exc
+        raise
+    return [result_to_json(r) for r in results]
+
+
+async def audit_rows(rows: list[Row], settings: AuditSettings, *, server: str | None = None, config=None,
+                     credentials=None, show_progress: bool = True) -> tuple[list[RowAudit], dict[str, Any]]:
+    """Audits ``rows`` through the service at ``server`` (or an embedded one, configured by ``config``)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     total = total_requests(rows, settings)
     console = Console(stderr=True)
     started = time.monotonic()
-    try:
+    async with service_client(server, config, credentials) as client:
         with Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=not show_progress) as progress:
             task = progress.add_task("audit", total=total)
 
             async def verify(requests: list[dict[str, Any]], on_batch) -> list[dict[str, Any]]:
-                messages = [request_from_json(r) for r in requests]
-                try:
-                    results = await client.verify_many(messages, settings.batch_size, settings.parallel,
-                                                       on_batch=lambda n: (progress.advance(task, n), on_batch(n)))
-                except RemoteError as exc:
-                    if exc.code == "INVALID_ARGUMENT":
-                        raise AuditInputError(f"the service refused a row's spec: {exc}") from exc
-                    raise
-                return [result_to_json(r) for r in results]
+                return await verify_json(client, requests, settings,
+                                         lambda n: (progress.advance(task, n), on_batch(n)))
 
             by_id = await run_passes(rows, verify, settings)
-    finally:
-        await client.close()
-        if app is not None:
-            await app.stop(grace=1.0)
     seconds = time.monotonic() - started
     audits = [judge_row(row, by_id, settings) for row in rows]
     return audits, summarize(audits, seconds, total)
