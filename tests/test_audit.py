@@ -150,6 +150,33 @@ def test_bad_rows_are_bad_input():
         read_dataset_rows([], settings)
 
 
+def test_the_page_joins_the_inspection_report(tmp_path):
+    from verifier_service.tools import inspection
+    from verifier_service.tools.audit.report import inspection_join, write_files
+    from verifier_service.tools.audit.runner import RowAudit, summarize
+
+    spec = json.loads(LEAKY["verification"])
+    other = json.loads(CLEAN["verification"])
+    result = {"id": "s1", "verdict": "PARTIAL", "reward": 0.33, "format_score": 1.0, "correctness_score": 0.17}
+    samples = [inspection.Sample(id="s1", prompt="p", completion="c", spec=dict(reversed(list(spec.items()))),
+                                 result=result),
+               inspection.Sample(id="s2", prompt="p", completion="c", spec=other, result={**result, "id": "s2"})]
+    inspection.write_report(tmp_path / "inspect", samples, {"source": "t", "verifier": "none"})
+    inspection.write_labels(tmp_path / "inspect" / "labels.jsonl",
+                            {"s1": {"id": "s1", "agree": True, "comment": "looks right"}})
+    audits = [RowAudit("leaky", "python_io", ["leak:literal 29"], [], None, LEAKY["prompt"], spec),
+              RowAudit("clean", "python_assert", [], [], None, CLEAN["prompt"], other),
+              RowAudit("free", "python_io", ["trivial:return_0"], [], None, "p", json.loads(FREE["verification"]))]
+    joined = inspection_join(audits, tmp_path / "inspect")
+    assert joined["leaky"] == [{"id": "s1", "verdict": "PARTIAL", "reward": 0.33, "agree": True,
+                                "comment": "looks right"}]
+    assert [s["id"] for s in joined["clean"]] == ["s2"] and "free" not in joined
+    summary = {**summarize(audits, 1.0, 10), "inspection": str(tmp_path / "inspect")}
+    page = write_files(tmp_path / "out", audits, summary, joined)["report"].read_text()
+    assert "1 flagged row(s) have samples in the inspection report" in page and "looks right" in page
+    assert page.index("leak:literal 29") < page.index(">clean<")  # flagged rows first
+
+
 # ---- the CPU hog leaves nothing behind ---------------------------------------------------------------------------
 
 def _alive(pid: int) -> bool:
