@@ -52,13 +52,15 @@ _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:\n)?```", re.S)
 # Which of our flag classes answers each peer finding.
 ANSWERED_BY = {
     "deepgym:reference_passes": ("reference_failed",),
-    "deepgym:deterministic": ("reference_flaky",),
+    # a verdict that flips between runs: ours flags it flaky when it flipped in the audit's own runs, slow when the
+    # reference runs within 3x of its limit (what makes it flip under load)
+    "deepgym:deterministic": ("reference_flaky", "reference_slow"),
     "deepgym:empty_fails": ("trivial",),
     "deepgym:stub_fails": ("trivial", "leak", "hack"),
     "deepgym:hack_resistant": ("trivial", "leak", "hack"),
     "nemo:full_reward": ("reference_failed",),
     "nemo:zero_reward": ("trivial",),
-    "nemo:determinism": ("reference_flaky", "reference_failed"),  # its case also pins the expected reward
+    "nemo:determinism": ("reference_flaky", "reference_slow", "reference_failed"),  # it pins the reward too
 }
 
 
@@ -202,7 +204,9 @@ def compare(name: str, rows: list[dict[str, Any]], ours_dir: Path, server: str |
     pinned = {"correctness_score": 1.0}
     per_peer: Counter = Counter()
     missed: list[dict[str, Any]] = []
+    answered: list[dict[str, Any]] = []
     ours_only = 0
+    peer_rows: set[str] = set()
     for index, row, _ in plan:
         mine = {k.split(SEP, 2)[2]: v for k, v in results.items() if k.startswith(f"{index}{SEP}d{SEP}")}
         nemo = {k.split(SEP, 2)[2]: v for k, v in results.items() if k.startswith(f"{index}{SEP}n{SEP}")}
@@ -212,16 +216,23 @@ def compare(name: str, rows: list[dict[str, Any]], ours_dir: Path, server: str |
         per_peer.update(found)
         our_classes = {f.split(":", 1)[0] for f in ours.get(str(row["id"]), {}).get("flags", [])}
         for finding in found:
-            if not our_classes & set(ANSWERED_BY[finding]):
-                missed.append({"id": row["id"], "peer": finding, "ours": sorted(our_classes)})
+            evidence = {k: (v.get("verdict"), v["correctness_score"]) for k, v in {**mine, **nemo}.items()
+                        if "verdict" in v and (k.startswith(("reference", "full", "determinism", "empty", "stub"))
+                                               or v["correctness_score"] > 0)}
+            matched = sorted(our_classes & set(ANSWERED_BY[finding]))
+            (answered if matched else missed).append({"id": row["id"], "peer": finding, "ours": sorted(our_classes),
+                                                      "evidence": evidence})
         if our_classes and not found:
             ours_only += 1
+        if found:
+            peer_rows.add(row["id"])
     flagged_ours = sum(bool(a["flags"]) for a in ours.values())
     rows_deepgym = sum(any(f.startswith("deepgym") for f in _findings_of(results, i, r)) for i, r, _ in plan)
     return {"dataset": name, "rows": len(rows), "peer_verifications": len(results), "peer_seconds": round(seconds, 1),
             "findings": dict(per_peer), "rows_flagged_by_ours": flagged_ours,
-            "rows_found_by_deepgym": rows_deepgym, "rows_only_ours": ours_only,
-            "peer_findings_ours_missed": missed}
+            "rows_found_by_deepgym": rows_deepgym, "rows_found_by_peers": len(peer_rows),
+            "rows_only_ours": ours_only,
+            "peer_findings_ours_missed": missed, "peer_findings": answered + missed}
 
 
 def _findings_of(results: dict[str, dict[str, Any]], index: int, row: dict[str, Any]) -> list[str]:
