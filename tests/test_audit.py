@@ -62,6 +62,8 @@ def test_literals_take_asserts_backticks_quotes_and_numbers_in_that_order():
     assert found[:2] == [[1, "a"], 29]
     assert "abc" in found and 1250 in found and -4.5 in found and 20 in found
     assert literals.numbers("He paid $1,250 for 3 hats, 0.5 each") == ["1250", "3", "0.5"]
+    doctest = 'def f(xs):\n    """\n    >>> f([1, 2])\n    [2, 1]\n    >>> f([])\n    []\n    """\n'
+    assert literals.literals(doctest)[:2] == [[2, 1], []]
 
 
 def test_example_outputs_and_function_names():

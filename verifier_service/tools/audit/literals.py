@@ -16,6 +16,7 @@ from typing import Any
 MAX_LITERALS = 24       # leak probes per row, at most
 MAX_LITERAL_CHARS = 200  # a literal longer than this (as Python text) is not tried
 
+_DOCTEST = re.compile(r"^[ \t]*>>>[^\n]*\n[ \t]*(?!>>>)([^\n]+)$", re.M)  # the line a doctest call prints
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _ASSERT_RHS = re.compile(r"^\s*assert\b.*?(?:==|\bis\b)\s*(.+?)\s*$", re.M)
 _RETURNS = re.compile(r"\breturns?\s+([^\s.,;:][^\n]*?)(?:[.;]\s|[.;]?$)", re.M | re.I)
@@ -50,7 +51,7 @@ def _key(value: Any) -> str:
 
 def literals(text: str, limit: int = MAX_LITERALS) -> list[Any]:
     """The Python literals a prompt shows, most telling first: the right-hand sides of its example asserts,
-    its `backtick` literals, what it says something returns, its quoted strings, then its numbers."""
+    what its doctest examples print, its `backtick` literals, what it says something returns, its quoted strings, then its numbers."""
     found: dict[str, Any] = {}
 
     def add(value: Any) -> None:
@@ -58,6 +59,10 @@ def literals(text: str, limit: int = MAX_LITERALS) -> list[Any]:
             found[_key(value)] = value
 
     for m in _ASSERT_RHS.finditer(text):
+        ok, value = _value(m.group(1))
+        if ok:
+            add(value)
+    for m in _DOCTEST.finditer(text):
         ok, value = _value(m.group(1))
         if ok:
             add(value)
