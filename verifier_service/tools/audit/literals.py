@@ -51,7 +51,8 @@ def _key(value: Any) -> str:
 
 def literals(text: str, limit: int = MAX_LITERALS) -> list[Any]:
     """The Python literals a prompt shows, most telling first: the right-hand sides of its example asserts,
-    what its doctest examples print, its `backtick` literals, what it says something returns, its quoted strings, then its numbers."""
+    what its doctest examples print, its `backtick` literals, what it says something returns, its quoted
+    strings, then its numbers."""
     found: dict[str, Any] = {}
 
     def add(value: Any) -> None:
