@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -301,10 +302,18 @@ async def audit_rows(rows: list[Row], settings: AuditSettings, *, server: str | 
         with Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, disable=not show_progress) as progress:
             task = progress.add_task("audit", total=total)
+            done = [0, 0]  # verified, the last tenth reported (a log, not a terminal, gets a line per tenth)
+
+            def advance(n: int) -> None:
+                progress.advance(task, n)
+                done[0] += n
+                if show_progress and not console.is_terminal and done[0] * 10 // total > done[1]:
+                    done[1] = done[0] * 10 // total
+                    print(f"auditing: {done[0]}/{total} verifications, {time.monotonic() - started:.0f}s",
+                          file=sys.stderr, flush=True)
 
             async def verify(requests: list[dict[str, Any]], on_batch) -> list[dict[str, Any]]:
-                return await verify_json(client, requests, settings,
-                                         lambda n: (progress.advance(task, n), on_batch(n)))
+                return await verify_json(client, requests, settings, lambda n: (advance(n), on_batch(n)))
 
             by_id = await run_passes(rows, verify, settings)
     seconds = time.monotonic() - started
