@@ -90,6 +90,13 @@ def known_kinds() -> set[str]:
     return {kind.name for kind in all_kinds()}
 
 
+def sandboxed_kinds() -> set[str]:
+    """The kinds whose run time is the completion's own (a pure kind's is its worker chunk's, under load)."""
+    from verifier_service.kinds import all_kinds
+
+    return {kind.name for kind in all_kinds() if kind.sandboxed}
+
+
 def read_dataset_rows(rows: list[dict[str, Any]], settings: AuditSettings) -> list[Row]:
     """Dataset rows (``{id, prompt, verification, reference}``, as ``trainer data convert`` writes them; ``spec``
     works too) as audit rows; every spec checked now, so a bad one is bad input before any work."""
@@ -220,7 +227,7 @@ def judge_row(row: Row, by_id: dict[str, dict[str, Any]], settings: AuditSetting
             flags.append("reference_failed")
         if len({(b["verdict"], b["correctness"]) for b in judged}) > 1:
             flags.append("reference_flaky")
-        if slowest * settings.slow_margin > limit or (
+        if row.spec.get("kind") in sandboxed_kinds() and slowest * settings.slow_margin > limit or (
                 isinstance(case_limit, (int, float)) and case_limit > 0
                 and slowest_case * settings.slow_margin > case_limit):
             flags.append("reference_slow")
