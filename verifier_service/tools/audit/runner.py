@@ -227,7 +227,7 @@ def judge_row(row: Row, by_id: dict[str, dict[str, Any]], settings: AuditSetting
             flags.append("reference_failed")
         if len({(b["verdict"], b["correctness"]) for b in judged}) > 1:
             flags.append("reference_flaky")
-        if row.spec.get("kind") in sandboxed_kinds() and slowest * settings.slow_margin > limit or (
+        if (row.spec.get("kind") in sandboxed_kinds() and slowest * settings.slow_margin > limit) or (
                 isinstance(case_limit, (int, float)) and case_limit > 0
                 and slowest_case * settings.slow_margin > case_limit):
             flags.append("reference_slow")
