@@ -173,6 +173,15 @@ def write_base_rate_record(config: RunConfig, passes: int = 3) -> None:
     gates.write_record(gates.gates_dir(config), gates.BASE_RATE_FILE, record)
 
 
+def write_audit_record(config: RunConfig) -> None:
+    """A passed reward audit for the config's dataset (tests/test_audit.py runs the real one)."""
+    from trainer.audit_check import AUDIT_FILE
+
+    specs = gates.dataset_specs(load_prompts(config), "verification")
+    gates.write_record(gates.gates_dir(config), AUDIT_FILE, {
+        "gate": "audit", "passed": True, "reward_config_hash": gates.reward_config_hash(config, specs), "rows": 2})
+
+
 def test_train_refuses_missing_failed_and_stale_gates(tmp_path, capsys):
     data = write_dataset(tmp_path / "prompts.jsonl", [IO_SPEC, FMT_SPEC])
     path = write_config(tmp_path, data)
@@ -181,6 +190,7 @@ def test_train_refuses_missing_failed_and_stale_gates(tmp_path, capsys):
     assert cli.main(["train", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert "training refused" in err and "trainer gate base-rate" in err and "trainer gate inspect" in err
+    assert "trainer gate audit" in err
     assert "--skip-gates" in err
 
     # The inspection gate: too few labels fail and are recorded as failed; 60 agreeing readings pass.
@@ -208,18 +218,19 @@ def test_train_refuses_missing_failed_and_stale_gates(tmp_path, capsys):
     assert cli.main(["train", "--config", str(path)]) == 2
     assert "route to SFT" in capsys.readouterr().err
 
-    # Both passed for this reward config: the check lets training start.
+    # The three passed for this reward config: the check lets training start.
     write_base_rate_record(config)
+    write_audit_record(config)
     status = gates.check_gates(config, load_prompts(config))
     assert status["skipped"] is False and status["inspection"]["signed_off_by"] == "ada"
 
     # A changed weight, a changed spec (extraction mode) or another model makes the gates stale.
     assert cli.main(["train", "--config", str(path), "--reward-weights", "0.3,0.7"]) == 2
     err = capsys.readouterr().err
-    assert err.count("stale") == 2 and "run `trainer gate" in err
+    assert err.count("stale") == 3 and "run `trainer gate" in err
     write_dataset(data, [{**IO_SPEC, "extract": "fenced_code"}, FMT_SPEC])
     assert cli.main(["train", "--config", str(path)]) == 2
-    assert capsys.readouterr().err.count("stale") == 2
+    assert capsys.readouterr().err.count("stale") == 3
     write_dataset(data, [IO_SPEC, FMT_SPEC])
     assert cli.main(["train", "--config", str(path), "--model", str(tmp_path / "other")]) == 2
     assert "measured on model" in capsys.readouterr().err
@@ -312,6 +323,7 @@ def test_both_gates_pass_end_to_end(service, tmp_path, capsys):
     inspection.write_labels(report / "labels.jsonl", labels_for([s.result for s in constructed], 50))
     assert cli.main(["gate", "inspect", "--config", str(path), "--report", str(report), "--signed-off-by", "bo"]) == 0
     config = RunConfig.from_yaml(path)
+    write_audit_record(config)
     status = gates.check_gates(config, load_prompts(config))
     assert status["base-rate"]["pass@1"] == pytest.approx(0.375)
     assert status["inspection"]["read"] == 50

@@ -211,6 +211,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
         if old:
             print(f"replaced the earlier record ({'passed' if old['passed'] else 'FAILED'}, {old['samples']} samples, "
                   f"{old['created_at']})", file=sys.stderr)
+    elif args.gate == "audit":
+        from trainer.audit_gate import run_audit_gate
+
+        code, record, path = run_audit_gate(config, dataset, args, embedded=args.embedded)
+        print(f"gate record: {path} (reward config {record['reward_config_hash'][:12]})", file=sys.stderr)
+        return code
     else:
         record, path = gates.run_inspection_gate(config, dataset, report_dir=args.report, labels_file=args.labels,
                                                  signed_off_by=args.signed_off_by, min_read=args.min_read,
@@ -352,6 +358,16 @@ def build_parser() -> argparse.ArgumentParser:
     insp.add_argument("--signed-off-by", required=True, help="who read the samples")
     insp.add_argument("--min-read", type=int, default=50, help="read samples needed")
     insp.add_argument("--min-agreement", type=float, default=0.95, help="human-verifier agreement needed")
+    from verifier_service.tools.audit.cli import EXIT_CODES as AUDIT_EXIT_CODES
+    from verifier_service.tools.audit.cli import add_audit_flags
+
+    audit = gate_sub.add_parser("audit", help="self-test every row: the reference passes, steadily; probes (empty, "
+                                "stubs, the prompt's literals, a hack corpus) earn nothing", epilog=AUDIT_EXIT_CODES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_data_flags(audit)
+    add_audit_flags(audit, dataset_flag=False)
+    audit.add_argument("--embedded", action="store_true",
+                       help="verify with a service started in this process (default: the run's verifier)")
     diag = sub.add_parser("diagnose", help="diagnose a run from its logged metrics; propose a validated patch "
                           "(exit 0: healthy, 1: findings, 2: error)")
     diag.add_argument("run_dir", metavar="RUN_DIR", help="the run's output_dir (run.json), a checkpoint directory "

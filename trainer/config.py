@@ -109,6 +109,8 @@ class RunConfig:
     # The pre-training gates (trainer/gates.py): train refuses unless both passed for this reward config.
     gates_dir: str = _f("", "directory of the gate records (empty: <output_dir>/gates)")
     skip_gates: bool = _f(False, "train without the base-rate and inspection gates (a deviation, kept in run.json)")
+    audit_override: str = _f("", "train although the reward audit (trainer gate audit) flagged rows or was not run: "
+                                 "the reason, kept in run.json (a deviation)")
 
     # ---- loading -------------------------------------------------------
 
@@ -230,6 +232,8 @@ class RunConfig:
                               "recipe's full fine-tuning")
         if self.skip_gates:
             deviations.append("skip_gates=true: trained without the base-rate and inspection gates")
+        if self.audit_override and not self.skip_gates:
+            deviations.append(f"audit_override: trained without a clean reward audit ({self.audit_override})")
         return [self._with_reason(d) for d in deviations]
 
     def _variant_deviations(self) -> list[str]:

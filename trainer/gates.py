@@ -275,6 +275,11 @@ def check_gates(config: RunConfig, dataset, config_path: str | None = "run.yaml"
         else:
             status[gate] = {k: record.get(k) for k in ("created_at", "signed_off_by", "signed_off_at", "pass@1",
                                                         "agreement", "read", "sample_set_hash") if k in record}
+    from trainer.audit_check import check_audit
+
+    problem, status["audit"] = check_audit(config, current, directory, config_path)
+    if problem:
+        problems.append(problem)
     if problems:
         raise GateError("training refused, the pre-training gates have not passed for this reward config:\n  - "
                         + "\n  - ".join(problems)

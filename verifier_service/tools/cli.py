@@ -572,6 +572,16 @@ def build_parser() -> argparse.ArgumentParser:
     wait.add_argument("--server", required=True, help="HOST:PORT of the service")
     wait.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (default 60)")
     add_client_flags(wait)
+    from verifier_service.tools.audit.cli import EXIT_CODES as AUDIT_EXIT_CODES
+    from verifier_service.tools.audit.cli import add_audit_flags
+
+    audit = sub.add_parser("audit", help="self-test every task of a dataset: its reference must pass, steadily, and "
+                           "probes (empty, stubs, the prompt's literals, a hack corpus) must earn nothing",
+                           epilog=AUDIT_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_audit_flags(audit)
+    audit.add_argument("--server", help="HOST:PORT of a running service (default: an embedded one)")
+    add_client_flags(audit)
+    add_config_flags(audit, title="embedded service settings (ignored with --server)", leave_out=SERVER_ONLY)
     return parser
 
 
@@ -597,6 +607,12 @@ def main(argv: list[str] | None = None) -> int:
             from verifier_service.serve import serve_workers
 
             return serve_workers(config, argv if argv is not None else sys.argv[1:])
+        if args.command == "audit":
+            from verifier_service.tools.audit.cli import run_and_report
+
+            logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))
+            return run_and_report(args, server=args.server, config=config,
+                                  credentials=credentials_from_args(args) if args.server else None)[0]
         if args.command == "inspect" and args.import_labels:
             return _import_labels(args)
         if args.command == "inspect" and not args.input:
