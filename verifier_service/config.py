@@ -75,6 +75,9 @@ class ServiceConfig:
     default_timeout_s: float = _f(10.0, "time limit of a check whose spec sets none")
     max_timeout_s: float = _f(120.0, "largest time limit a spec may ask for")
     compile_timeout_s: float = _f(30.0, "time limit of compiling a C++ solution")
+    max_job_s: float = _f(60.0, "longest a sandbox job may run in all (a compile and every case; its longest step "
+                                "always gets its own limit): past it the job stops and its unfinished cases are "
+                                "TIMEOUT")
     result_cache_size: int = _f(0, "results kept by (spec, completion, sandbox image); 0 = no cache")
     pure_workers: int = _f(2, "worker processes for the in-process verifiers (json, tool call, math, format)")
     health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
@@ -122,7 +125,8 @@ class ServiceConfig:
                      "session_output_limit_bytes"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
-        for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "health_interval_s",
+        for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "max_job_s",
+                     "health_interval_s",
                      "pool_max_age_s", "session_cell_timeout_s", "session_budget_s", "session_idle_ttl_s",
                      "session_max_lifetime_s"):
             if getattr(self, name) <= 0:

@@ -15,11 +15,11 @@ from typing import Any
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
 from verifier_service.kinds.base import Param, PureKind
+from verifier_service.kinds.tags import tagged_blocks
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _INT = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
 _NUMBER = re.compile(rf"(?<![\w.])(?:[-\u2212](?=\d))?{_INT}(?:\.\d+)?(?:\s*/\s*{_INT}(?:\.\d+)?)?(?!\d)")
 _MATH_DELIMITED = re.compile(r"\$|\\\(|\\\[|\\boxed")
@@ -81,7 +81,7 @@ def _answers(text: str) -> list[tuple[str, str]]:
         content = _balanced(text, m.end())
         if content is not None and content.strip():
             found.append((content.strip(), "boxed"))
-    for content in _ANSWER.findall(text):
+    for content in tagged_blocks(text, "<answer>", "</answer>"):
         if content.strip() and not _BOXED.search(content):
             found.append((content.strip(), "answer_tag"))
     return found
@@ -93,7 +93,7 @@ def find_answer(text: str) -> tuple[str, str] | None:
         content = _balanced(text, m.end())
         if content is not None and content.strip():
             return content.strip(), "boxed"
-    for content in reversed(_ANSWER.findall(text)):
+    for content in reversed(tagged_blocks(text, "<answer>", "</answer>")):
         if content.strip():
             return content.strip(), "answer_tag"
     numbers = _NUMBER.findall(text)

@@ -359,7 +359,10 @@ async def exchange_async(stream: RunnerStream, payload: bytes, token: str, on_st
     try:
         while True:
             for event in stream.buffered_events():
-                over = _take(run, event, token, on_step)
+                if on_step is not None and _large(event):  # judged off the event loop (a 1 MiB output compared
+                    over = await asyncio.to_thread(_take, run, event, token, on_step)  # number by number: seconds)
+                else:
+                    over = _take(run, event, token, on_step)
                 if over == STOP:
                     await stream.send_async(json.dumps({"stop": token}).encode() + b"\n", deadline)
                 elif over:
@@ -394,6 +397,12 @@ def _usage(value) -> dict[str, tuple[float, int]]:
 
 
 STOP = "stop"
+OFFLOAD_BYTES = 32 * 1024  # a step result with more output than this is judged (``on_step``) in a thread
+
+
+def _large(event) -> bool:
+    return isinstance(event, dict) and sum(len(v) for v in (event.get("stdout"), event.get("stderr"),
+                                                            event.get("report")) if isinstance(v, str)) > OFFLOAD_BYTES
 
 
 def _take(run: SandboxRun, event, token: str, on_step) -> bool | str:

@@ -155,7 +155,7 @@ class VerifierServicer(SessionRpcs, pb_grpc.VerifierServicer):
         status = "INTERNAL"
         try:
             try:
-                results = await self.engine.verify_all(prepared)
+                results = await self.engine.verify_all(prepared, tenant=tenant.name)
             finally:
                 self.admission.release(len(prepared))
                 ticket.release()
