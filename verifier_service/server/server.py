@@ -63,13 +63,15 @@ class VerifierApp:
 
     async def start(self) -> int:
         """Starts the workers and the server; returns the bound port."""
+        if not port_shared(self.config):
+            check_ports_free(self.config)  # a port in use stops the start before any worker or sandbox
         if self.config.http_port:  # bound first: a port that cannot be had stops the start before any sandbox
             from verifier_service.server.http import HttpFrontDoor
 
             self.http = HttpFrontDoor(self)
             http_host = self.config.http_host or self.config.host
             try:
-                self.http_port = self.http.bind(http_host, self.config.http_port)
+                self.http_port = self.http.bind(http_host, self.config.http_port, shared=port_shared(self.config))
             except OSError as exc:
                 raise VerifierError(f"cannot serve HTTP on {http_host}:{self.config.http_port}: "
                                     f"{exc.strerror or exc}") from exc
@@ -88,7 +90,9 @@ class VerifierApp:
         server = grpc.aio.server(interceptors=interceptors, options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
-            ("grpc.so_reuseport", 1),  # several worker processes may serve one port
+            # only the worker processes of one `serve --workers N` share a port: a second service on a port in
+            # use must fail, not take half its connections (a tenant-less one would bypass authentication)
+            ("grpc.so_reuseport", 1 if port_shared(self.config) else 0),
             *self._connection_age(),
         ])
         pb_grpc.add_VerifierServicer_to_server(self.servicer, server)
@@ -97,7 +101,18 @@ class VerifierApp:
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
             server)
         address, tls = f"{self.config.host}:{self.config.port}", server_credentials(self.config)
-        self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
+        try:
+            self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
+        except RuntimeError as exc:  # grpc: "Failed to bind to address"
+            self.port = 0
+            bind_error = str(exc)
+        else:
+            bind_error = ""
+        if not self.port and self.config.port:
+            if self.http is not None:
+                await self.http.stop()
+            raise VerifierError(f"cannot serve gRPC on {address}: the port is in use (or not ours to bind)"
+                                + (f": {bind_error}" if bind_error else ""))
         if self.http is not None:  # before the gRPC port: its SERVING then means both doors are open
             await self.http.start()
             log.info("HTTP front door on http://%s:%d (/run_code, /get_reward, /test_program, /test_program_stdio)",
@@ -212,6 +227,39 @@ class VerifierApp:
         self.metrics.close()
 
 
+SHARED_PORT_ENV = "RLVR_VERIFIER_SHARED_PORT"  # set by `serve --workers N` for its worker processes
+
+
+def port_shared(config: ServiceConfig) -> bool:
+    """Whether this process serves its ports together with sibling worker processes (SO_REUSEPORT)."""
+    import os
+
+    return config.workers > 1 or os.environ.get(SHARED_PORT_ENV) == "1"
+
+
+def check_ports_free(config: ServiceConfig) -> None:
+    """VerifierError naming the port when something listens on a port ``config`` serves (before ``serve
+    --workers N`` starts its workers, which share the ports with each other and with nothing else)."""
+    import socket
+
+    for what, host, port in (("gRPC", config.host, config.port),
+                             ("HTTP", config.http_host or config.host, config.http_port)):
+        if not port:
+            continue
+        try:
+            infos = socket.getaddrinfo(host.strip("[]") or None, port, type=socket.SOCK_STREAM,
+                                       flags=socket.AI_PASSIVE)
+        except OSError as exc:
+            raise VerifierError(f"cannot serve {what} on {host}:{port}: {exc}") from exc
+        family, _, _, _, sockaddr = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as exc:
+                raise VerifierError(f"cannot serve {what} on {host}:{port}: {exc.strerror or exc}") from exc
+
+
 async def _maybe_await(value):
     if asyncio.iscoroutine(value):
         return await value
@@ -220,7 +268,11 @@ async def _maybe_await(value):
 
 async def serve(config: ServiceConfig, on_reload=None) -> None:
     app = VerifierApp(config)
-    await app.start()
+    try:
+        await app.start()
+    except BaseException:  # a port in use, found after the pools started: they go with the process
+        await app.stop()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -248,6 +300,7 @@ def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
 
     children = []
     if config.workers > 1:
+        check_ports_free(config)  # the workers share the ports with each other (SO_REUSEPORT), with no one else
         # The children serve; they must not start workers of their own: no --workers flag (flags win
         # over the environment), and RLVR_VERIFIER_WORKERS=1 over a config file's value.
         child_argv, skip = [], False
@@ -258,7 +311,7 @@ def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
                 skip = True
             elif not arg.startswith(("--workers=", "--metrics-port=")):
                 child_argv.append(arg)
-        env = dict(os.environ, RLVR_VERIFIER_WORKERS="1")
+        env = dict(os.environ, RLVR_VERIFIER_WORKERS="1", **{SHARED_PORT_ENV: "1"})
 
         def child_env(index: int) -> dict[str, str]:  # worker i serves its metrics on metrics_port + i
             return dict(env, RLVR_VERIFIER_METRICS_PORT=str(config.metrics_port + index if config.metrics_port else 0))
