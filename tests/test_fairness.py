@@ -241,3 +241,58 @@ def test_a_second_service_on_a_port_in_use_stops_with_the_reason(door, sandbox_b
                 assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
         finally:
             channel.close()
+
+
+# ---- item 9: what a completion writes is its verdict, on every backend ------------------------------------------
+
+def test_nested_json_written_to_the_runners_stdout_is_a_verdict_not_infra_error(two_tenants):
+    """Under gVisor a candidate can write to the runner's stdout (/proc/1/fd/1): JSON nested past the parser's
+    recursion limit raised RecursionError on the host, and a wrong answer got INFRA_ERROR (no reward, no
+    penalty). It is FAILED, on every backend, and the sandbox serves the next job."""
+    from pathlib import Path
+
+    svc, keys = two_tenants()
+    program = (Path(__file__).parent / "adversarial" / "hack_nested_json_runner_stdout.py").read_text()
+    spec = {"kind": "python_assert", "tests": "assert f(2) == 4\n", "timeout_s": 10}
+    results = call(svc, keys, "team-a", [request(program + f"# {i}\n", spec, f"n{i}") for i in range(3)], 120)
+    assert [pb.Verdict.Name(r.verdict) for r in results] == ["FAILED"] * 3, results
+    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=60)
+
+
+# ---- item 6: the runner never follows the program's symlinks ---------------------------------------------------
+
+LEAKER = """\
+import os
+open("ok.txt", "w").write("mine")
+os.symlink("/proc/1/environ", "environ")
+os.symlink("/etc", "etc")
+os.mkfifo("fifo")
+os.makedirs("sub")
+os.symlink("../ok.txt", "sub/up")
+try:
+    os.link("/etc/hostname", "hard")
+except OSError:
+    pass
+print("planted")
+"""
+
+
+def test_fetch_files_never_follow_what_the_program_planted(two_tenants):
+    """/run_code's fetch_files (and the pytest kind's report, read the same way) were opened by the runner (PID
+    1, more privileged than the program) through whatever the program left at those paths: a symlink to the
+    runner's own /proc files or to any file, a FIFO that blocks the runner. Only the program's own regular
+    files come back; the rest is left out, and the sandbox serves the next job."""
+    import base64
+
+    import requests
+
+    svc, keys = two_tenants(http_port=free_port())
+    wanted = ["ok.txt", "environ", "etc/passwd", "etc/hostname", "fifo", "sub/up", "hard"]
+    response = requests.post(svc.http_url + "/run_code", json={"code": LEAKER, "language": "python",
+                                                               "fetch_files": wanted},
+                             headers={"Authorization": f"Bearer {keys.key['team-a']}"}, timeout=120)
+    body = response.json()
+    assert body["run_result"]["stdout"] == "planted\n", body
+    files = {name: base64.b64decode(data) for name, data in body.get("files", {}).items()}
+    assert files == {"ok.txt": b"mine"}, files
+    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=60)

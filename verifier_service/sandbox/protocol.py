@@ -63,14 +63,27 @@ class RunnerStream(abc.ABC):
         del self.stderr[:-STDERR_KEPT]
 
     def buffered_events(self) -> Iterator[dict]:
-        """Yields the events of the complete lines received so far."""
-        while b"\n" in self.line:
-            line, self.line = self.line.split(b"\n", 1)
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue  # not the runner's (it writes only JSON lines): a candidate's, where it can write here
-            yield event
+        """Yields the events of the complete lines received so far (split once: a line at a time copied the rest
+        of the buffer each time, quadratic in a candidate's flood of short lines). A line that is not JSON, or is
+        nested past what the parser takes (a RecursionError: the candidate's own line, where it can write here, as
+        under gVisor), is skipped: whatever a completion writes decides only its verdict."""
+        if b"\n" not in self.line:
+            return
+        lines = self.line.split(b"\n")
+        self.line = lines.pop()
+        taken = 0
+        try:
+            while taken < len(lines):
+                line = lines[taken]
+                taken += 1
+                try:
+                    event = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue  # not the runner's (it writes only JSON lines): a candidate's, where it can write here
+                yield event
+        finally:  # the caller stopped reading (a job's "done"): the lines after it stay for the next read
+            if taken < len(lines):
+                self.line = b"\n".join(lines[taken:]) + b"\n" + self.line
 
     def events(self, deadline: float, cancel: threading.Event) -> Iterator[dict]:
         """Yields runner events; returns on EOF; raises TimeoutError at the deadline, InterruptedError on cancel."""
