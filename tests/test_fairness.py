@@ -296,3 +296,90 @@ def test_fetch_files_never_follow_what_the_program_planted(two_tenants):
     files = {name: base64.b64decode(data) for name, data in body.get("files", {}).items()}
     assert files == {"ok.txt": b"mine"}, files
     b_keeps_its_deadlines(svc, keys, rounds=1, deadline=60)
+
+
+# ---- item 8: a verdict never depends on how loaded the machine is ----------------------------------------------
+
+HOG = """\
+import multiprocessing, os, sys, time
+def burn():
+    while True:
+        pass
+if __name__ == "__main__":
+    procs = [multiprocessing.Process(target=burn, daemon=True) for _ in range(int(sys.argv[1]))]
+    for p in procs:
+        p.start()
+    print("burning", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_the_same_batch_gets_the_same_verdicts_idle_and_beside_a_cpu_hog(two_tenants, tmp_path):
+    """A contest-style stdio check came back RUNTIME_ERROR under load (load average ~16) and PASSED alone: the
+    runner gave its program host 5 s to answer and voided the case when the answer came later. The same batch
+    (contest stdio Python, small stdio Python, assert checks) runs idle, then beside processes that burn every
+    core several times over: every verdict is the same, and the expected one."""
+    import os
+    import subprocess as sp
+    import sys as _sys
+
+    from benchmarks.workloads import request_json, tasks
+
+    svc, keys = two_tenants()
+    items = tasks("contest10", 9) + tasks("stdio_python", 6) + tasks("python_assert", 6)
+
+    def run(salt: str) -> list[str]:
+        requests = [request_from_json(request_json(t, i, salt)) for i, t in enumerate(items)]
+        return [pb.Verdict.Name(r.verdict) for r in call(svc, keys, "team-b", requests, 600)]
+
+    def right(verdicts: list[str]) -> list[str]:  # PARTIAL where a wrong contest program passed its first cases
+        return [v if v != "PARTIAL" or "PARTIAL" not in t.get("accept", []) else "FAILED"
+                for v, t in zip(verdicts, items, strict=True)]
+
+    idle = right(run("idle"))
+    assert idle == [t["expected"] for t in items], idle
+    hog = sp.Popen([_sys.executable, "-c", HOG, str(4 * (os.cpu_count() or 2))], stdin=sp.PIPE, stdout=sp.PIPE,
+                   text=True)
+    try:
+        assert hog.stdout.readline().strip() == "burning"
+        loaded = [right(run(f"loaded-{i}")) for i in range(2)]
+    finally:
+        hog.kill()
+        hog.wait(30)
+    assert loaded == [idle, idle], loaded
+
+
+def test_the_runner_waits_for_its_own_slow_process_but_not_for_a_stopped_one():
+    """The runner's patience with its zygote and program host (``procs.await_answer``): a process that is alive
+    and running is waited for past the first wait (a loaded machine); a stopped one (a step can SIGSTOP its
+    host: same uid) is given up at once."""
+    import os
+    import signal
+    import subprocess as sp
+    import sys as _sys
+    from pathlib import Path
+
+    runner_dir = str(Path(__file__).resolve().parent.parent / "verifier_service" / "sandbox" / "runner")
+    _sys.path.insert(0, runner_dir)
+    try:
+        import procs
+    finally:
+        _sys.path.remove(runner_dir)
+    read, write = os.pipe()
+    slow = sp.Popen([_sys.executable, "-c", f"import os, time\ntime.sleep(1.5)\nos.write({write}, b'x')"],
+                    pass_fds=(write,))
+    try:
+        assert procs.await_answer(read, slow.pid, 0.2)  # answered after 1.5 s: waited for
+        assert os.read(read, 1) == b"x"
+    finally:
+        slow.wait(10)
+    stopped = sp.Popen([_sys.executable, "-c", "import time\ntime.sleep(60)"])
+    try:
+        os.kill(stopped.pid, signal.SIGSTOP)
+        assert wait_for(lambda: not procs.runnable(stopped.pid), 10, 0.01)
+        assert not procs.await_answer(read, stopped.pid, 0.2)
+    finally:
+        stopped.kill()
+        stopped.wait(10)
+        os.close(read)
+        os.close(write)
