@@ -45,7 +45,10 @@ TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256,
                             default_timeout_s=10.0, max_concurrency=4, pure_workers=2, health_interval_s=0.5,
                             shutdown_grace_s=1.0, output_limit_bytes=256 * 1024,
                             bwrap_cgroup=os.environ.get("RLVR_TEST_BWRAP_CGROUP", "auto"),
-                            bwrap_python=os.environ.get("RLVR_TEST_BWRAP_PYTHON", ""))
+                            bwrap_python=os.environ.get("RLVR_TEST_BWRAP_PYTHON", ""),
+                            # where this host's interpreter is out of an unprivileged uid's reach (a root pyenv),
+                            # the bwrap tests run as host root, said so by setup.sh and doctor (issue 36, item 5)
+                            bwrap_allow_host_root=os.environ.get("RLVR_TEST_BWRAP_HOST_ROOT", "1") == "1")
 
 
 class RunningService(InProcessService):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 
 import grpc
 import pytest
@@ -383,3 +384,35 @@ def test_the_runner_waits_for_its_own_slow_process_but_not_for_a_stopped_one():
         stopped.wait(10)
         os.close(read)
         os.close(write)
+
+
+# ---- item 5: bwrap sandboxes never run as host root unless allowed ----------------------------------------------
+
+@pytest.mark.bwrap
+def test_bwrap_refuses_host_root_unless_allowed_and_an_unprivileged_interpreter_avoids_it():
+    """A root service whose interpreter an unprivileged uid cannot read ran its sandboxes as host root, said only
+    in a line of doctor. The backend now refuses, saying why and how to fix it; allowed explicitly it runs (as
+    before); an interpreter the sandbox uid can read (the system's) runs them as an unprivileged uid."""
+    import os
+    from dataclasses import replace
+    from pathlib import Path
+
+    from conftest import TEST_CONFIG
+
+    from verifier_service.errors import SandboxUnavailable
+    from verifier_service.sandbox import make_sandbox
+    from verifier_service.sandbox.bwrap import _reachable_by_others
+
+    config = replace(TEST_CONFIG, sandbox_backend="bwrap", bwrap_python="", bwrap_allow_host_root=False)
+    own = str(Path(os.path.realpath(sys.executable)).parent.parent)
+    if os.geteuid() != 0 or _reachable_by_others(own):
+        pytest.skip("needs a root service whose interpreter an unprivileged uid cannot reach (a root pyenv)")
+    with pytest.raises(SandboxUnavailable, match=r"HOST ROOT.*--bwrap-allow-host-root"):
+        make_sandbox(config).check_blocking()
+    allowed = make_sandbox(replace(config, bwrap_allow_host_root=True))
+    allowed.check_blocking()
+    assert allowed.host_uid is None
+    if _reachable_by_others("/usr/bin/python3"):
+        system = make_sandbox(replace(config, bwrap_python="/usr/bin/python3"))
+        system.check_blocking()
+        assert system.host_uid == config.bwrap_host_uid

@@ -50,6 +50,10 @@ class ServiceConfig:
     bwrap_unprivileged: str = _f("auto", "bwrap backend, service running as root: run each sandbox as an "
                                          "unprivileged host uid ('auto': when every path it needs is reachable; "
                                          "'on'; 'off': host root)")
+    bwrap_allow_host_root: bool = _f(False, "bwrap backend, service running as root: allow sandboxes to run as host "
+                                            "root (all capabilities dropped) where an unprivileged uid cannot reach "
+                                            "the interpreter; false (the default): the backend refuses to start and "
+                                            "says why (give --bwrap-python a world-readable interpreter)")
     bwrap_host_uid: int = _f(2_000_000_000, "bwrap backend: the unused host uid (and gid) sandboxes run as when "
                                             "unprivileged")
     sandbox_seccomp: bool = _f(True, "the service's seccomp deny-list in every sandbox (Docker: in place of Docker's "
@@ -200,7 +204,8 @@ SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_ag
 SANDBOX_SETTINGS = ("sandbox_backend", "sandbox_image", "sandbox_langs_image", "sandbox_runtime", "docker_url",
                     "sandbox_transport",
                     "sandbox_labels", "bwrap_path", "bwrap_python", "bwrap_runner_dir", "bwrap_cgroup",
-                    "bwrap_unprivileged", "bwrap_host_uid", "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",
+                    "bwrap_unprivileged", "bwrap_allow_host_root", "bwrap_host_uid",
+                    "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",
                     "tmpfs_mb", "file_size_mb", "open_files", "max_concurrency", "sandbox_pool", "pool_max_jobs",
                     "pool_max_age_s", "log_level")
 
