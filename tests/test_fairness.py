@@ -3,8 +3,8 @@
 Two tenants on one real service (runc, gVisor and bubblewrap): tenant A attacks (a completion that makes a
 regex quadratic, hostile pure checks, slow sandbox jobs, a job that sleeps through every case), tenant B's
 calls must keep their deadlines and get their right verdicts. No timing is asserted: a deadline that B's call
-must keep is a functional property (DEADLINE_EXCEEDED is a failure B would see), and each deadline is several
-times what B needs on a loaded machine and well below what the attack would cost it before the fix.
+must keep is a functional property (DEADLINE_EXCEEDED is a failure B would see), and each deadline (40 s) is many
+times what B needs even on a loaded machine and below what the attack cost it before the fix (60-100 s).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def in_background(svc, keys, tenant, requests, timeout):
                                        timeout=timeout)
 
 
-def b_keeps_its_deadlines(svc, keys, rounds: int = 3, deadline: float = 20.0) -> None:
+def b_keeps_its_deadlines(svc, keys, rounds: int = 3, deadline: float = 40.0) -> None:
     for i in range(rounds):
         results = call(svc, keys, "team-b", [request(TRIVIAL_CODE, TRIVIAL, f"b{i}"),
                                              request(f"answer {i}", FORMAT, f"f{i}")], deadline)
@@ -87,7 +87,7 @@ def test_an_unclosed_answer_tag_repeated_to_the_size_limit_stalls_no_one(two_ten
     blocked event loop: health and every tenant's calls stalled). Now A's answer is MALFORMED at once and B's
     calls and the health check keep their deadlines."""
     svc, keys = two_tenants()
-    b_keeps_its_deadlines(svc, keys, rounds=1)  # warm
+    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=180)  # warm (a fresh pool on a loaded machine)
     hostile = "<answer>" * (svc.app.config.max_completion_bytes // len("<answer>"))
     a = in_background(svc, keys, "team-a", [
         request(hostile, {"kind": "math", "gold": "1", "extract": "answer_tag"}, "math"),
@@ -95,7 +95,7 @@ def test_an_unclosed_answer_tag_repeated_to_the_size_limit_stalls_no_one(two_ten
         request("```\n" * 65_000, {**TRIVIAL, "extract": "last_fenced_code"}, "fences"),
         request("<tool_call>" * 23_000, {"kind": "tool_call", "tools": [{"name": "f", "parameters": {}}]}, "tools"),
     ], timeout=30)
-    b_keeps_its_deadlines(svc, keys, deadline=15)
+    b_keeps_its_deadlines(svc, keys)
     from grpc_health.v1 import health_pb2, health_pb2_grpc
     status = health_pb2_grpc.HealthStub(svc.channel).Check(health_pb2.HealthCheckRequest(), timeout=5).status
     assert status == health_pb2.HealthCheckResponse.SERVING
@@ -112,13 +112,13 @@ def test_hostile_pure_checks_of_one_tenant_leave_another_its_share_of_the_worker
     every pure worker (and a chunk that overran was run again, item by item). Now A holds its share of the
     workers and B's checks, sent after A's, come back within their deadline."""
     svc, keys = two_tenants()
-    b_keeps_its_deadlines(svc, keys, rounds=1)
+    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=180)  # warm (a fresh pool on a loaded machine)
     hostile = {"kind": "format", "pattern": "(a+)+$", "timeout_s": 60}
     a = in_background(svc, keys, "team-a", [request("a" * 60 + "!", hostile, f"a{i}") for i in range(8)], 120)
     try:
         pool = svc.app.pure_pool
         assert wait_for(lambda: pool._share.held.get("team-a", 0) > 0, 30, 0.05), "A's checks never started"
-        b_keeps_its_deadlines(svc, keys, deadline=15)
+        b_keeps_its_deadlines(svc, keys)
         assert pool._share.held.get("team-a", 0) <= pool.size // 2, "A took more than its share"
         assert not a.done(), "A's checks ended before B's calls: the test showed nothing"
     finally:
@@ -129,7 +129,7 @@ def test_slow_jobs_of_one_tenant_leave_another_its_share_of_the_sandboxes(two_te
     """A fills the sandboxes with jobs that sleep 100 s: first come first served, B's trivial check waited for
     one of them to end. Now A holds its share of the sandboxes and B's checks keep their deadlines."""
     svc, keys = two_tenants()
-    b_keeps_its_deadlines(svc, keys, rounds=1)
+    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=180)  # warm (a fresh pool on a loaded machine)
     slow = {"kind": "python_assert", "tests": "import time\ntime.sleep(100)\nassert f() == 1", "timeout_s": 110}
     n = svc.app.config.max_concurrency * 2
     a = in_background(svc, keys, "team-a", [request(TRIVIAL_CODE + f"# {i}\n", slow, f"a{i}") for i in range(n)],
@@ -137,7 +137,7 @@ def test_slow_jobs_of_one_tenant_leave_another_its_share_of_the_sandboxes(two_te
     try:
         share = svc.app.sandbox._share
         assert wait_for(lambda: share.held.get("team-a", 0) >= share.slots // 2, 60, 0.05), "A's jobs never ran"
-        b_keeps_its_deadlines(svc, keys, deadline=30)
+        b_keeps_its_deadlines(svc, keys)
         assert share.held.get("team-a", 0) <= share.slots // 2, "A took more than its share"
         assert not a.done(), "A's jobs ended before B's calls: the test showed nothing"
     finally:
@@ -257,7 +257,7 @@ def test_nested_json_written_to_the_runners_stdout_is_a_verdict_not_infra_error(
     spec = {"kind": "python_assert", "tests": "assert f(2) == 4\n", "timeout_s": 10}
     results = call(svc, keys, "team-a", [request(program + f"# {i}\n", spec, f"n{i}") for i in range(3)], 120)
     assert [pb.Verdict.Name(r.verdict) for r in results] == ["FAILED"] * 3, results
-    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=60)
+    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=120)
 
 
 # ---- item 6: the runner never follows the program's symlinks ---------------------------------------------------
@@ -296,7 +296,7 @@ def test_fetch_files_never_follow_what_the_program_planted(two_tenants):
     assert body["run_result"]["stdout"] == "planted\n", body
     files = {name: base64.b64decode(data) for name, data in body.get("files", {}).items()}
     assert files == {"ok.txt": b"mine"}, files
-    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=60)
+    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=120)
 
 
 # ---- item 8: a verdict never depends on how loaded the machine is ----------------------------------------------
