@@ -132,6 +132,12 @@ class PurePool:
     async def start(self) -> None:
         self._idle = asyncio.Queue()
         self._share = FairShare(self.size)
+        # The service validates specs itself (math parses its gold): what that needs is imported now, before the
+        # service serves, not on its event loop at the first math request (a minute on a loaded machine, every
+        # tenant's calls stalled meanwhile).
+        from verifier_service.kinds import preload_pure
+
+        await asyncio.to_thread(preload_pure)
         workers = await asyncio.gather(*(asyncio.to_thread(self._spawn) for _ in range(self.size)))
         for w in workers:
             self._idle.put_nowait(w)
