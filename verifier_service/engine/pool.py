@@ -135,10 +135,11 @@ class PurePool:
         # The service validates specs itself (math parses its gold): what that needs is imported now, before the
         # service serves, not on its event loop at the first math request (a minute on a loaded machine, every
         # tenant's calls stalled meanwhile).
+        # (beside the workers' own start: they are processes of their own)
         from verifier_service.kinds import preload_pure
 
-        await asyncio.to_thread(preload_pure)
-        workers = await asyncio.gather(*(asyncio.to_thread(self._spawn) for _ in range(self.size)))
+        _, *workers = await asyncio.gather(asyncio.to_thread(preload_pure),
+                                           *(asyncio.to_thread(self._spawn) for _ in range(self.size)))
         for w in workers:
             self._idle.put_nowait(w)
 
