@@ -33,6 +33,12 @@ from verifier_service.testing import InProcessService
 # leftover checks never confuse them with another run's or a service's on the same Docker engine.
 TEST_RUN_LABEL = f"rlvr.test_run={uuid.uuid4().hex[:12]}"
 os.environ["RLVR_VERIFIER_SANDBOX_LABELS"] = TEST_RUN_LABEL
+# Where this host's interpreter is out of an unprivileged uid's reach (a root pyenv), bwrap sandboxes can only run
+# as host root, which the service refuses unless allowed (issue 36, item 5; setup.sh and doctor say so): the tests
+# allow it, in CLI subprocesses too (RLVR_TEST_BWRAP_HOST_ROOT=0: they refuse it as a service would).
+ALLOW_HOST_ROOT = os.environ.get("RLVR_TEST_BWRAP_HOST_ROOT", "1") == "1"
+if ALLOW_HOST_ROOT:
+    os.environ.setdefault("RLVR_VERIFIER_BWRAP_ALLOW_HOST_ROOT", "true")
 # RLVR_TEST_BWRAP_CGROUP / RLVR_TEST_BWRAP_PYTHON run the bwrap tests in another configuration of this host
 # (e.g. `off`: as on a host with no cgroup to delegate; /usr/bin/python3: an unprivileged host uid).
 # RLVR_VERIFIER_SANDBOX_IMAGE (and RLVR_VERIFIER_SANDBOX_LANGS_IMAGE, the languages image) point the Docker tests
@@ -45,7 +51,8 @@ TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256,
                             default_timeout_s=10.0, max_concurrency=4, pure_workers=2, health_interval_s=0.5,
                             shutdown_grace_s=1.0, output_limit_bytes=256 * 1024,
                             bwrap_cgroup=os.environ.get("RLVR_TEST_BWRAP_CGROUP", "auto"),
-                            bwrap_python=os.environ.get("RLVR_TEST_BWRAP_PYTHON", ""))
+                            bwrap_python=os.environ.get("RLVR_TEST_BWRAP_PYTHON", ""),
+                            bwrap_allow_host_root=ALLOW_HOST_ROOT)
 
 
 class RunningService(InProcessService):

@@ -33,26 +33,43 @@ def test_a_hanging_check_times_out_and_the_pool_recovers():
     hung, fine, chunk, replaced = asyncio.run(scenario())
     assert hung.verdict is Verdict.TIMEOUT
     assert fine.verdict is Verdict.PASSED
-    # the chunk overran: retried item by item, so only the hanging item is TIMEOUT
+    # each check of a chunk has its own limit: only the hanging item is TIMEOUT, the rest goes on on a fresh worker
     assert [o.verdict for o in chunk] == [Verdict.TIMEOUT, Verdict.PASSED]
-    assert replaced >= 2
+    assert replaced == 2  # one worker per hanging check: a timed-out check is never run again
+
+
+def test_a_check_that_timed_out_is_not_run_again():
+    """A timeout is a verdict: running the check again would double what a hostile answer costs the pool."""
+    async def scenario():
+        pool = PurePool(2)
+        await pool.start()
+        try:
+            spec = format_spec("(a+)+$")
+            tasks = [("format", "a" * 40 + "!", spec, 1.0)] * 4 + [("format", "aa", spec, 1.0)]
+            return await pool.run_many(tasks), pool.replaced
+        finally:
+            await pool.close()
+
+    outcomes, replaced = asyncio.run(scenario())
+    assert [o.verdict for o in outcomes] == [Verdict.TIMEOUT] * 4 + [Verdict.PASSED]
+    assert replaced == 4
 
 
 def test_a_check_that_kills_its_worker_twice_is_a_verdict_not_infra_error(monkeypatch):
     """A worker that dies during a check is replaced and the check tried once more; an answer whose check kills
     the fresh worker too is FAILED (a reward), never INFRA_ERROR (no penalty: a way out a policy would learn)."""
-    call = PurePool._call
+    stream = PurePool._stream
     deaths = []
 
-    def crashing(worker, message, timeout_s):
-        texts = [message[1]] if message[0] == "format" else [t[1] for t in message[1]]
-        if "crash" in texts or ("once" in texts and not deaths):
+    def crashing(worker, tasks, encoded):
+        text = tasks[0][1]  # the check the worker runs first
+        if text == "crash" or (text == "once" and not deaths):
             deaths.append(worker.process.pid)
             worker.process.kill()
             worker.process.wait()
-        return call(worker, message, timeout_s)
+        return stream(worker, tasks, encoded)
 
-    monkeypatch.setattr(PurePool, "_call", staticmethod(crashing))
+    monkeypatch.setattr(PurePool, "_stream", staticmethod(crashing))
 
     async def scenario():
         pool = PurePool(1)
@@ -70,7 +87,7 @@ def test_a_check_that_kills_its_worker_twice_is_a_verdict_not_infra_error(monkey
     assert crash.verdict is Verdict.FAILED and "twice" in crash.detail
     assert once.verdict is Verdict.PASSED
     assert [o.verdict for o in chunk] == [Verdict.FAILED, Verdict.PASSED]
-    assert len(set(deaths)) == len(deaths) >= 5  # every death was a fresh worker's
+    assert len(set(deaths)) == len(deaths) >= 4  # every death was a fresh worker's
 
 
 def test_a_script_without_a_main_guard_can_use_the_pool(tmp_path):
@@ -99,7 +116,7 @@ def test_a_script_without_a_main_guard_can_use_the_pool(tmp_path):
 
 def test_encoded_checks_give_the_same_result_messages_as_outcomes():
     """run_many(encoded=True) sends each result's message as bytes; they must equal the messages
-    built from the Outcomes of the plain path, and a chunk that overruns still falls back per item."""
+    built from the Outcomes of the plain path, and a check that overruns is an Outcome (TIMEOUT) among them."""
     from verifier_service._generated import verifier_pb2 as pb
     from verifier_service.config import ServiceConfig
     from verifier_service.engine.engine import Engine

@@ -139,10 +139,10 @@ def gate_tenant(svc, name: str):
     original = engine.verify_all
     gate = svc.call(_event())
 
-    async def gated(items):
+    async def gated(items, **kwargs):
         if current_tenant.get().name == name:
             await gate.wait()
-        return await original(items)
+        return await original(items, **kwargs)
 
     engine.verify_all = gated
 

@@ -53,7 +53,7 @@ def call_like_trl(funcs, prompts, completions, columns, recorder):
 
 
 def count_batches(service):
-    """Counts the batches the service admits (one per VerifyBatch RPC)."""
+    """Counts the batches the service admits (one per VerifyBatch RPC, one per message of a VerifyStream)."""
     admission = service.app.verifier.admission
     original = admission.acquire
     calls = []
@@ -77,7 +77,8 @@ def test_format_and_correctness_share_one_rpc(service):
         fmt, correct = call_like_trl(funcs, ["p"] * 4, completions, {"verification": [SPEC] * 4}, recorder)
     finally:
         restore()
-    assert calls == [4]  # exactly one VerifyBatch for both functions
+    # one VerifyStream for both functions, each distinct sample its own message (GOOD, twice, is sent once)
+    assert calls == [1, 1, 1]
     assert fmt == [1.0, 1.0, 0.0, 1.0]
     assert correct == [1.0, 0.0, 0.0, 1.0]
     assert recorder.metrics["verifier/infra_errors"] == [0.0]

@@ -4,7 +4,11 @@
 correctness reward for ``GRPOTrainer(reward_funcs=...)``. Both are async
 callables of TRL's contract (``prompts``, ``completions``, ``completion_ids``,
 dataset columns, ``trainer_state``, ``log_extra``, ``log_metric``), which TRL
-awaits together; they share **one** ``VerifyBatch`` RPC per training batch.
+awaits together; they share **one** ``VerifyStream`` RPC per training batch, which
+carries each sample as its own message and brings each result back as it is ready:
+``timeout_s`` bounds the batch, and at its end only the samples not answered yet
+score ``None`` (a completion that runs out its time in the sandbox is TIMEOUT,
+with its reward, well before that: the service bounds a job's total time).
 
 The spec of each sample comes from a dataset column (``verification`` by
 default) holding the JSON spec (a string or a mapping): an inline spec
@@ -94,6 +98,7 @@ class BatchStats:
     verdicts: Counter = field(default_factory=Counter)
     infra_errors: int = 0
     lost: bool = False
+    unfinished: int = 0  # samples not answered within the budget (each scored None; the others were not)
     attempts: int = 0
     wait_s: float = 0.0
     throttled_s: float = 0.0
@@ -245,7 +250,12 @@ class VerifierRewards:
         results: list[pb.VerifyResult | None] = [None] * len(requests)
         call = CallStats()
         try:
-            results = list(await self._client().verify_batch(requests, timeout_s=self.timeout_s, stats=call))
+            results = await self._client().verify_each(requests, timeout_s=self.timeout_s, stats=call)
+            missing = sum(r is None for r in results)
+            if missing:  # past the budget: only these samples score None; the others keep their rewards
+                stats.unfinished = missing
+                log.error("%d of %d sample(s) not verified within %gs: scored None, left out of the group means",
+                          missing, len(requests), self.timeout_s)
         except RemoteRefusal as exc:  # the request or the caller is wrong: retrying cannot help, None would hide it
             raise RewardError(f"the verifier rejected the batch ({exc.code}): {exc.details}") from exc
         except RemoteError as exc:
@@ -266,7 +276,7 @@ class VerifierRewards:
             stats.service_max_total_s = max(stats.service_max_total_s, r.timings.total_s)
             passed += r.tests_passed
             total += r.tests_total
-        stats.infra_errors = stats.verdicts.get("INFRA_ERROR", 0) + (len(requests) if stats.lost else 0)
+        stats.infra_errors = stats.verdicts.get("INFRA_ERROR", 0) + (len(requests) if stats.lost else stats.unfinished)
         stats.pass_rate = passed / total if total else None
         if self.shadow is not None and len(self.history) % self.shadow_every == 0:
             self._run_shadow(stats, results, completions, kwargs)
@@ -297,6 +307,7 @@ class VerifierRewards:
         if log_metric is not None:
             log_metric("verifier/infra_errors", float(stats.infra_errors))
             log_metric("verifier/batch_lost", float(stats.lost))
+            log_metric("verifier/unfinished", float(stats.unfinished))
             log_metric("verifier/wait_s", stats.wait_s)
             log_metric("verifier/throttled_s", stats.throttled_s)
             if stats.shadow_disagreements is not None:

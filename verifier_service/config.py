@@ -51,6 +51,10 @@ class ServiceConfig:
     bwrap_unprivileged: str = _f("auto", "bwrap backend, service running as root: run each sandbox as an "
                                          "unprivileged host uid ('auto': when every path it needs is reachable; "
                                          "'on'; 'off': host root)")
+    bwrap_allow_host_root: bool = _f(False, "bwrap backend, service running as root: allow sandboxes to run as host "
+                                            "root (all capabilities dropped) where an unprivileged uid cannot reach "
+                                            "the interpreter; false (the default): the backend refuses to start and "
+                                            "says why (give --bwrap-python a world-readable interpreter)")
     bwrap_host_uid: int = _f(2_000_000_000, "bwrap backend: the unused host uid (and gid) sandboxes run as when "
                                             "unprivileged")
     sandbox_seccomp: bool = _f(True, "the service's seccomp deny-list in every sandbox (Docker: in place of Docker's "
@@ -76,6 +80,9 @@ class ServiceConfig:
     default_timeout_s: float = _f(10.0, "time limit of a check whose spec sets none")
     max_timeout_s: float = _f(120.0, "largest time limit a spec may ask for")
     compile_timeout_s: float = _f(30.0, "time limit of compiling a C++ solution")
+    max_job_s: float = _f(60.0, "longest a sandbox job may run in all (a compile and every case; its longest step "
+                                "always gets its own limit): past it the job stops and its unfinished cases are "
+                                "TIMEOUT")
     result_cache_size: int = _f(0, "results kept by (spec, completion, sandbox image); 0 = no cache")
     pure_workers: int = _f(2, "worker processes for the in-process verifiers (json, tool call, math, format)")
     health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
@@ -156,7 +163,8 @@ class ServiceConfig:
                      "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
-        for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "health_interval_s",
+        for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "max_job_s",
+                     "health_interval_s",
                      "pool_max_age_s", "session_cell_timeout_s", "session_budget_s", "session_idle_ttl_s",
                      "session_max_lifetime_s", "http_idle_timeout_s", "http_body_timeout_s",
                      "grpc_max_connection_idle_s", "log_repeat_interval_s"):
@@ -236,7 +244,8 @@ SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_ag
 SANDBOX_SETTINGS = ("sandbox_backend", "sandbox_image", "sandbox_langs_image", "sandbox_runtime", "docker_url",
                     "sandbox_transport",
                     "sandbox_labels", "bwrap_path", "bwrap_python", "bwrap_runner_dir", "bwrap_cgroup",
-                    "bwrap_unprivileged", "bwrap_host_uid", "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",
+                    "bwrap_unprivileged", "bwrap_allow_host_root", "bwrap_host_uid",
+                    "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",
                     "tmpfs_mb", "file_size_mb", "open_files", "max_concurrency", "sandbox_pool", "pool_max_jobs",
                     "pool_max_age_s", "log_level")
 

@@ -12,7 +12,7 @@ import signal
 from typing import Any
 
 from verifier_service.config import ServiceConfig
-from verifier_service.doors.grpc.server import GrpcDoor
+from verifier_service.doors.grpc.server import SHARED_PORT_ENV, GrpcDoor, check_ports_free, port_shared
 from verifier_service.errors import VerifierError
 from verifier_service.service.app import App
 
@@ -48,13 +48,15 @@ class VerifierApp(App):
 
     async def start(self) -> int:  # type: ignore[override]
         """Starts the app and its doors; returns the gRPC door's port."""
+        if not port_shared(self.config):
+            check_ports_free(self.config)  # a port in use stops the start before any worker or sandbox
         if self.config.http_port:  # bound first: a port that cannot be had stops the start before any sandbox
             from verifier_service.doors.http import HttpFrontDoor
 
             self.http = HttpFrontDoor(self)
             http_host = self.config.http_host or self.config.host
             try:
-                self.http_port = self.http.bind(http_host, self.config.http_port)
+                self.http_port = self.http.bind(http_host, self.config.http_port, shared=port_shared(self.config))
             except OSError as exc:
                 raise VerifierError(f"cannot serve HTTP on {http_host}:{self.config.http_port}: "
                                     f"{exc.strerror or exc}") from exc
@@ -97,7 +99,11 @@ class VerifierApp(App):
 
 async def serve(config: ServiceConfig, on_reload=None) -> None:
     app = VerifierApp(config)
-    await app.start()
+    try:
+        await app.start()
+    except BaseException:  # a port in use, found after the pools started: they go with the process
+        await app.stop()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -125,6 +131,7 @@ def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
 
     children = []
     if config.workers > 1:
+        check_ports_free(config)  # the workers share the ports with each other (SO_REUSEPORT), with no one else
         # The children serve; they must not start workers of their own: no --workers flag (flags win
         # over the environment), and RLVR_VERIFIER_WORKERS=1 over a config file's value.
         child_argv, skip = [], False
@@ -135,7 +142,7 @@ def serve_workers(config: ServiceConfig, argv: list[str]) -> int:
                 skip = True
             elif not arg.startswith(("--workers=", "--metrics-port=")):
                 child_argv.append(arg)
-        env = dict(os.environ, RLVR_VERIFIER_WORKERS="1")
+        env = dict(os.environ, RLVR_VERIFIER_WORKERS="1", **{SHARED_PORT_ENV: "1"})
 
         def child_env(index: int) -> dict[str, str]:  # worker i serves its metrics on metrics_port + i
             return dict(env, RLVR_VERIFIER_METRICS_PORT=str(config.metrics_port + index if config.metrics_port else 0))

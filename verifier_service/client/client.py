@@ -32,7 +32,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.client.balancing import SCHEMES, RetryPolicy, _split, addresses, channel_options, channel_target
-from verifier_service.client.errors import MessageTooLarge, over_message_limit, remote_error
+from verifier_service.client.errors import MessageTooLarge, RemoteDeadlineExceeded, over_message_limit, remote_error
 from verifier_service.credentials import Credentials, retry_after_s
 from verifier_service.errors import RemoteError, ServiceUnreachable, VerifierError
 from verifier_service.spec import SERVICE_NAME
@@ -273,6 +273,92 @@ class VerifierClient:
 
         requests = [row if isinstance(row, pb.VerifyRequest) else request_from_json(row) for row in rows]
         return [result_to_json(r) for r in await self.verify_many(requests, batch_size, parallel, timeout_s)]
+
+    async def verify_each(self, requests: Sequence[pb.VerifyRequest], timeout_s: float,
+                          stats: CallStats | None = None) -> list[pb.VerifyResult | None]:
+        """Each request verified on its own, on one ``VerifyStream`` (one sample per message), its result taken
+        as it comes: at the end of ``timeout_s`` only the samples the service has not answered are None (a slow
+        completion costs its own sample, never the batch's). Identical requests (a GRPO group repeats
+        completions) are sent once. UNAVAILABLE and RESOURCE_EXHAUSTED send the samples still unanswered again,
+        as ``_call`` would, within the same budget; another refusal raises its typed ``RemoteError``."""
+        stats = stats if stats is not None else CallStats()
+        deadline = time.monotonic() + timeout_s
+        results: list[pb.VerifyResult | None] = [None] * len(requests)
+        slots: dict[bytes, list[int]] = {}
+        for i, request in enumerate(requests):
+            key = pb.VerifyRequest(spec=request.spec, completion=request.completion, verifier=request.verifier,
+                                   fields=request.fields).SerializeToString(deterministic=True)
+            slots.setdefault(key, []).append(i)
+        todo = {str(n): indices for n, indices in enumerate(slots.values())}
+        if not hasattr(self._stub, "VerifyStream"):  # a transport without streams (the fleet on Ray): a call each
+            return await self._verify_each_unary(requests, todo, results, deadline, stats)
+        failures = 0
+        while todo:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            stats.attempts += 1
+            batches = [pb.VerifyBatchRequest(requests=[requests[indices[0]]], batch_id=name)
+                       for name, indices in todo.items()]
+            call = self._stub.VerifyStream(iter(batches), timeout=remaining, metadata=self._metadata)
+            try:
+                async for response in call:
+                    indices = todo.pop(response.batch_id, None)
+                    if indices is None or len(response.results) != 1:
+                        continue
+                    for i in indices:
+                        result = pb.VerifyResult()
+                        result.CopyFrom(response.results[0])
+                        result.id = requests[i].id
+                        results[i] = result
+                return results
+            except grpc.aio.AioRpcError as exc:
+                code, details = exc.code(), exc.details() or ""
+                remaining = deadline - time.monotonic()
+                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    break  # the samples not answered by now score None; the others keep their results
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not over_message_limit(code, details):
+                    hint = retry_after_s(exc)
+                    wait = min(hint if hint is not None else self.retry.delay(failures + 1), MAX_THROTTLE_WAIT_S)
+                    if stats.throttled_s + wait <= self.max_throttle_s and wait < remaining:
+                        stats.throttled_s += wait
+                        await asyncio.sleep(wait)
+                        continue
+                    raise remote_error(code, details) from exc
+                failures += 1
+                delay = self.retry.delay(failures)
+                if self.retry.retries(code, failures) and delay < remaining:
+                    self.retried += 1
+                    await asyncio.sleep(delay)
+                    continue
+                raise remote_error(code, details) from exc
+            finally:
+                call.cancel()
+        return results
+
+    async def _verify_each_unary(self, requests: Sequence[pb.VerifyRequest], todo: dict[str, list[int]],
+                                 results: list[pb.VerifyResult | None], deadline: float,
+                                 stats: CallStats) -> list[pb.VerifyResult | None]:
+        """``verify_each`` where the transport has no streams: one VerifyBatch per distinct sample, all at once,
+        each result kept as it comes; at the deadline the samples not answered are None."""
+        async def one(indices: list[int]) -> None:
+            answer = await self.verify_batch([requests[indices[0]]], timeout_s=max(0.0, deadline - time.monotonic()),
+                                             stats=stats)
+            for i in indices:
+                result = pb.VerifyResult()
+                result.CopyFrom(answer[0])
+                result.id = requests[i].id
+                results[i] = result
+
+        tasks = [asyncio.ensure_future(one(indices)) for indices in todo.values()]
+        done, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.monotonic()))
+        for task in pending:
+            task.cancel()
+        for task in done:
+            exc = task.exception()
+            if exc is not None and not isinstance(exc, RemoteDeadlineExceeded):
+                raise exc
+        return results
 
     async def verify_many(self, requests: Sequence[pb.VerifyRequest], batch_size: int = 32, parallel: int = 4,
                           timeout_s: float | None = None,

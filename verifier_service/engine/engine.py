@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 _COMMON = {p.name for p in COMMON_PARAMS}
 SPEC_CACHE = 4096  # validated specs kept (a training batch repeats each prompt's spec)
 SPEC_CACHE_BYTES = 64 * 1024 * 1024  # and their serialized bytes together at most (large specs are not all kept)
+OFFLOAD_CHARS = 32 * 1024  # completions' characters extracted on the event loop; more go to a thread
 _DEFAULT_WEIGHTS = {p.name: p.default for p in COMMON_PARAMS if p.name.endswith("_weight")}
 
 
@@ -104,9 +105,10 @@ class Engine:
                                   f"scores below a well-formed wrong one)")
         return kind.validate(spec), kind
 
-    async def verify_all(self, items: list[Prepared]) -> list[pb.VerifyResult]:
+    async def verify_all(self, items: list[Prepared], tenant: str = "") -> list[pb.VerifyResult]:
         """Verifies a batch in request order; identical (spec, completion) pairs run once,
-        and the pure kinds' checks travel to their worker processes in chunks."""
+        and the pure kinds' checks travel to their worker processes in chunks. ``tenant``: whose batch it is
+        (the pools share their slots fairly between tenants)."""
         first: dict[bytes, int] = {}
         unique: list[Prepared] = []
         for item in items:
@@ -119,8 +121,8 @@ class Engine:
             if self.pure_pool else []
         pure_set = set(pure)
         other = [i for i in todo if i not in pure_set]
-        batch, checked = await asyncio.gather(self._verify_pure([unique[i] for i in pure]),
-                                              asyncio.gather(*(self.verify(unique[i]) for i in other)))
+        batch, checked = await asyncio.gather(self._verify_pure([unique[i] for i in pure], tenant),
+                                              asyncio.gather(*(self.verify(unique[i], tenant) for i in other)))
         for i, result in zip(pure, batch, strict=True):
             results[i] = result
         for i, result in zip(other, checked, strict=True):
@@ -162,13 +164,13 @@ class Engine:
         while len(self._results) > self.config.result_cache_size:
             self._results.popitem(last=False)
 
-    async def verify(self, item: Prepared) -> pb.VerifyResult:
+    async def verify(self, item: Prepared, tenant: str = "") -> pb.VerifyResult:
         if item.verdict is not None:
             return to_proto(item, item.verdict, 0.0, 0.0)
         started = time.monotonic()
-        ctx = Context(self.config, self.sandbox, self.pure_pool, item.timeout_s)
+        ctx = Context(self.config, self.sandbox, self.pure_pool, item.timeout_s, tenant=tenant)
         try:
-            text = extract(item.completion, item.spec.extract)
+            (text,) = await _extract_all([item])
             if text is None:
                 outcome = Outcome.malformed(f"extraction {item.spec.extract!r} found nothing to check")
             else:
@@ -180,16 +182,16 @@ class Engine:
             outcome = Outcome.infra_error(f"internal verifier error: {type(exc).__name__}: {exc}")
         return to_proto(item, outcome, ctx.queue_s, time.monotonic() - started)
 
-    async def _verify_pure(self, items: list[Prepared]) -> list[pb.VerifyResult]:
+    async def _verify_pure(self, items: list[Prepared], tenant: str = "") -> list[pb.VerifyResult]:
         if not items:
             return []
         assert self.pure_pool is not None
         started = time.monotonic()
-        texts = [extract(item.completion, item.spec.extract) for item in items]
+        texts = await _extract_all(items)
         tasks = [(item.kind.name, text, item.spec, item.timeout_s)
                  for item, text in zip(items, texts, strict=True) if text is not None]
         try:  # the workers send each result's message as bytes (see verifier_service.engine.results)
-            checked = iter(await self.pure_pool.run_many(tasks, encoded=True))
+            checked = iter(await self.pure_pool.run_many(tasks, encoded=True, tenant=tenant))
         except Exception as exc:
             log.exception("pure verifier batch failed")
             checked = iter([Outcome.infra_error(f"internal verifier error: {type(exc).__name__}: {exc}")] * len(tasks))
@@ -216,6 +218,16 @@ class Engine:
                 k.parameters.add(name=p.name, type=p.type, required=p.required, description=p.description,
                                  default="" if p.default is None else str(p.default), choices=p.choices)
         return response
+
+
+async def _extract_all(items: list[Prepared]) -> list[str | None]:
+    """The extracted texts; in a thread when there is much to read, so that the event loop (every other call,
+    health) never waits on a batch's completions (extraction is linear, but 256 KiB x a batch adds up)."""
+    def run() -> list[str | None]:
+        return [extract(item.completion, item.spec.extract) for item in items]
+    if sum(len(item.completion) for item in items) > OFFLOAD_CHARS:
+        return await asyncio.to_thread(run)
+    return run()
 
 
 def completion_verdict(completion: str, size: int, limit: int) -> Outcome | None:

@@ -19,12 +19,12 @@ import time
 from multiprocessing.connection import Connection
 
 from verifier_service.errors import VerifierError
+from verifier_service.sandbox.fair import FairShare
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict
 
 log = logging.getLogger(__name__)
-CHUNK_MAX = 512                # checks per worker round trip
-CHUNK_ITEM_BUDGET_S = 0.05     # a chunk may take its slowest item's limit plus this per item
+CHUNK_MAX = 64  # checks per message to a worker (a chunk holds its worker: another tenant waits at most one chunk)
 
 
 class _Channel:
@@ -80,12 +80,10 @@ def _worker_main(conn: _Channel) -> None:
             message = conn.recv()
         except EOFError:
             return
-        if message[0] == "many":  # a chunk of a batch: one round trip for many checks
-            conn.send(("many", [check(*task) for task in message[1]]))
-        elif message[0] == "many_encoded":
-            conn.send(("many", [check_encoded(*task) for task in message[1]]))
-        else:
-            conn.send(check(*message))
+        if message[0] in ("stream", "stream_encoded"):  # a chunk of a batch: one answer per check as it finishes
+            one = check_encoded if message[0] == "stream_encoded" else check
+            for task in message[1]:
+                conn.send(one(*task))
 
 
 class _Worker:
@@ -128,11 +126,20 @@ class PurePool:
         self.size = size
         self._idle: asyncio.Queue[_Worker] | None = None
         self._all: list[_Worker] = []
+        self._share: FairShare | None = None
         self.replaced = 0
 
     async def start(self) -> None:
         self._idle = asyncio.Queue()
-        workers = await asyncio.gather(*(asyncio.to_thread(self._spawn) for _ in range(self.size)))
+        self._share = FairShare(self.size)
+        # The service validates specs itself (math parses its gold): what that needs is imported now, before the
+        # service serves, not on its event loop at the first math request (a minute on a loaded machine, every
+        # tenant's calls stalled meanwhile).
+        # (beside the workers' own start: they are processes of their own)
+        from verifier_service.kinds import preload_pure
+
+        _, *workers = await asyncio.gather(asyncio.to_thread(preload_pure),
+                                           *(asyncio.to_thread(self._spawn) for _ in range(self.size)))
         for w in workers:
             self._idle.put_nowait(w)
 
@@ -142,34 +149,10 @@ class PurePool:
         self._all.append(w)
         return w
 
-    async def run(self, kind_name: str, text: str, spec: Spec, timeout_s: float, retry: bool = True) -> Outcome:
-        """One check. A worker that dies during it is replaced and the check runs once more on a fresh one; a
-        check that kills that one too was killed by its answer, and the answer counts as wrong (FAILED, with a
-        reward), never INFRA_ERROR, which would let a completion crash its way out of a penalty (as a job that
-        takes two sandboxes down is RUNTIME_ERROR)."""
-        assert self._idle is not None, "PurePool.start() was not awaited"
-        worker = await self._idle.get()
-        healthy = False
-        try:
-            started = time.monotonic()
-            status, value = await asyncio.to_thread(self._call, worker, (kind_name, text, spec), timeout_s)
-            healthy = status in ("ok", "error")  # a worker that overran or died is replaced
-            if status == "timeout":
-                return Outcome(Verdict.TIMEOUT, detail=f"{kind_name} check exceeded {timeout_s:g}s "
-                               f"(ran {time.monotonic() - started:.1f}s)", extracted=text)
-            if status == "ok":
-                return value
-            log.error("%s checker failed: %s", kind_name, value)
-            if status != "dead":
-                return Outcome.infra_error(f"{kind_name} checker failed: {value}")
-        finally:
-            await self._release(worker, healthy)
-        if retry:
-            return await self.run(kind_name, text, spec, timeout_s, retry=False)
-        detail = ("the check of this answer killed the checker's process twice (on two fresh workers): "
-                  "it counts as wrong")
-        return Outcome(Verdict.FAILED, tests=[TestOutcome("check", Verdict.FAILED, detail)], detail=detail,
-                       extracted=text)
+    async def run(self, kind_name: str, text: str, spec: Spec, timeout_s: float, tenant: str = "") -> Outcome:
+        """One check (``run_many`` of one)."""
+        (outcome,) = await self.run_many([(kind_name, text, spec, timeout_s)], tenant=tenant)
+        return outcome  # type: ignore[return-value]
 
     async def _release(self, worker: _Worker, healthy: bool) -> None:
         """Back to the idle queue, or, after an overrun or a crash, killed and replaced."""
@@ -182,52 +165,86 @@ class PurePool:
         self._all.remove(worker)
         self._idle.put_nowait(await asyncio.to_thread(self._spawn))
 
-    async def run_many(self, tasks: list[tuple[str, str, Spec, float]], encoded: bool = False
+    async def run_many(self, tasks: list[tuple[str, str, Spec, float]], encoded: bool = False, tenant: str = ""
                        ) -> list[Outcome | bytes]:
-        """Many checks, one IPC round trip per chunk; a chunk that overruns is retried item by item,
-        so only the item that hangs gets TIMEOUT. ``encoded``: a check that finishes comes back as the
-        bytes of its ``VerifyResult`` (``verifier_service.results``, without id and timings); the
-        others (a timeout, a crash) stay Outcomes."""
+        """Many checks, in chunks (one IPC message per chunk; the worker answers each check as it finishes, so
+        each has its own time limit). A worker is taken by the tenant's fair share (``FairShare``): a tenant
+        whose checks run to their limits holds at most its share of the workers, and another tenant's checks
+        go to the others. A check that overruns its limit is TIMEOUT, its verdict: it is never run again (that
+        would double what a hostile answer costs); the rest of its chunk goes on on a fresh worker. ``encoded``:
+        a check that finishes comes back as the bytes of its ``VerifyResult`` (``verifier_service.results``,
+        without id and timings); the others (a timeout, a crash) stay Outcomes."""
         if not tasks:
             return []
         size = min(CHUNK_MAX, max(1, -(-len(tasks) // self.size)))
         chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-        results = await asyncio.gather(*(self._run_chunk(chunk, encoded) for chunk in chunks))
+        results = await asyncio.gather(*(self._run_chunk(chunk, encoded, tenant) for chunk in chunks))
         return [outcome for chunk in results for outcome in chunk]
 
-    async def _run_chunk(self, chunk: list[tuple[str, str, Spec, float]], encoded: bool = False
+    async def _run_chunk(self, chunk: list[tuple[str, str, Spec, float]], encoded: bool, tenant: str
                          ) -> list[Outcome | bytes]:
-        assert self._idle is not None, "PurePool.start() was not awaited"
-        budget = max(t[3] for t in chunk) + CHUNK_ITEM_BUDGET_S * len(chunk)
-        worker = await self._idle.get()
-        healthy = False
-        try:
-            status, value = await asyncio.to_thread(
-                self._call, worker, ("many_encoded" if encoded else "many",
-                                     [(k, text, spec) for k, text, spec, _ in chunk]), budget)
-            healthy = status not in ("timeout", "dead")
-        finally:
-            await self._release(worker, healthy)
-        if not healthy:
-            return list(await asyncio.gather(*(self.run(*task) for task in chunk)))
-        outcomes = []
-        for (kind_name, _, _, _), (item_status, item) in zip(chunk, value, strict=True):
-            if item_status == "ok":
-                outcomes.append(item)
-            else:
-                log.error("%s checker failed: %s", kind_name, item)
-                outcomes.append(Outcome.infra_error(f"{kind_name} checker failed: {item}"))
+        assert self._idle is not None and self._share is not None, "PurePool.start() was not awaited"
+        outcomes: list[Outcome | bytes] = []
+        deaths = 0  # of workers under the chunk's current check
+        while len(outcomes) < len(chunk):
+            todo = chunk[len(outcomes):]
+            await self._share.acquire(tenant)
+            try:
+                worker = await self._idle.get()
+                healthy = False
+                try:
+                    done, status, ran_s = await asyncio.to_thread(self._stream, worker, todo, encoded)
+                    healthy = status == "ok"
+                finally:
+                    await self._release(worker, healthy)
+            finally:
+                self._share.release(tenant)
+            for (kind_name, _, _, _), (item_status, item) in zip(todo, done, strict=False):
+                if item_status == "ok":
+                    outcomes.append(item)
+                else:
+                    log.error("%s checker failed: %s", kind_name, item)
+                    outcomes.append(Outcome.infra_error(f"{kind_name} checker failed: {item}"))
+            if done:
+                deaths = 0
+            if status == "ok":
+                continue
+            kind_name, text, _, timeout_s = todo[len(done)]
+            if status == "timeout":
+                outcomes.append(Outcome(Verdict.TIMEOUT, detail=f"{kind_name} check exceeded {timeout_s:g}s "
+                                        f"(ran {ran_s:.1f}s)", extracted=text))
+                continue
+            # The worker died under this check: once more on a fresh worker; a check that kills that one too
+            # was killed by its answer, which counts as wrong (FAILED, with a reward), never INFRA_ERROR, which
+            # would let a completion crash its way out of a penalty (as a job that takes two sandboxes down is
+            # RUNTIME_ERROR).
+            deaths += 1
+            if deaths >= 2:
+                detail = ("the check of this answer killed the checker's process twice (on two fresh workers): "
+                          "it counts as wrong")
+                outcomes.append(Outcome(Verdict.FAILED, tests=[TestOutcome("check", Verdict.FAILED, detail)],
+                                        detail=detail, extracted=text))
+                deaths = 0
         return outcomes
 
     @staticmethod
-    def _call(worker: _Worker, message, timeout_s: float):
+    def _stream(worker: _Worker, tasks: list[tuple[str, str, Spec, float]], encoded: bool
+                ) -> tuple[list, str, float]:
+        """Sends a chunk and reads its answers, each within its check's limit (from the previous answer).
+        Returns the answers read, "ok" (all of them), "timeout" or "dead" (for the next check), and how
+        long that check ran."""
+        done: list = []
+        started = time.monotonic()
         try:
-            worker.conn.send(message)
-            if not worker.conn.poll(timeout_s):
-                return "timeout", None
-            return worker.conn.recv()
-        except (EOFError, OSError) as exc:
-            return "dead", f"worker died: {exc}"
+            worker.conn.send(("stream_encoded" if encoded else "stream", [(k, t, s) for k, t, s, _ in tasks]))
+            for task in tasks:
+                started = time.monotonic()
+                if not worker.conn.poll(task[3]):
+                    return done, "timeout", time.monotonic() - started
+                done.append(worker.conn.recv())
+        except (EOFError, OSError):
+            return done, "dead", time.monotonic() - started
+        return done, "ok", 0.0
 
     async def close(self) -> None:
         for w in self._all:

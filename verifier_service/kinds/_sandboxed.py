@@ -27,7 +27,7 @@ async def run_job(ctx: Context, job: Job, on_step: Callable[[StepResult], bool] 
     if ctx.sandbox is None:
         return Outcome.infra_error("no sandbox backend is configured")
     try:
-        run = await ctx.sandbox.run(job, on_step=on_step)
+        run = await ctx.sandbox.run(job, on_step=on_step, tenant=ctx.tenant)
     except SandboxUnavailable as exc:
         return Outcome.infra_error(str(exc))
     ctx.queue_s += run.queue_s

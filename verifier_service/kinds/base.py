@@ -49,19 +49,21 @@ class PureRunner(Protocol):
     """Runs a pure kind's ``check`` somewhere it can be stopped (the engine's worker pool implements it):
     the kinds know this much of the pool, nothing more."""
 
-    async def run(self, kind_name: str, text: str, spec: Spec, timeout_s: float) -> Outcome: ...
+    async def run(self, kind_name: str, text: str, spec: Spec, timeout_s: float, tenant: str = "") -> Outcome: ...
 
 
 @dataclass
 class Context:
     """What a kind may use while verifying one completion. ``queue_s`` adds up the seconds its sandbox
-    jobs waited for a slot (``SandboxRun.queue_s``): the engine reads it when it stamps the result."""
+    jobs waited for a slot (``SandboxRun.queue_s``): the engine reads it when it stamps the result. ``tenant``
+    names whose work it is: the sandbox and worker pools share their slots fairly between tenants."""
 
     config: ServiceConfig
     sandbox: Sandbox | None
     pure_pool: PureRunner | None
     timeout_s: float
     queue_s: float = 0.0
+    tenant: str = ""
 
 
 class VerifierKind(abc.ABC):
@@ -113,4 +115,4 @@ class PureKind(VerifierKind):
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         if ctx.pure_pool is None:
             return self.verdict(text, spec)
-        return await ctx.pure_pool.run(self.name, text, spec, ctx.timeout_s)
+        return await ctx.pure_pool.run(self.name, text, spec, ctx.timeout_s, tenant=ctx.tenant)

@@ -106,8 +106,10 @@ def compile_failure(prepared: Prepared, run: SandboxRun, lang: Language) -> Outc
     """The outcome of a check whose program never became runnable (None: it did)."""
     first = run.steps[0] if run.steps else None
     if first is None:
-        return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.MEMORY_LIMIT,
-                       detail=run.runner_error or "the sandbox stopped before compiling")
+        if run.host_timeout:  # (a job whose steps report at its end: none reported before its time ran out)
+            return Outcome(Verdict.TIMEOUT, detail="the job ran past its total time limit (max_job_s, or the "
+                           "sum of its steps' limits) before its steps reported")
+        return Outcome(Verdict.MEMORY_LIMIT, detail=run.runner_error or "the sandbox stopped before compiling")
     if first.ok:
         return None
     if first.spawn_error:

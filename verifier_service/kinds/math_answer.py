@@ -28,12 +28,12 @@ from typing import Any
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
 from verifier_service.kinds.base import Param, PureKind
+from verifier_service.kinds.tags import tagged_spans
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_HASHES = re.compile(r"^[ \t]*####[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_HASHES = re.compile(r"^[ \t]*####(.*)$", re.MULTILINE)  # greedy to the line's end: stripped after, linear
 _INT = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
 _NUMBER = re.compile(rf"(?<![\w.])(?:[-\u2212](?=\d))?{_INT}(?:\.\d+)?(?:\s*/\s*{_INT}(?:\.\d+)?)?(?!\d)")
 _MATH_DELIMITED = re.compile(r"\$|\\\(|\\\[|\\boxed")
@@ -162,10 +162,10 @@ def _marked(text: str, markers: tuple[str, ...]) -> list[tuple[int, str | None, 
             content = _balanced(text, m.end())
             found.append((m.start(), None if content is None else content.strip(), "boxed"))
     if "answer_tag" in markers:
-        for m in _ANSWER.finditer(text):
-            if "boxed" in markers and _BOXED.search(m.group(1)):
+        for start, block in tagged_spans(text, "<answer>", "</answer>"):
+            if "boxed" in markers and _BOXED.search(block):
                 continue
-            found.append((m.start(), m.group(1).strip(), "answer_tag"))
+            found.append((start, block.strip(), "answer_tag"))
     if "hashes" in markers:
         for m in _HASHES.finditer(text):
             found.append((m.start(), m.group(1).strip(), "hashes"))

@@ -23,7 +23,6 @@ several calls (and no expectation) each call's, named ``call <n>: ...``.
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -33,13 +32,11 @@ from verifier_service.errors import InvalidSpec
 from verifier_service.kinds import register
 from verifier_service.kinds.base import Param, PureKind
 from verifier_service.kinds.json_schema import check_schema, loads_or_error, schema_problem, unresolvable
+from verifier_service.kinds.tags import count_tags, tagged_blocks
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 ARGUMENTS_MATCH = ("exact", "subset")
-_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL | re.IGNORECASE)
-_OPEN = re.compile(r"<tool_call>", re.IGNORECASE)
-_CLOSE = re.compile(r"</tool_call>", re.IGNORECASE)
 _NO_PARAMETERS: dict[str, Any] = {"type": "object"}
 
 
@@ -138,11 +135,11 @@ def _find_calls(text: str) -> tuple[list[Any], str | None]:
     value, error = loads_or_error(body)
     if error is None:
         return [value], None
-    blocks = _BLOCK.findall(text)
-    opened = len(_OPEN.findall(text))
+    blocks = tagged_blocks(text, "<tool_call>", "</tool_call>")
+    opened = count_tags(text, "<tool_call>")
     if not blocks and not opened:
         return [], f"no tool call: the completion is not JSON ({error}) and has no <tool_call> block"
-    if opened != len(blocks) or len(_CLOSE.findall(text)) != len(blocks):
+    if opened != len(blocks) or count_tags(text, "</tool_call>") != len(blocks):
         return [], "a <tool_call> tag is not closed (or closed twice): every block must be <tool_call>...</tool_call>"
     values = []
     for i, block in enumerate(blocks):

@@ -103,6 +103,37 @@ def step_env(workdir, report_fd):
     }
 
 
+SLOW_ANSWER_LIMIT_S = 60.0  # how long a live, running process of the runner's own is waited for, at most
+
+
+def runnable(pid):
+    """Whether process ``pid`` exists and is not stopped, traced, a zombie or dead."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    state = data[data.rfind(b")") + 2:][:1]
+    return state not in (b"", b"T", b"t", b"Z", b"X", b"x")
+
+
+def await_answer(fd, pid, first_s):
+    """Whether ``fd`` (the channel of the runner's own process ``pid``: the zygote, a program host) becomes
+    readable. Waits ``first_s``, then goes on waiting, up to SLOW_ANSWER_LIMIT_S in all, while ``pid`` is alive
+    and not stopped: on a loaded machine an answer can come late (at load 16 a program host's answer came past
+    5 s, and its case, an honest one, was voided as RUNTIME_ERROR). A process that a step stopped or killed is
+    given up at once, as before; how loaded the machine is never decides a verdict."""
+    give_up = time.monotonic() + SLOW_ANSWER_LIMIT_S
+    wait = first_s
+    while True:
+        if select.select([fd], [], [], max(0.0, wait))[0]:
+            return True
+        left = give_up - time.monotonic()
+        if left <= 0 or not runnable(pid):
+            return False
+        wait = min(0.5, left)
+
+
 def reap_children(give_up_s=2.0, wake_fd=None):
     """Reaps this process's children until it has none (they were all SIGKILLed: dying takes a moment);
     ({pid: exit code} of those reaped, whether none was left before ``give_up_s``). ``wake_fd``: the read end

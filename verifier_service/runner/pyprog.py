@@ -132,7 +132,9 @@ class ProgramHost:
         or, ``waiting`` for an answer, silent past ``timeout`` (then it is lost; not ``waiting``, a message not yet
         whole stays for the next call)."""
         while b"\n" not in self._pending:
-            if not select.select([self.channel], [], [], timeout)[0]:
+            ready = (procs.await_answer(self.channel, self.standby.pid, timeout) if waiting  # (late under load:
+                     else select.select([self.channel], [], [], timeout)[0])  # still waited for while it runs)
+            if not ready:
                 if waiting:
                     self.lost()
                 return None, []

@@ -37,6 +37,7 @@ import resource
 import select
 import shutil
 import socket
+import stat
 import sys
 import time
 
@@ -179,6 +180,46 @@ def run_step(step, job, workdir, standby=None):
     return _result(step, workdir, code, timed_out, io, report, time.monotonic() - started)
 
 
+def read_inside(workdir, rel, limit):
+    """The first ``limit`` bytes of the regular file ``rel`` under ``workdir``, or None. The program may have
+    replaced any part of the path (a symlink to a file only the runner may read, a FIFO that would block it, a
+    hard link to a file from outside): each component is opened relative to the one before, without following
+    a symlink (O_NOFOLLOW), and only a regular file with one link is read, never blocking (O_NONBLOCK)."""
+    parts = [part for part in rel.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    try:
+        fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        leaf = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        info = os.fstat(leaf)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return None
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(leaf, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(leaf)
+
+
 def _result(step, workdir, code, timed_out, io, report, duration):
     result = {
         "exit_code": code if code is not None and code >= 0 else None,
@@ -192,12 +233,9 @@ def _result(step, workdir, code, timed_out, io, report, duration):
     }
     collected = {}
     for rel in step.get("collect", ()):
-        path = os.path.join(workdir, rel)
-        try:
-            with open(path, "rb") as fh:
-                collected[rel] = fh.read(COLLECT_LIMIT).decode("utf-8", "replace")
-        except OSError:
-            pass
+        data = read_inside(workdir, rel, COLLECT_LIMIT)
+        if data is not None:
+            collected[rel] = data.decode("utf-8", "replace")
     if collected:
         result["collected"] = collected
     return result

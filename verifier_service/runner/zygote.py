@@ -278,7 +278,10 @@ class Zygote:
         """The zygote's next message of ``kind`` ("standby", "clean") and its descriptors, taking the standby's
         exit report on the way; (None, []) when the zygote is gone or silent (it is then treated as lost)."""
         while not self.gone:
-            message, fds = self._receive(self.ANSWER_TIMEOUT_S)
+            if not procs.await_answer(self.sock.fileno(), self.pid, self.ANSWER_TIMEOUT_S):  # (late under load:
+                self._lost()  # still waited for while the zygote runs; a stopped or dead one is lost at once)
+                break
+            message, fds = self._receive(0)
             if message is None:
                 break
             if kind in message:

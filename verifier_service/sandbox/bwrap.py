@@ -357,8 +357,20 @@ class BwrapSandbox(PooledSandbox):
                 if mode == "on":
                     raise SandboxUnavailable(f"bwrap_unprivileged=on: {self.uid_reason} (make it world-readable, or "
                                              f"use bwrap_unprivileged=auto to run sandboxes as host root)")
+                self._refuse_host_root()
                 return
         self.host_uid = uid
+
+    def _refuse_host_root(self) -> None:
+        """A root service whose sandboxes would run as host root (``auto`` found no unprivileged uid that works):
+        refused unless ``bwrap_allow_host_root`` says so; allowed, it is logged as a warning at every start."""
+        problem = (f"bwrap sandboxes would run as HOST ROOT (capabilities dropped, but an escape is root and "
+                   f"RLIMIT_NPROC does not bind): {self.uid_reason}")
+        if not self.config.bwrap_allow_host_root:
+            raise SandboxUnavailable(f"{problem}. Give the sandbox an interpreter an unprivileged uid can read "
+                                     f"(--bwrap-python /usr/bin/python3, or a world-readable install), or allow "
+                                     f"it explicitly with --bwrap-allow-host-root true (bwrap_allow_host_root: true)")
+        log.warning("%s; allowed by bwrap_allow_host_root", problem)
 
     def process_limit(self) -> bool:
         """Whether something bounds a sandbox's processes: a pids cgroup, or RLIMIT_NPROC (not for host root)."""
@@ -377,6 +389,7 @@ class BwrapSandbox(PooledSandbox):
             if self.host_uid is None or self.config.bwrap_unprivileged == "on":
                 raise
             self.host_uid, self.uid_reason = None, f"an unprivileged sandbox failed to start ({exc})"
+            self._refuse_host_root()
             out = self._run_once([self.interpreter.sandbox_path, "-I", "-c", code])
         try:
             info = json.loads(out.strip().splitlines()[-1])

@@ -63,14 +63,27 @@ class RunnerStream(abc.ABC):
         del self.stderr[:-STDERR_KEPT]
 
     def buffered_events(self) -> Iterator[dict]:
-        """Yields the events of the complete lines received so far."""
-        while b"\n" in self.line:
-            line, self.line = self.line.split(b"\n", 1)
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue  # not the runner's (it writes only JSON lines): a candidate's, where it can write here
-            yield event
+        """Yields the events of the complete lines received so far (split once: a line at a time copied the rest
+        of the buffer each time, quadratic in a candidate's flood of short lines). A line that is not JSON, or is
+        nested past what the parser takes (a RecursionError: the candidate's own line, where it can write here, as
+        under gVisor), is skipped: whatever a completion writes decides only its verdict."""
+        if b"\n" not in self.line:
+            return
+        lines = self.line.split(b"\n")
+        self.line = lines.pop()
+        taken = 0
+        try:
+            while taken < len(lines):
+                line = lines[taken]
+                taken += 1
+                try:
+                    event = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue  # not the runner's (it writes only JSON lines): a candidate's, where it can write here
+                yield event
+        finally:  # the caller stopped reading (a job's "done"): the lines after it stay for the next read
+            if taken < len(lines):
+                self.line = b"\n".join(lines[taken:]) + b"\n" + self.line
 
     def events(self, deadline: float, cancel: threading.Event) -> Iterator[dict]:
         """Yields runner events; returns on EOF; raises TimeoutError at the deadline, InterruptedError on cancel."""
@@ -359,7 +372,10 @@ async def exchange_async(stream: RunnerStream, payload: bytes, token: str, on_st
     try:
         while True:
             for event in stream.buffered_events():
-                over = _take(run, event, token, on_step)
+                if on_step is not None and _large(event):  # judged off the event loop (a 1 MiB output compared
+                    over = await asyncio.to_thread(_take, run, event, token, on_step)  # number by number: seconds)
+                else:
+                    over = _take(run, event, token, on_step)
                 if over == STOP:
                     await stream.send_async(json.dumps({"stop": token}).encode() + b"\n", deadline)
                 elif over:
@@ -394,6 +410,12 @@ def _usage(value) -> dict[str, tuple[float, int]]:
 
 
 STOP = "stop"
+OFFLOAD_BYTES = 32 * 1024  # a step result with more output than this is judged (``on_step``) in a thread
+
+
+def _large(event) -> bool:
+    return isinstance(event, dict) and sum(len(v) for v in (event.get("stdout"), event.get("stderr"),
+                                                            event.get("report")) if isinstance(v, str)) > OFFLOAD_BYTES
 
 
 def _take(run: SandboxRun, event, token: str, on_step) -> bool | str:

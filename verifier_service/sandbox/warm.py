@@ -39,6 +39,7 @@ from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox.artifacts import ArtifactCache
 from verifier_service.sandbox.base import Job, SandboxRun, StepResult
+from verifier_service.sandbox.fair import FairShare
 from verifier_service.sandbox.protocol import USAGE_PARTS, RunnerStream, exchange, exchange_async
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ class PooledSandbox(abc.ABC):
     def __init__(self, config: ServiceConfig):
         self.config = config
         self.pooled = config.sandbox_pool
-        self._slots = asyncio.Semaphore(config.max_concurrency)
+        self._share = FairShare(config.max_concurrency)  # the sandboxes (pooled or fresh), shared between tenants
         self._idle: asyncio.Queue[Instance] | None = None  # the default family's idle sandboxes
         self._queues: dict[str, asyncio.Queue[Instance]] = {}  # idle sandboxes by image family ("" is _idle)
         self._count: dict[str, int] = {}  # sandboxes by family: idle, busy or starting (max_concurrency in all)
@@ -338,11 +339,24 @@ class PooledSandbox(abc.ABC):
     # ---- running a job -----------------------------------------------------
 
     async def run(self, job: Job, on_step: Callable[[StepResult], bool] | None = None,
-                  deadline_s: float | None = None) -> SandboxRun:
+                  deadline_s: float | None = None, tenant: str = "") -> SandboxRun:
         """Runs ``job`` in a sandbox. ``on_step`` sees each step result as it
         arrives and may return False to stop the job there (fast-fail).
-        Cancelling the awaiting task removes the job's sandbox."""
+        Cancelling the awaiting task removes the job's sandbox. ``tenant``: whose
+        job it is; the sandboxes are shared fairly between tenants (``FairShare``).
+        A job runs at most ``max_job_s`` in all (its longest step always gets its
+        whole limit): past that it stops (``host_timeout``), whatever its cases'
+        limits add up to."""
         queued = time.monotonic()
+        bound = max(self.config.max_job_s, max((s.timeout_s for s in job.steps), default=0.0) + 1.0)
+        deadline_s = bound if deadline_s is None else min(deadline_s, bound)
+        await self._share.acquire(tenant)
+        try:
+            return await self._run(job, on_step, deadline_s, queued)
+        finally:
+            self._share.release(tenant)
+
+    async def _run(self, job: Job, on_step, deadline_s: float, queued: float) -> SandboxRun:
         if self.pooled:
             await self.start()
             strikes = 0
@@ -366,8 +380,7 @@ class PooledSandbox(abc.ABC):
                             run.runner_error, ", killed from outside" if run.killed_outside else "")
             run.queue_s = time.monotonic() - queued - run.run_s
         else:
-            async with self._slots:
-                run = await self._run_fresh(job, on_step, deadline_s, queued)
+            run = await self._run_fresh(job, on_step, deadline_s, queued)
         if run.completed:
             self.jobs += 1
             for part, (cpu, faults) in run.usage.items():

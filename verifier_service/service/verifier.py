@@ -97,7 +97,7 @@ class Verifier:
         status = "INTERNAL"
         try:
             try:
-                results = await self.engine.verify_all(prepared)
+                results = await self.engine.verify_all(prepared, tenant=call.tenant.name)
             finally:
                 self.admission.release(len(prepared))
                 ticket.release()
@@ -135,7 +135,7 @@ class Verifier:
         try:
             if self.engine.sandbox is None:
                 raise SandboxUnavailable("no sandbox backend is configured")
-            run = await self.engine.sandbox.run(job)
+            run = await self.engine.sandbox.run(job, tenant=call.tenant.name)
         finally:
             self.admission.release(1)
             ticket.release()

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+from verifier_service.config import ServiceConfig
 from verifier_service.credentials import server_credentials
 from verifier_service.doors.grpc.servicer import VerifierServicer
 from verifier_service.doors.rpclog import RpcInterceptor
+from verifier_service.errors import VerifierError
 from verifier_service.service.app import App
 from verifier_service.spec import SERVICE_NAME
 
@@ -43,7 +47,9 @@ class GrpcDoor:
         server = grpc.aio.server(interceptors=interceptors, options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
-            ("grpc.so_reuseport", 1),  # several worker processes may serve one port
+            # only the worker processes of one `serve --workers N` share a port: a second service on a port in
+            # use must fail, not take half its connections (a tenant-less one would bypass authentication)
+            ("grpc.so_reuseport", 1 if port_shared(self.config) else 0),
             *self._connection_age(),
             *self._connection_limits(),
         ])
@@ -53,7 +59,13 @@ class GrpcDoor:
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
             server)
         address, tls = f"{self.config.host}:{self.config.port}", server_credentials(self.config)
-        self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
+        try:
+            self.port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
+        except RuntimeError as exc:  # grpc: "Failed to bind to address"
+            raise VerifierError(f"cannot serve gRPC on {address}: the port is in use (or not ours to bind): {exc}") \
+                from exc
+        if not self.port and self.config.port:
+            raise VerifierError(f"cannot serve gRPC on {address}: the port is in use (or not ours to bind)")
         self.tls = tls is not None
         self.server = server
         return self.port
@@ -91,3 +103,32 @@ async def _maybe_await(value):
     if asyncio.iscoroutine(value):
         return await value
     return value
+
+
+SHARED_PORT_ENV = "RLVR_VERIFIER_SHARED_PORT"  # set by `serve --workers N` for its worker processes
+
+
+def port_shared(config: ServiceConfig) -> bool:
+    """Whether this process serves its ports together with sibling worker processes (SO_REUSEPORT)."""
+    return config.workers > 1 or os.environ.get(SHARED_PORT_ENV) == "1"
+
+
+def check_ports_free(config: ServiceConfig) -> None:
+    """VerifierError naming the port when something listens on a port ``config`` serves (before ``serve
+    --workers N`` starts its workers, which share the ports with each other and with nothing else)."""
+    for what, host, port in (("gRPC", config.host, config.port),
+                             ("HTTP", config.http_host or config.host, config.http_port)):
+        if not port:
+            continue
+        try:
+            infos = socket.getaddrinfo(host.strip("[]") or None, port, type=socket.SOCK_STREAM,
+                                       flags=socket.AI_PASSIVE)
+        except OSError as exc:
+            raise VerifierError(f"cannot serve {what} on {host}:{port}: {exc}") from exc
+        family, _, _, _, sockaddr = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as exc:
+                raise VerifierError(f"cannot serve {what} on {host}:{port}: {exc.strerror or exc}") from exc

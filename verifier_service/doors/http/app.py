@@ -94,16 +94,17 @@ class HttpFrontDoor:
         ])
         self.web_app = web_app
 
-    def bind(self, host: str, port: int) -> int:
-        """Binds and listens on ``host:port`` (0: a free port; several worker processes may share one,
-        SO_REUSEPORT) before anything else starts, so that a port that cannot be had fails the service at
-        once; returns the port. Connections wait in the backlog until ``start``."""
+    def bind(self, host: str, port: int, shared: bool = False) -> int:
+        """Binds and listens on ``host:port`` (0: a free port) before anything else starts, so that a port that
+        cannot be had (in use by anyone) fails the service at once; returns the port. ``shared``: the worker
+        processes of one ``serve --workers N`` share it (SO_REUSEPORT). Connections wait in the backlog until
+        ``start``."""
         host = host.strip("[]") or None  # type: ignore[assignment]  # (None: every address)
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if hasattr(socket, "SO_REUSEPORT"):
+            if shared and hasattr(socket, "SO_REUSEPORT"):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             sock.bind((host or "", port))
             sock.listen(1024)
