@@ -99,7 +99,7 @@ def _child_environment(payload: bytes, queue) -> None:
         env.reset(verification=ENV_SPEC)
         printed = env.run_python("x = 2 + 3\nprint(x)")
         env.run_python("def f(x):\n    return x + 1")
-        reward = asyncio.run(env.get_reward())
+        reward = env.get_reward()  # synchronous, as run_python is
         queue.put({"printed": printed, "reward": reward, "labels": env._labels})
     except Exception as exc:  # noqa: BLE001
         queue.put({"error": repr(exc)})
