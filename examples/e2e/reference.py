@@ -105,6 +105,10 @@ def score(completion: str, spec: dict[str, Any] | str) -> Score:
     code = extract_code(completion)
     if code is None:
         return Score(False, 0, len(cases))
+    try:  # code that does not compile is not well-formed (the service scores a compile error's format 0)
+        compile(code, "<completion>", "exec")
+    except (SyntaxError, ValueError):
+        return Score(False, 0, len(cases))
     ctx = multiprocessing.get_context(START_METHOD)
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(code, spec["entry_point"], cases, child), daemon=True)
