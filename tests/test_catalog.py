@@ -158,7 +158,7 @@ def test_requests_send_only_the_per_sample_fields(catalog_service):
         ref_request(JSON_OBJECT, '{"answer": 42}', id="j2"),
     ]), timeout=60)
     results = [result_to_json(r) for r in response.results]
-    assert [(r["id"], r["verdict"]) for r in results] == [("m1", "PASSED"), ("m2", "FAILED"), ("j1", "PASSED"),
+    assert [(r["id"], r["verdict"]) for r in results] == [("m1", "PASSED"), ("m2", "MALFORMED"), ("j1", "PASSED"),
                                                           ("j2", "FAILED")]
     assert [r["verifier_version"] for r in results] == [math_id, math_id, json_id, json_id]
     assert all("sandbox_image" not in r for r in results)  # these kinds run no sandbox
@@ -328,7 +328,7 @@ def test_verify_command_with_a_catalog_verifier_and_a_key(make_service, tmp_path
     svc = make_service(catalog=str(EXAMPLE_CATALOG), tenants=tenants, sandbox_pool=False)
     rows = [{"id": "a", "completion": GOOD_JSON}, {"id": "b", "completion": "{}"},
             {"id": "c", "completion": "\\boxed{4}", "spec": {"verifier": GSM8K, "gold": "4"}},
-            {"id": "d", "completion": "4", "spec": {"kind": "math", "gold": "4"}}]
+            {"id": "d", "completion": "\\boxed{4}", "spec": {"kind": "math", "gold": "4"}}]
     path = tmp_path / "in.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     key_file = tmp_path / "key"
