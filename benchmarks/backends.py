@@ -25,12 +25,14 @@ from benchmarks.run import HERE, machine_facts, python_tasks
 async def one_batch(backend: str, tasks: list[dict], parallel: int, salt: str, pool: bool = True) -> float:
     from verifier_service._generated import verifier_pb2 as pb
     from verifier_service.client import VerifierClient
-    from verifier_service.config import ServiceConfig
+    from verifier_service.config import ServiceConfig, load_config
     from verifier_service.serve import VerifierApp
     from verifier_service.spec import request_from_json
 
+    env = load_config()  # RLVR_VERIFIER_BWRAP_ALLOW_HOST_ROOT / _BWRAP_PYTHON, as a served service reads them
     config = ServiceConfig(host="127.0.0.1", port=0, sandbox_backend=backend, max_concurrency=parallel,
-                           sandbox_pool=pool, max_pending=100000, max_batch_size=10000)
+                           sandbox_pool=pool, max_pending=100000, max_batch_size=10000,
+                           bwrap_allow_host_root=env.bwrap_allow_host_root, bwrap_python=env.bwrap_python)
     app = VerifierApp(config)
     port = await app.start()
     if app.sandbox_problem:

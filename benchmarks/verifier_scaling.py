@@ -66,12 +66,14 @@ def sample_items(path: Path, count: int) -> list[dict]:
 async def measure(workers: int, items: list[dict], rounds: int, bwrap_path: str, salt: str) -> dict:
     from verifier_service._generated import verifier_pb2 as pb
     from verifier_service.client import VerifierClient
-    from verifier_service.config import ServiceConfig
+    from verifier_service.config import ServiceConfig, load_config
     from verifier_service.serve import VerifierApp
     from verifier_service.spec import request_from_json
 
+    env = load_config()  # RLVR_VERIFIER_BWRAP_ALLOW_HOST_ROOT / _BWRAP_PYTHON, as a served service reads them
     config = ServiceConfig(host="127.0.0.1", port=0, sandbox_backend="bwrap", bwrap_path=bwrap_path,
-                           max_concurrency=workers, max_pending=100000, max_batch_size=100000)
+                           max_concurrency=workers, max_pending=100000, max_batch_size=100000,
+                           bwrap_allow_host_root=env.bwrap_allow_host_root, bwrap_python=env.bwrap_python)
     app = VerifierApp(config)
     port = await app.start()
     if app.sandbox_problem:
