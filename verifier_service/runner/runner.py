@@ -180,6 +180,21 @@ def run_step(step, job, workdir, standby=None):
     return _result(step, workdir, code, timed_out, io, report, time.monotonic() - started)
 
 
+def _open_same(dir_fd, name, flags, is_kind):
+    """``name`` in ``dir_fd`` opened with ``flags``, or None unless it is, without following anything, of the kind
+    ``is_kind`` tells and the very object opened (lstat before, fstat after: O_NOFOLLOW alone is not honoured for
+    a symlinked directory on every kernel; gVisor follows it)."""
+    before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if not is_kind(before.st_mode):
+        return None
+    opened = os.open(name, flags, dir_fd=dir_fd)
+    after = os.fstat(opened)
+    if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not is_kind(after.st_mode):
+        os.close(opened)
+        return None
+    return opened
+
+
 def read_inside(workdir, rel, limit):
     """The first ``limit`` bytes of the regular file ``rel`` under ``workdir``, or None. The program may have
     replaced any part of the path (a symlink to a file only the runner may read, a FIFO that would block it, a
@@ -192,16 +207,22 @@ def read_inside(workdir, rel, limit):
         fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return None
+    leaf = None
     try:
         for part in parts[:-1]:
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            inner = _open_same(fd, part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, stat.S_ISDIR)
             os.close(fd)
             fd = inner
-        leaf = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=fd)
+            if fd is None:
+                return None
+        leaf = _open_same(fd, parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, stat.S_ISREG)
     except OSError:
         return None
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
+    if leaf is None:
+        return None
     try:
         info = os.fstat(leaf)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
