@@ -256,7 +256,11 @@ def test_nested_json_written_to_the_runners_stdout_is_a_verdict_not_infra_error(
     program = (Path(__file__).parent / "adversarial" / "hack_nested_json_runner_stdout.py").read_text()
     spec = {"kind": "python_assert", "tests": "assert f(2) == 4\n", "timeout_s": 10}
     results = call(svc, keys, "team-a", [request(program + f"# {i}\n", spec, f"n{i}") for i in range(3)], 120)
-    assert [pb.Verdict.Name(r.verdict) for r in results] == ["FAILED"] * 3, results
+    # gVisor lets the write reach the runner's own stream: the garbled job ends as the completion's TIMEOUT (as
+    # tests/adversarial/hack_nested_json_runner_stdout.py's expect-gvisor says), never INFRA_ERROR, never a pass
+    allowed = {"FAILED", "TIMEOUT"} if svc.app.config.sandbox_runtime == "runsc" else {"FAILED"}
+    assert {pb.Verdict.Name(r.verdict) for r in results} <= allowed, results
+    assert all(r.correctness_score == 0 for r in results), results
     b_keeps_its_deadlines(svc, keys, rounds=1, deadline=120)
 
 
