@@ -89,7 +89,7 @@ def test_sandbox_fusion_sdk_runs_code(http):
                         max_attempts=1)
     assert crash.status == sf.RunStatus.Failed and crash.run_result.return_code == 3
     with pytest.raises(Exception, match="not supported by this service"):  # their client raises on SandboxError
-        sf.run_code(sf.RunCodeRequest(code="print 1", language="lua"), endpoint=http.http_url, max_attempts=1)
+        sf.run_code(sf.RunCodeRequest(code="print 1", language="swift"), endpoint=http.http_url, max_attempts=1)
 
 
 def test_verl_check_correctness_scores_through_run_code(http):

@@ -91,7 +91,9 @@ class VerifierServicer(pb_grpc.VerifierServicer):
 
         async def one(batch):
             try:
-                results = await self._run(batch.requests, context, "VerifyStream")
+                # a refusal is raised, not aborted, here: the stream's own coroutine maps it (an abort from
+                # another task ends the RPC as INTERNAL)
+                results = await self.verifier.verify(call_of(context, "VerifyStream"), batch.requests)
                 await finished.put(pb.VerifyBatchResponse(results=results, batch_id=batch.batch_id))
             except BaseException as exc:  # noqa: BLE001 - handed to the stream loop, which ends the RPC
                 await finished.put(exc)
@@ -120,6 +122,8 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                     state["reading"] = False
                     continue
                 state["outstanding"] -= 1
+                if isinstance(item, REFUSALS):
+                    await abort_refusal(context, item)
                 if isinstance(item, BaseException):
                     raise item
                 yield item
