@@ -317,6 +317,10 @@ class VerifierClient:
                 remaining = deadline - time.monotonic()
                 if code == grpc.StatusCode.DEADLINE_EXCEEDED:
                     break  # the samples not answered by now score None; the others keep their results
+                if code == grpc.StatusCode.INTERNAL and "from Core" in details:
+                    # the service ended the stream while requests were still being written (a refusal): grpc
+                    # reports that as its own INTERNAL; the samples left go one call each, which names the refusal
+                    return await self._verify_each_unary(requests, todo, results, deadline, stats)
                 if code == grpc.StatusCode.RESOURCE_EXHAUSTED and not over_message_limit(code, details):
                     hint = retry_after_s(exc)
                     wait = min(hint if hint is not None else self.retry.delay(failures + 1), MAX_THROTTLE_WAIT_S)

@@ -27,11 +27,17 @@ from verifier_service.tenancy.auth import current_tenant
 log = logging.getLogger(__name__)
 
 
-async def abort_refusal(context, exc: BaseException) -> None:
-    """The one refusal -> status table of the gRPC door (``errors.STATUS``; a quota's wait as ``retry-after-ms``)."""
+def refusal_status(exc: BaseException):
+    """The one refusal -> status table of the gRPC door (``errors.STATUS``; a quota's wait as ``retry-after-ms``):
+    (code, message, trailing metadata)."""
     code = next(c for cls, c in STATUS if isinstance(exc, cls))
     hint = ((RETRY_AFTER_KEY, str(round(exc.retry_after_s * 1000))),) if isinstance(exc, QuotaExceeded) else ()
-    await context.abort(code, refusal_message(exc), trailing_metadata=trailing_metadata(*hint))
+    return code, refusal_message(exc), trailing_metadata(*hint)
+
+
+async def abort_refusal(context, exc: BaseException) -> None:
+    code, message, trailing = refusal_status(exc)
+    await context.abort(code, message, trailing_metadata=trailing)
 
 
 async def _abort_internal(context, what: str) -> None:
@@ -122,8 +128,13 @@ class VerifierServicer(pb_grpc.VerifierServicer):
                     state["reading"] = False
                     continue
                 state["outstanding"] -= 1
-                if isinstance(item, REFUSALS):
-                    await abort_refusal(context, item)
+                if isinstance(item, REFUSALS):  # the stream ends with the refusal's status, set, not aborted (an
+                    code, message, trailing = refusal_status(item)  # abort here raced the request reader: INTERNAL)
+                    context.set_code(code)
+                    context.set_details(message)
+                    if trailing:
+                        context.set_trailing_metadata(trailing)
+                    return
                 if isinstance(item, BaseException):
                     raise item
                 yield item
