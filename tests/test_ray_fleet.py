@@ -46,7 +46,8 @@ pytestmark = [pytest.mark.bwrap, pytest.mark.timeout(600)]
 FLEET_LABEL = f"rlvr.test_ray_fleet={uuid.uuid4().hex[:12]}"
 SERVICE = {"sandbox_backend": "bwrap", "max_concurrency": 2, "pure_workers": 1, "session_spares": 1,
            "memory_mb": 256, "health_interval_s": 1.0, "sandbox_labels": FLEET_LABEL,
-           "bwrap_cgroup": TEST_CONFIG.bwrap_cgroup, "bwrap_python": TEST_CONFIG.bwrap_python}
+           "bwrap_cgroup": TEST_CONFIG.bwrap_cgroup, "bwrap_python": TEST_CONFIG.bwrap_python,
+           "bwrap_allow_host_root": TEST_CONFIG.bwrap_allow_host_root}
 GRPC_PORT = free_port()
 FLEET = FleetConfig(service=SERVICE, replicas=3, max_replicas_per_node=1, session_hosts=1, grpc_port=GRPC_PORT,
                     grpc_host="127.0.0.1", health_check_period_s=2.0)
