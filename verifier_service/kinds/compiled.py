@@ -32,6 +32,18 @@ class Prepared:
     on_step: Callable[[StepResult], bool]  # sees each of ``steps``' results; False stops the job
     done: Callable[[], None]               # the job is over (its compile, if any, no longer awaited)
 
+    def then(self, rest: Callable[[StepResult], bool]) -> Callable[[StepResult], bool]:
+        """A job's ``on_step``: the preparation's steps go to ``on_step``, every later step to ``rest``."""
+        seen = [0]
+
+        def on_step(step: StepResult) -> bool:
+            if seen[0] < len(self.steps):
+                seen[0] += 1
+                return self.on_step(step)
+            return rest(step)
+
+        return on_step
+
 
 def compile_detail(step: StepResult, lang: Language | None = None) -> str:
     """The first error line first, then the compiler's output."""

@@ -119,13 +119,7 @@ class FunctionIO(VerifierKind):
         run_cmd = prepared.run if spec.language != "java" else (*prepared.run[:-1], name)
         steps = [*prepared.steps, Step("cases", run_argv(lang, run_cmd, ctx.config.cpus, ctx.config.memory_mb), limit,
                                        output_limit=ctx.config.output_limit_bytes)]
-        seen = [0]
-
-        def on_step(step) -> bool:
-            if seen[0] < len(prepared.steps):
-                seen[0] += 1
-                return prepared.on_step(step)
-            return True
+        on_step = prepared.then(lambda step: True)
 
         run = await run_compiled(ctx, prepared, lang, Job(steps=steps, files={prepared.file: source}, image=lang.image),
                                  on_step, extra)

@@ -376,13 +376,7 @@ class FunctionTests(VerifierKind):
         steps = [*prepared.steps, Step("tests", run_argv(lang, run_cmd, ctx.config.cpus, ctx.config.memory_mb), limit,
                                        memory_bytes=(ctx.config.memory_mb << 20) if lang.address_space_limit else None,
                                        output_limit=ctx.config.output_limit_bytes)]
-        seen = [0]
-
-        def on_step(step) -> bool:
-            if seen[0] < len(prepared.steps):
-                seen[0] += 1
-                return prepared.on_step(step)
-            return True
+        on_step = prepared.then(lambda step: True)
 
         job = Job(steps=steps, files=files or {prepared.file: program}, image=lang.image)
         run = await run_compiled(ctx, prepared, lang, job, on_step, extra)

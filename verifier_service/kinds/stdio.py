@@ -166,19 +166,14 @@ class Stdio(VerifierKind):
                        harness=wire.PYTHON_CASE if python else "", stdin_pipe=True)
                   for name, case in zip(names, spec.cases, strict=False)]
         tests: list[TestOutcome] = []
-        seen = [0]
-
-        def judge(step: StepResult) -> bool:
-            if seen[0] < len(prepared.steps):
-                seen[0] += 1
-                return prepared.on_step(step)
+        def judge_case(step: StepResult) -> bool:
             case = spec.cases[len(tests)]
             tests.append(self._judge_case(step, case.expected_stdout or "", spec.compare, tol, case_limit, lang))
             return tests[-1].passed or not stop_early
 
         job = Job(steps=steps, files={prepared.file: text}, image=lang.image, stoppable=stop_early,
                   stream=stop_early)
-        run = await run_compiled(ctx, prepared, lang, job, judge, extra)
+        run = await run_compiled(ctx, prepared, lang, job, prepared.then(judge_case), extra)
         if isinstance(run, Outcome):
             return run
         if run.oom_killed and len(tests) < len(names):
