@@ -307,11 +307,11 @@ def test_fetch_files_never_follow_what_the_program_planted(two_tenants):
 
 HOG = """\
 import multiprocessing, os, sys, time
-def burn():
-    while True:
-        pass
+def burn(parent):
+    while os.getppid() == parent:  # never outlives the hog (a SIGKILLed parent runs no atexit for its daemons)
+        sum(range(100000))
 if __name__ == "__main__":
-    procs = [multiprocessing.Process(target=burn, daemon=True) for _ in range(int(sys.argv[1]))]
+    procs = [multiprocessing.Process(target=burn, args=(os.getpid(),), daemon=True) for _ in range(int(sys.argv[1]))]
     for p in procs:
         p.start()
     print("burning", flush=True)
@@ -325,6 +325,7 @@ def test_the_same_batch_gets_the_same_verdicts_idle_and_beside_a_cpu_hog(two_ten
     (contest stdio Python, small stdio Python, assert checks) runs idle, then beside processes that burn every
     core several times over: every verdict is the same, and the expected one."""
     import os
+    import signal
     import subprocess as sp
     import sys as _sys
 
@@ -344,12 +345,12 @@ def test_the_same_batch_gets_the_same_verdicts_idle_and_beside_a_cpu_hog(two_ten
     idle = right(run("idle"))
     assert idle == [t["expected"] for t in items], idle
     hog = sp.Popen([_sys.executable, "-c", HOG, str(4 * (os.cpu_count() or 2))], stdin=sp.PIPE, stdout=sp.PIPE,
-                   text=True)
+                   text=True, start_new_session=True)
     try:
         assert hog.stdout.readline().strip() == "burning"
         loaded = [right(run(f"loaded-{i}")) for i in range(2)]
     finally:
-        hog.kill()
+        os.killpg(hog.pid, signal.SIGKILL)  # the hog and its burners (killing the hog alone left them burning)
         hog.wait(30)
     assert loaded == [idle, idle], loaded
 
