@@ -134,7 +134,7 @@ def test_two_files_with_one_version_are_refused(tmp_path):
 
 def test_the_example_catalog_is_published():
     catalog = Catalog.load(EXAMPLE_CATALOG)
-    assert set(catalog.entries) == {GSM8K, PY_ASSERT, JSON_OBJECT}
+    assert set(catalog.entries) == {GSM8K, "math/gsm8k-answer@2", PY_ASSERT, JSON_OBJECT}
 
 
 # ---- through the service ---------------------------------------------------------------------------

@@ -293,14 +293,24 @@ def test_inspect_writes_results_as_they_finish_and_resumes(service, tmp_path):
 
 
 @pytest.mark.docker
-def test_the_readme_catalog_example_runs_as_written(make_service):
+def test_the_readme_catalog_example_runs_as_written(make_service, tmp_path):
     """README, "Teams": the example tenants and catalog, the public example key, the example input file."""
     svc = make_service(tenants=str(ROOT / "examples" / "tenants.yaml"), catalog=str(ROOT / "examples" / "catalog"))
-    proc = cli("verify", "--server", svc.address, "--verifier", "math/gsm8k-answer@1", "--input",
-               "examples/catalog/gsm8k-requests.jsonl", "--quiet",
-               env={"RLVR_VERIFIER_API_KEY": "rlvr_example-math-KpXfGFQaYuk4jsx9KcK9GSzk"})
+    key = {"RLVR_VERIFIER_API_KEY": "rlvr_example-math-KpXfGFQaYuk4jsx9KcK9GSzk"}
+    proc = cli("verify", "--server", svc.address, "--verifier", "math/gsm8k-answer@2", "--input",
+               "examples/catalog/gsm8k-requests.jsonl", "--quiet", env=key)
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(line)["verdict"] for line in proc.stdout.splitlines()] == ["PASSED", "PASSED", "FAILED"]
     readme = (ROOT / "README.md").read_text()
-    assert "--verifier math/gsm8k-answer@1 --input examples/catalog/gsm8k-requests.jsonl" in readme
+    assert "--verifier math/gsm8k-answer@2 --input examples/catalog/gsm8k-requests.jsonl" in readme
+    # @2 reads GSM8K's own "#### x" line (its markers are in its published content); @1 reads a box or a tag only
+    hashes = tmp_path / "hashes.jsonl"
+    hashes.write_text(json.dumps({"id": "h", "completion": "48 / 2 = 24, 48 + 24 = 72\n#### 72",
+                                  "spec": {"gold": "72"}}) + "\n")
+    verdicts = {}
+    for version in ("1", "2"):
+        proc = cli("verify", "--server", svc.address, "--verifier", f"math/gsm8k-answer@{version}", "--input",
+                   str(hashes), "--quiet", env=key)
+        verdicts[version] = json.loads(proc.stdout)["verdict"]
+    assert verdicts == {"1": "MALFORMED", "2": "PASSED"}, verdicts
     assert "--input requests.jsonl" not in readme and "trainer diagnose" in readme

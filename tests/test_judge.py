@@ -231,7 +231,7 @@ def test_a_job_that_takes_two_sandboxes_down_is_the_completions_fault():
     from verifier_service.config import ServiceConfig
 
     class Dying:
-        async def run(self, job, on_step=None):
+        async def run(self, job, on_step=None, tenant=""):
             return SandboxRun(steps=[], completed=False, runner_error="gone", killed_sandbox=True)
 
     ctx = Context(config=ServiceConfig(), sandbox=Dying(), pure_pool=None, timeout_s=5.0)

@@ -340,14 +340,14 @@ def test_openrlhf_http_client_a_raw_program_with_its_eos_token_passes_and_a_plai
 
     plain = requests.post(http_service.http_url + "/get_reward", json={"query": [query], "prompts": [prompt],
                                                                        "labels": ["12"]}, timeout=30)
-    message = ("labels[0] is plain text ('12'), not a verification spec: OpenRLHF's --data.label_key must name a "
-               "column that holds each row's verification spec")
+    message = ("labels[0]: the label is plain text ('12'), not a verification spec: OpenRLHF's --data.label_key "
+               "must name a column th")
     assert plain.status_code == 400 and plain.json()["error"].startswith(message)
     assert plain.reason.startswith(message)  # what their client logs of a refusal: the status line
     verl_shaped = requests.post(http_service.http_url + "/get_reward", json={
         "query": [query], "labels": [{"ground_truth": "12", "style": "rule"}]}, timeout=30)
     assert verl_shaped.status_code == 400
-    assert "labels[0] is verl's reward_model field ({ground_truth, style}), not a verification spec" in \
+    assert "labels[0]: the label is verl's reward_model field ({ground_truth, style}), not a verification spec" in \
         verl_shaped.json()["error"]
     capfd.readouterr()
     with pytest.raises(RuntimeError):  # their client retries any failure (5 times), then gives up
@@ -379,8 +379,8 @@ def test_openrlhf_reward_file_strips_the_eos_token_and_refuses_a_plain_label_onc
         [kept] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
                                                               [json.dumps(ADD_SPEC)]))
         assert float(kept["scores"][0]) == 0.0
-        with pytest.raises(InvalidSpec, match=r"labels\[0\] is plain text \('12'\), not a verification spec: "
-                                              r"--data.label_key must name"):
+        with pytest.raises(InvalidSpec, match=r"labels\[0\]: the label is plain text \('12'\), not a verification "
+                                              r"spec: --data.label_key must name"):
             asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD], [prompt], ["12"]))
     finally:
         remote.reset()

@@ -5,7 +5,7 @@
 
 Keys come from RLVR_TEAM_MATH_KEY and RLVR_TEAM_CODE_KEY (compose passes the
 example tenants' public keys). team-math verifies JSON answers with the shared
-``format/json-object@1`` and GSM8K answers with its ``math/gsm8k-answer@1``;
+``format/json-object@1`` and GSM8K answers with its ``math/gsm8k-answer@2``;
 team-code verifies Python with ``code/python-assert@1`` in the sandbox and is
 refused team-math's ``math/`` namespace. Prints one line per team; exits 1 on any wrong
 verdict or status.
@@ -32,8 +32,8 @@ def ref(verifier: str, completion: str, id: str, **fields) -> pb.VerifyRequest:
 
 def math_batch(n: int) -> tuple[list[pb.VerifyRequest], list[str]]:
     return ([ref("format/json-object@1", json.dumps({"answer": str(n), "confidence": 0.9}), f"m{n}-json"),
-             ref("math/gsm8k-answer@1", f"so the answer is \\boxed{{{n * 3}}}", f"m{n}-right", gold=str(n * 3)),
-             ref("math/gsm8k-answer@1", "the answer is \\boxed{-1}", f"m{n}-wrong", gold=str(n * 3))],
+             ref("math/gsm8k-answer@2", f"so the answer is \\boxed{{{n * 3}}}", f"m{n}-right", gold=str(n * 3)),
+             ref("math/gsm8k-answer@2", "the answer is \\boxed{-1}", f"m{n}-wrong", gold=str(n * 3))],
             ["PASSED", "PASSED", "FAILED"])
 
 
@@ -78,7 +78,7 @@ async def main_async(args) -> int:
     per_team = await asyncio.gather(
         team("team-math", math_key, args.target, math_batch, args.batches, None),  # may use code/ too
         team("team-code", code_key, args.target, code_batch, args.batches,
-             ref("math/gsm8k-answer@1", "1", "x", gold="1")))
+             ref("math/gsm8k-answer@2", "1", "x", gold="1")))
     problems = [p for found in per_team for p in found]
     for problem in problems:
         print("WRONG:", problem, file=sys.stderr)
