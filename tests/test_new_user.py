@@ -144,7 +144,9 @@ def test_ctrl_c_in_trainer_train_keeps_run_json_and_says_so(service, tmp_path):
                                lambda _: (out / "checkpoint-2").is_dir(), tmp_path)
     assert code == 130, err[-3000:]
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
-    [line] = our_lines(err)
+    lines = our_lines(err)
+    assert len(lines) == 1, err[-3000:]
+    line = lines[0]
     assert line.startswith("interrupted (Ctrl-C) at step ") and f"kept {out}/run.json" in line, line
     assert "checkpoint-1" in line and "no final model was saved" in line
     record = json.loads((out / "run.json").read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -196,7 +197,8 @@ def test_two_processes_score_none_when_the_service_goes_away(docker_ready, tmp_p
             proc = subprocess.Popen([sys.executable, "-m", "trainer.cli", "train", "--config", str(path), "--launch"],
                                     stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
         try:
-            wait_for(lambda: service.log_path.read_text(errors="replace").count("VerifyBatch OK") >= 2
+            answered = re.compile(r"rpc Verify(Batch|Stream) OK")  # the reward functions stream each batch
+            wait_for(lambda: len(answered.findall(service.log_path.read_text(errors="replace"))) >= 2
                      or proc.poll() is not None, timeout=240)
             service.stop()
             rc = proc.wait(300)

@@ -395,6 +395,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _close_progress_bars() -> None:
+    """Ends the lines of the progress bars still open (the trainer's, the reward calls'): interrupted mid-bar,
+    stderr is left mid-line."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return
+    for bar in list(getattr(tqdm, "_instances", ())):
+        try:
+            bar.close()
+        except Exception:  # noqa: BLE001 - a bar that cannot close must not hide what was kept
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -414,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
+        _close_progress_bars()  # the bar's line ends, so the message below starts a line of its own
         kept = getattr(exc, "kept", None) or (args.interrupted() if hasattr(args, "interrupted") else "nothing kept")
         print(f"interrupted (Ctrl-C) {kept}" if kept.startswith(("at step", "before", "while")) else
               f"interrupted (Ctrl-C): {kept}", file=sys.stderr)
