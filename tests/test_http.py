@@ -276,7 +276,16 @@ def test_bad_requests_are_4xx_with_a_message(http):
     too_big = requests.post(http.http_url + "/get_reward", data=b" " * (2 << 20), timeout=30,
                             headers={"Content-Type": "application/json"})
     assert too_big.status_code == 413 and "http_max_body_bytes" in too_big.json()["error"]
-    for response in (not_json, deep, nowhere, too_big):
+    # bodies over PARSE_OFF_LOOP_BYTES are parsed in a thread: the same answers, refusals included
+    deep_big = requests.post(http.http_url + "/test_program", data=b"[" * 300000 + b"]" * 300000, timeout=30)
+    assert deep_big.status_code == 400 and "nested too deeply" in deep_big.json()["error"], deep_big.text[:300]
+    big_bad = requests.post(http.http_url + "/get_reward", data=b'{"query": ["' + b"x" * 400000 + b'"', timeout=30)
+    assert big_bad.status_code == 400 and "not valid JSON" in big_bad.json()["error"]
+    big = post(http, "/get_reward", {"query": [" " * 10000 + f"\\boxed{{{i}}}" for i in range(40)],
+                                     "labels": [{"kind": "math", "gold": str(i % 39)} for i in range(40)]})
+    assert big.status_code == 200, big.text[:300]
+    assert big.json()["rewards"][:39] == [1.0] * 39 and big.json()["rewards"][39] < 1.0
+    for response in (not_json, deep, nowhere, too_big, deep_big, big_bad):
         assert "Traceback" not in response.text
 
 
