@@ -232,7 +232,7 @@ def test_reload_refuses_a_version_changed_in_place(catalog_service):
     lock_path.write_text(original_lock)
     write_entry(directory, "math/x", "1", {"kind": "math", "extract": "answer_tag"}, ["gold"])
     svc.app.reload()
-    assert set(svc.app.verifier.catalog.entries) == {GSM8K, PY_ASSERT, JSON_OBJECT, "math/x@1"}
+    assert set(svc.app.verifier.catalog.entries) == {GSM8K, "math/gsm8k-answer@2", PY_ASSERT, JSON_OBJECT, "math/x@1"}
     assert svc.app.verifier.catalog.entries[GSM8K].id == before
 
 

@@ -229,7 +229,7 @@ def test_a_catalog_mounted_from_a_configmap_loads_each_entry_once(tmp_path):
         (data / key).write_bytes(source.read_bytes())
         (tmp_path / "catalog" / key).symlink_to(f"..data/{key}")
     catalog = Catalog.load(tmp_path / "catalog")
-    assert sorted(catalog.entries) == sorted([GSM8K, JSON_OBJECT, PY_ASSERT])
+    assert sorted(catalog.entries) == sorted([GSM8K, "math/gsm8k-answer@2", JSON_OBJECT, PY_ASSERT])
 
 
 def test_each_worker_process_serves_its_own_metrics_port(tmp_path):

@@ -266,3 +266,41 @@ def test_unittest_methods_and_pytest_raises_count_as_checks(service):
     assert r["verdict"] == "PASSED", r
     r = result_to_json(service.stub.Verify(req(bad, {"kind": "pytest", "files": files}, "p"), timeout=90))
     assert r["verdict"] == "PARTIAL", r
+
+
+@pytest.mark.docker
+def test_a_gold_that_is_slow_to_parse_is_refused_without_stalling_other_calls(make_service):
+    """A math gold of nested parentheses takes seconds to parse (80 levels: ~20 s). It is parsed once per spec in
+    a pure worker with a limit (``spec_check_timeout_s``), never on the event loop: another call is answered while
+    it is being checked, and the request is refused (INVALID_ARGUMENT naming the limit), not scored. A gold that
+    parses to a lone number still gets its own refusal; a good gold passes as before."""
+    import threading
+
+    svc = make_service(spec_check_timeout_s=1.0)
+    hostile = {"kind": "math", "gold": "(" * 80 + "x" + ")" * 80}
+    outcome: dict = {}
+
+    def send_hostile() -> None:
+        try:
+            svc.stub.VerifyBatch(pb.VerifyBatchRequest(requests=[req("\\boxed{1}", hostile, "h")]), timeout=60)
+        except grpc.RpcError as exc:
+            outcome["code"], outcome["details"] = exc.code(), exc.details()
+        outcome["done"] = True
+
+    thread = threading.Thread(target=send_hostile)
+    thread.start()
+    try:
+        pool = svc.app.verifier.engine.pure_pool
+        assert wait_for(lambda: pool._idle.qsize() < pool.size, 10, 0.005), "the hostile gold never reached a worker"
+        other = svc.verify("\\boxed{2}", {"kind": "math", "gold": "2"}, timeout=30)
+        answered_first = "done" not in outcome
+    finally:
+        thread.join(60)
+    assert other["verdict"] == "PASSED"
+    assert answered_first, "the other call waited for the hostile gold's parse"
+    assert outcome["code"] == grpc.StatusCode.INVALID_ARGUMENT, outcome
+    assert outcome["details"].startswith("request 0 (id 'h'): took over 1s to check (spec_check_timeout_s)")
+    with pytest.raises(grpc.RpcError) as info:
+        svc.verify("\\boxed{4}", {"kind": "math", "gold": "10*x**7 + 4*x**3/5 + C + \\text{)"}, id="l")
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "lone number 4" in info.value.details()
+    assert svc.verify("\\boxed{x^2+1}", {"kind": "math", "gold": "x**2 + 1"})["verdict"] == "PASSED"

@@ -79,6 +79,8 @@ class ServiceConfig:
     output_limit_bytes: int = _f(1024 * 1024, "stdout a sandboxed step may print before it is killed")
     default_timeout_s: float = _f(10.0, "time limit of a check whose spec sets none")
     max_timeout_s: float = _f(120.0, "largest time limit a spec may ask for")
+    spec_check_timeout_s: float = _f(5.0, "time limit of a spec's slow checks (a math gold's parse), run once per "
+                                          "spec in a pure worker: a spec over it is refused (INVALID_ARGUMENT)")
     compile_timeout_s: float = _f(30.0, "time limit of compiling a C++ solution")
     max_job_s: float = _f(60.0, "longest a sandbox job may run in all (a compile and every case; its longest step "
                                 "always gets its own limit): past it the job stops and its unfinished cases are "
@@ -163,8 +165,8 @@ class ServiceConfig:
                      "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
-        for name in ("cpus", "default_timeout_s", "max_timeout_s", "compile_timeout_s", "max_job_s",
-                     "health_interval_s",
+        for name in ("cpus", "default_timeout_s", "max_timeout_s", "spec_check_timeout_s", "compile_timeout_s",
+                     "max_job_s", "health_interval_s",
                      "pool_max_age_s", "session_cell_timeout_s", "session_budget_s", "session_idle_ttl_s",
                      "session_max_lifetime_s", "http_idle_timeout_s", "http_body_timeout_s",
                      "grpc_max_connection_idle_s", "log_repeat_interval_s"):

@@ -42,6 +42,7 @@ class Prepared:
     timeout_s: float
     key: bytes = b""  # same key, same result: GRPO groups repeat completions
     verdict: Outcome | None = None  # decided before any check: the completion itself is unusable
+    spec_key: bytes = b""  # the spec's serialized bytes (its slow checks run once per spec)
 
 
 
@@ -52,6 +53,7 @@ class Engine:
         self.pure_pool = pure_pool
         self._specs: dict[bytes, tuple[Spec, VerifierKind]] = {}
         self._spec_bytes = 0  # len of the keys of _specs together
+        self._spec_checked: set[bytes] = set()  # keys of _specs whose kind's slow checks passed
         self._results: OrderedDict[bytes, pb.VerifyResult] = OrderedDict()
 
     def prepare(self, request: pb.VerifyRequest) -> Prepared:
@@ -73,14 +75,43 @@ class Engine:
                 raise InvalidSpec("the spec is nested too deeply to check") from exc
             self._spec_bytes += len(spec_bytes)
             while len(self._specs) > SPEC_CACHE or (self._spec_bytes > SPEC_CACHE_BYTES and len(self._specs) > 1):
-                self._spec_bytes -= len(next(iter(self._specs)))
-                self._specs.pop(next(iter(self._specs)))
+                oldest = next(iter(self._specs))
+                self._spec_bytes -= len(oldest)
+                self._specs.pop(oldest)
+                self._spec_checked.discard(oldest)
         spec, kind = cached
         verdict = completion_verdict(completion, len(encoded), self.config.max_completion_bytes)
         if verdict is not None:
             completion, encoded = "", b"\0" + verdict.detail.encode()
         return Prepared(request.id, completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
-                        spec_bytes + b"\0" + encoded, verdict)
+                        spec_bytes + b"\0" + encoded, verdict, spec_bytes)
+
+    async def spec_problems(self, items: list[Prepared], tenant: str = "") -> list[tuple[int, str]]:
+        """(index, problem) of the items whose spec fails its kind's slow checks (``VerifierKind.spec_problem``),
+        each spec checked once (then remembered), in a pure worker within ``spec_check_timeout_s``: never on
+        the event loop. Without a pure pool (in-process use) the checks run in a thread, without a limit."""
+        first: dict[bytes, int] = {}
+        for index, item in enumerate(items):
+            if item.kind.slow_checks and item.spec_key not in self._spec_checked and item.spec_key not in first:
+                first[item.spec_key] = index
+        if not first:
+            return []
+
+        async def one(item: Prepared) -> str | None:
+            if self.pure_pool is None:
+                return await asyncio.to_thread(item.kind.spec_problem, item.spec)
+            return await self.pure_pool.spec_problem(item.kind.name, item.spec, self.config.spec_check_timeout_s,
+                                                     tenant)
+
+        found = await asyncio.gather(*(one(items[index]) for index in first.values()))
+        problems = []
+        for (key, index), problem in zip(first.items(), found, strict=True):
+            if problem is None:
+                if key in self._specs:
+                    self._spec_checked.add(key)
+            else:
+                problems.append((index, problem))
+        return problems
 
     def _validate_spec(self, message: pb.VerificationSpec) -> tuple[Spec, VerifierKind]:
         """The validated spec with its defaults, and its kind (cached by the caller: batches share specs)."""

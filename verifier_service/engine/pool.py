@@ -75,12 +75,22 @@ def _worker_main(conn: _Channel) -> None:
         except Exception as exc:  # noqa: BLE001
             return "error", f"{type(exc).__name__}: {exc}"
 
+    def spec_problem(kind_name, spec):
+        try:
+            return "ok", get_kind(kind_name).spec_problem(spec)
+        except RecursionError:
+            return "ok", "the spec is nested too deeply to check"
+        except Exception as exc:  # noqa: BLE001 - a spec the kind cannot check is refused, saying why
+            return "ok", f"the spec could not be checked ({type(exc).__name__}: {exc})"
+
     while True:
         try:
             message = conn.recv()
         except EOFError:
             return
-        if message[0] in ("stream", "stream_encoded"):  # a chunk of a batch: one answer per check as it finishes
+        if message[0] == "spec_problem":
+            conn.send(spec_problem(*message[1]))
+        elif message[0] in ("stream", "stream_encoded"):  # a chunk of a batch: one answer per check as it finishes
             one = check_encoded if message[0] == "stream_encoded" else check
             for task in message[1]:
                 conn.send(one(*task))
@@ -153,6 +163,39 @@ class PurePool:
         """One check (``run_many`` of one)."""
         (outcome,) = await self.run_many([(kind_name, text, spec, timeout_s)], tenant=tenant)
         return outcome  # type: ignore[return-value]
+
+    async def spec_problem(self, kind_name: str, spec: Spec, timeout_s: float, tenant: str = "") -> str | None:
+        """``kind.spec_problem(spec)`` in a worker within ``timeout_s`` (over it, the worker is replaced and the
+        spec refused), taken by the tenant's fair share like a check."""
+        assert self._idle is not None and self._share is not None, "PurePool.start() was not awaited"
+        await self._share.acquire(tenant)
+        try:
+            worker = await self._idle.get()
+            status, problem = "dead", None
+            try:
+                status, problem = await asyncio.to_thread(self._ask, worker, ("spec_problem", (kind_name, spec)),
+                                                          timeout_s)
+            finally:
+                await self._release(worker, status == "ok")
+        finally:
+            self._share.release(tenant)
+        if status == "timeout":
+            return (f"took over {timeout_s:g}s to check (spec_check_timeout_s); a {kind_name} spec must be "
+                    "quick to check")
+        if status == "dead":
+            return "killed the process that checked it"
+        return problem
+
+    @staticmethod
+    def _ask(worker: _Worker, message, timeout_s: float) -> tuple[str, str | None]:
+        """One request and its answer: ("ok", the answer), or ("timeout" | "dead", None)."""
+        try:
+            worker.conn.send(message)
+            if not worker.conn.poll(timeout_s):
+                return "timeout", None
+            return worker.conn.recv()
+        except (EOFError, OSError):
+            return "dead", None
 
     async def _release(self, worker: _Worker, healthy: bool) -> None:
         """Back to the idle queue, or, after an overrun or a crash, killed and replaced."""

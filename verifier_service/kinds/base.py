@@ -72,10 +72,19 @@ class VerifierKind(abc.ABC):
     sandboxed: ClassVar[bool] = False
     params: ClassVar[tuple[Param, ...]] = ()
     default_extract: ClassVar[str] = "raw"
+    slow_checks: ClassVar[bool] = False  # has ``spec_problem`` (run off the event loop, with a time limit)
 
     def validate(self, spec: Spec) -> Spec:
-        """Kind-specific checks beyond the generic ones; may fill defaults."""
+        """Kind-specific checks beyond the generic ones; may fill defaults. Runs on the service's event loop:
+        only checks whose cost the spec's size bounds belong here; the others go in ``spec_problem``."""
         return spec
+
+    def spec_problem(self, spec: Spec) -> str | None:
+        """What is wrong with a validated spec that takes real work to find (math: whether its gold parses to
+        an answer that can be trusted), or None. Runs once per spec in a pure worker with a time limit
+        (``spec_check_timeout_s``), never on the event loop: a spec a tenant crafted to be slow to check
+        stalls nobody else."""
+        return None
 
     @abc.abstractmethod
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:

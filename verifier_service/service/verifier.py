@@ -87,6 +87,7 @@ class Verifier:
             ticket = await self._admit(call, len(requests), audit)
             try:
                 prepared, labels = self._prepare(requests, call.tenant)
+                await self._check_specs(requests, prepared, call.tenant)
                 self.admission.acquire(len(prepared))
             except BaseException:
                 ticket.release(refund=True)
@@ -184,6 +185,14 @@ class Verifier:
             raise PermissionDenied(f"tenant {tenant.name!r} may use catalog verifiers only (set verifier to "
                                    "team/name@version; ListVerifiers lists them), not inline specs")
         return self.engine.prepare(request), ""
+
+    async def _check_specs(self, requests, prepared: list[Prepared], tenant: Tenant) -> None:
+        """The specs' slow checks (off the event loop); the first request whose spec fails them is refused."""
+        problems = await self.engine.spec_problems(prepared, tenant.name)
+        if problems:
+            index, problem = min(problems)
+            request = requests[index]
+            raise InvalidSpec(f"request {index}" + (f" (id {request.id!r})" if request.id else "") + f": {problem}")
 
     def _prepare(self, requests, tenant: Tenant) -> tuple[list[Prepared], list[str]]:
         limit = self.engine.config.max_batch_size
