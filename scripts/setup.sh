@@ -8,8 +8,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/docker-up.sh
 
-# docker compose v2 (compose.yaml), where the distribution provides it: Debian trixie's docker-compose package is v2
-# (the CLI plugin); bookworm's is v1, which `docker compose` cannot use, so none is installed there.
+# docker compose v2 (compose.yaml): the distribution's docker-compose where it is v2 (Debian trixie on); on a release
+# whose package is v1 (bookworm: 1.29), the plugin binary of Debian trixie's package, fetched by apt from a private
+# trixie list (the archive's signatures checked against the system's Debian keyring) and unpacked, not installed:
+# the system's packages and apt state stay as they were.
 if ! docker compose version >/dev/null 2>&1; then
     SUDO=""
     [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -20,8 +22,25 @@ if ! docker compose version >/dev/null 2>&1; then
             $SUDO apt-get install -y -qq docker-compose >/dev/null \
                 || echo "warning: docker-compose $candidate did not install; compose.yaml needs docker compose v2" >&2 ;;
         *)
-            echo "note: this distribution's docker-compose is ${candidate:-absent} (not v2): docker compose is not" \
-                 "installed; compose.yaml needs v2 (its test is skipped)" ;;
+            echo "installing docker compose v2 (this distribution's docker-compose is ${candidate:-absent}: Debian" \
+                 "trixie's plugin binary)..."
+            work="$(mktemp -d)"
+            mkdir -p "$work/lists/partial"
+            echo "deb http://deb.debian.org/debian trixie main" > "$work/sources.list"
+            apt_opts=(-o "Dir::Etc::sourcelist=$work/sources.list" -o "Dir::Etc::sourceparts=-"
+                      -o "Dir::State::Lists=$work/lists" -o "APT::Get::List-Cleanup=0" -o "APT::Sandbox::User=root")
+            if (cd "$work" && $SUDO apt-get "${apt_opts[@]}" update -qq \
+                    && $SUDO apt-get "${apt_opts[@]}" download -qq docker-compose \
+                    && dpkg -x docker-compose_*.deb unpacked) >"$work/log" 2>&1 \
+                    && $SUDO install -D -m 755 "$work/unpacked/usr/libexec/docker/cli-plugins/docker-compose" \
+                        /usr/local/lib/docker/cli-plugins/docker-compose \
+                    && docker compose version >/dev/null 2>&1; then
+                echo "  $(docker compose version)"
+            else
+                echo "warning: docker compose v2 could not be fetched ($(tail -1 "$work/log" 2>/dev/null));" \
+                     "compose.yaml needs it (its test is skipped)" >&2
+            fi
+            $SUDO rm -rf "$work" ;;
     esac
 fi
 
