@@ -79,7 +79,7 @@ class ServiceConfig:
     output_limit_bytes: int = _f(1024 * 1024, "stdout a sandboxed step may print before it is killed")
     default_timeout_s: float = _f(10.0, "time limit of a check whose spec sets none")
     max_timeout_s: float = _f(120.0, "largest time limit a spec may ask for")
-    spec_check_timeout_s: float = _f(5.0, "time limit of a spec's slow checks (a math gold's parse), run once per "
+    spec_check_timeout_s: float = _f(10.0, "time limit of a spec's slow checks (a math gold's parse), run once per "
                                           "spec in a pure worker: a spec over it is refused (INVALID_ARGUMENT)")
     compile_timeout_s: float = _f(30.0, "time limit of compiling a C++ solution")
     max_job_s: float = _f(60.0, "longest a sandbox job may run in all (a compile and every case; its longest step "
