@@ -344,7 +344,9 @@ def test_a_burst_scales_out_and_back(cluster):
 
 
 def test_a_node_killed_mid_run_loses_and_misscores_nothing(cluster):
-    fleet = replace(FLEET, session_hosts=0, grpc_port=0, replicas=2, autoscaling=None)
+    # at most 4 batches per replica at once (the rest wait in the handle): both replicas hold batches when the
+    # first one comes back, even when a loaded machine makes one replica slow to answer the router's probes
+    fleet = replace(FLEET, session_hosts=0, grpc_port=0, replicas=2, autoscaling=None, max_ongoing_requests=4)
     handle = deployment.deploy(fleet)
     where = replica_nodes(handle, 2)
     assert len({w["node_id"] for w in where.values()}) == 2
@@ -354,15 +356,8 @@ def test_a_node_killed_mid_run_loses_and_misscores_nothing(cluster):
 
     async def run_and_kill():
         tasks = [asyncio.create_task(client.verify_batch(r, timeout_s=400)) for r, _ in work]
-
-        def victim_busy() -> bool:  # asked of whichever replica the handle picks, until the victim says it is busy
-            where = handle.options(method_name="where").remote().result(timeout_s=30)
-            return where["node_id"] == victim and where["pending"] > 0
-
-        deadline = time.monotonic() + 120
-        while not await asyncio.to_thread(victim_busy) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        assert not all(t.done() for t in tasks), "the run ended before the node could be killed"
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        assert len(done) < len(tasks), "the run ended before the node could be killed"
         await asyncio.to_thread(cluster.kill_node, victim)
         return await asyncio.gather(*tasks)
 
