@@ -339,6 +339,7 @@ class MathAnswer(PureKind):
               choices=FALLBACKS),
     )
     default_extract = "raw"
+    slow_checks = True  # the gold's parse (spec_problem)
 
     def validate(self, spec: Spec) -> Spec:
         self.require(spec, "gold")
@@ -353,8 +354,6 @@ class MathAnswer(PureKind):
             raise InvalidSpec(f"spec.answer_fallback {spec.answer_fallback!r} is not valid; valid: "
                               f"{', '.join(FALLBACKS)}")
         return spec
-
-    slow_checks = True
 
     def spec_problem(self, spec: Spec) -> str | None:
         """The gold must parse, keeping its variables (its parse can take long: it runs in a pure worker)."""
