@@ -144,6 +144,41 @@ def test_slow_jobs_of_one_tenant_leave_another_its_share_of_the_sandboxes(two_te
         a.cancel()
 
 
+def test_the_sandboxes_are_shared_by_the_tenants_weights(make_service, tmp_path, sandbox_backend):
+    """Tenant A has weight 3 and B weight 1 in the tenants file. A alone takes every sandbox; once B floods too,
+    each freed sandbox goes by the weights: A holds 3 of the 4 and B 1, and neither more while both wait."""
+    keys = Keys("team-a", "team-b")
+    path = write_tenants(tmp_path / "tenants.yaml", keys, {"team-a": {"weight": 3}, "team-b": {"weight": 1}})
+    svc = make_service(tenants=path, max_concurrency=4)
+    share = svc.app.sandbox._share
+    assert (svc.app.tenant_weight("team-a"), svc.app.tenant_weight("team-b"), svc.app.tenant_weight("x")) == (3, 1, 1)
+    call(svc, keys, "team-a", [request(TRIVIAL_CODE, TRIVIAL, "warm")], 180)  # A's only: B is not active yet
+    slow = {"kind": "python_assert", "tests": "import time\ntime.sleep(3)\nassert f() == 1", "timeout_s": 30}
+
+    def flood(tenant: str, n: int):
+        return in_background(svc, keys, tenant, [request(TRIVIAL_CODE + f"# {tenant} {i}\n", slow, f"{tenant}{i}")
+                                                 for i in range(n)], 170)
+
+    floods = [flood("team-a", 16)]
+    try:
+        assert wait_for(lambda: share.held.get("team-a", 0) == 4, 60, 0.02), f"A alone: held {share.held}"
+        floods.append(flood("team-b", 8))
+        assert wait_for(lambda: share.held.get("team-b", 0) == 1, 60, 0.02), f"B never got a sandbox: {share.held}"
+        seen = set()
+
+        def look() -> bool:
+            seen.add((share.held.get("team-a", 0), share.held.get("team-b", 0)))
+            return False
+
+        wait_for(look, 4, 0.01)  # more than one job's length: sandboxes were freed and handed out meanwhile
+        assert floods[0].running() and floods[1].running(), "a flood ended: the test showed nothing"
+        assert max(a for a, _ in seen) <= 3 and max(b for _, b in seen) <= 1, seen
+        assert (3, 1) in seen, seen
+    finally:
+        for f in floods:
+            f.cancel()
+
+
 # ---- item 4: a job's total time is bounded; results come back per sample ---------------------------------------
 
 SLEEPER = "import time\ntime.sleep({s})\nprint(input())\n"

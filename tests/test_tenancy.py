@@ -657,6 +657,11 @@ def test_tenants_file_problems_are_refused_with_the_reason(tmp_path):
         load({"tenants": {"a": {"keys": [same], "rate_limit": 3}}})
     with pytest.raises(CatalogError, match="burst needs a rate"):
         load({"tenants": {"a": {"burst": 3}}})
+    for weight in (0, -1, "2", True):
+        with pytest.raises(CatalogError, match="weight must be a number"):
+            load({"tenants": {"a": {"weight": weight}}})
+    assert load({"tenants": {"a": {}, "b": {"weight": 2.5}}}).tenants["b"].weight == 2.5
+    assert load({"tenants": {"a": {}}}).tenants["a"].weight == 1.0
     with pytest.raises(CatalogError, match="no tenants"):
         load({"tenants": {}})
     with pytest.raises(VerifierError, match="tls_cert and tls_key go together"):

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 from verifier_service.errors import VerifierError
@@ -137,11 +138,18 @@ class PurePool:
         self._idle: asyncio.Queue[_Worker] | None = None
         self._all: list[_Worker] = []
         self._share: FairShare | None = None
+        self._weight_of: Callable[[str], float] | None = None
         self.replaced = 0
+
+    def weigh_tenants(self, weight_of: Callable[[str], float]) -> None:
+        """Shares the workers by the tenants' weights (``FairShare``): ``weight_of(name)``."""
+        self._weight_of = weight_of
+        if self._share is not None:
+            self._share.weight_of = weight_of
 
     async def start(self) -> None:
         self._idle = asyncio.Queue()
-        self._share = FairShare(self.size)
+        self._share = FairShare(self.size, weight_of=self._weight_of)
         # The service validates specs itself (math parses its gold): what that needs is imported now, before the
         # service serves, not on its event loop at the first math request (a minute on a loaded machine, every
         # tenant's calls stalled meanwhile).

@@ -15,7 +15,7 @@ by tenant instead:
   next batch instead of finding every slot taken by a flood that started in
   between. A tenant alone has every slot.
 
-Weights default to 1 (the default share when a tenant sets no quota).
+Weights come from ``weight_of`` (the service's tenants file: a tenant's ``weight``), 1 by default.
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ RECENT_S = 30.0  # a tenant's share stays reserved this long after its last requ
 
 
 class FairShare:
-    def __init__(self, slots: int, recent_s: float = RECENT_S, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, slots: int, recent_s: float = RECENT_S, clock: Callable[[], float] = time.monotonic,
+                 weight_of: Callable[[str], float] | None = None):
         self.slots = slots
+        self.weight_of = weight_of  # a tenant's weight by name (None: every tenant weighs 1)
         self.recent_s = recent_s
         self._clock = clock
         self.free = slots
@@ -55,7 +57,9 @@ class FairShare:
         total = sum(self._weights.get(t, 1.0) for t in active)
         return max(1, math.floor(self.slots * self._weights.get(tenant, 1.0) / total + 1e-9))
 
-    async def acquire(self, tenant: str, weight: float = 1.0) -> None:
+    async def acquire(self, tenant: str, weight: float | None = None) -> None:
+        if weight is None:
+            weight = self.weight_of(tenant) if self.weight_of is not None else 1.0
         now = self._clock()
         self._seen[tenant] = now
         self._weights[tenant] = weight

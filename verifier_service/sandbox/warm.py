@@ -114,6 +114,7 @@ class PooledSandbox(abc.ABC):
         self._queues: dict[str, asyncio.Queue[Instance]] = {}  # idle sandboxes by image family ("" is _idle)
         self._count: dict[str, int] = {}  # sandboxes by family: idle, busy or starting (max_concurrency in all)
         self._waiters: dict[str, int] = {}  # callers waiting for an idle sandbox, by family
+
         # Why a family's sandboxes did not start (its image is missing), and when: its jobs fail at once with that
         # reason for FAMILY_RETRY_S, then a start is tried again.
         self._family_error: dict[str, tuple[str, float]] = {}
@@ -131,6 +132,10 @@ class PooledSandbox(abc.ABC):
         self.recycled = 0
         self.jobs = 0  # jobs a runner answered "done" to, and what they cost inside the sandboxes (the runner's
         self.usage = {part: [0.0, 0] for part in USAGE_PARTS}  # account: CPU seconds, page faults by process)
+
+    def weigh_tenants(self, weight_of: Callable[[str], float]) -> None:
+        """Shares the sandboxes by the tenants' weights (``FairShare``): ``weight_of(name)``."""
+        self._share.weight_of = weight_of
 
     # ---- what a backend provides -------------------------------------------
 

@@ -41,11 +41,19 @@ class App:
         self.metrics = Metrics()
         self.verifier = Verifier(self.engine, catalog=catalog, audit=self.audit, metrics=self.metrics)
         self.sessions = SessionManager(config, self.sandbox, self.audit, self.metrics)
+        for pool in (self.sandbox, self.pure_pool):  # the tenants' weights share the slots (a reload applies)
+            pool.weigh_tenants(self.tenant_weight)
         self.metrics.watch(self._live_metrics)
         self.sandbox_problem: str | None = None
         # told each health check's problem (None: healthy), as the gRPC door's health service is
         self.health_listeners: list[Callable[[str | None], Awaitable[None]]] = []
         self._watch: asyncio.Task | None = None
+
+    def tenant_weight(self, name: str) -> float:
+        """A tenant's ``weight`` in the tenants file as loaded now (1 for a tenant it does not name)."""
+        tenants = self.auth.tenants if self.auth is not None else None
+        tenant = tenants.tenants.get(name) if tenants is not None else None
+        return tenant.weight if tenant is not None else 1.0
 
     async def start(self) -> None:
         """Starts the workers, checks the sandbox backend, warms its pool and watches its health."""

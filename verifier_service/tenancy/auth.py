@@ -17,6 +17,8 @@ and whether its audit lines may hold completion content:
         inline_specs: true                # may send inline specs, not only catalog references
         audit_content: false              # audit lines may carry its completions
         operator: false                   # its key reads every tenant's metrics on the HTTP door's /metrics
+        weight: 1                         # its share of the sandboxes and check workers against the other
+                                          # tenants active at the time (2: twice a weight-1 tenant's share)
 
 Keys travel as gRPC metadata ``authorization: Bearer <key>`` (or ``x-api-key``).
 Health and reflection stay open. Without a tenants file authentication is off
@@ -42,7 +44,7 @@ log = logging.getLogger(__name__)
 KEY_PREFIX = "rlvr_"
 HASH_PREFIX = "sha256:"
 PROTECTED_PREFIX = "/rlvr.verifier.v1.Verifier/"
-TENANT_KEYS = {"keys", "identities", "max_concurrency", "rate", "burst", "use", "publish", "inline_specs",
+TENANT_KEYS = {"keys", "identities", "max_concurrency", "rate", "burst", "weight", "use", "publish", "inline_specs",
                "audit_content", "max_sessions", "session_rate", "operator"}
 _TENANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -76,6 +78,7 @@ class Tenant:
     max_sessions: int = 0        # live sandbox sessions (0: the service's tenant_max_sessions)
     session_rate: float = 0.0    # sessions opened per second (0: the service's session_open_rate)
     operator: bool = False       # reads every tenant's metrics (a tenant's key reads only its own)
+    weight: float = 1.0          # its fair share of the sandboxes and pure workers, relative to the others'
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -150,7 +153,10 @@ def parse_tenant(name: str, data: Any, where: str) -> Tenant:
         inline_specs=data.get("inline_specs", True), audit_content=data.get("audit_content", False),
         operator=data.get("operator", False),
         max_sessions=_number(data.get("max_sessions", 0), f"{where}: max_sessions", int),
-        session_rate=_number(data.get("session_rate", 0), f"{where}: session_rate", float))
+        session_rate=_number(data.get("session_rate", 0), f"{where}: session_rate", float),
+        weight=_number(data.get("weight", 1), f"{where}: weight", float))
+    if not tenant.weight > 0:
+        raise CatalogError(f"{where}: weight must be a number > 0 (its share relative to the other tenants')")
     if tenant.burst and not tenant.rate:
         raise CatalogError(f"{where}: burst needs a rate")
     return tenant
