@@ -114,7 +114,6 @@ class PooledSandbox(abc.ABC):
         self._queues: dict[str, asyncio.Queue[Instance]] = {}  # idle sandboxes by image family ("" is _idle)
         self._count: dict[str, int] = {}  # sandboxes by family: idle, busy or starting (max_concurrency in all)
         self._waiters: dict[str, int] = {}  # callers waiting for an idle sandbox, by family
-
         # Why a family's sandboxes did not start (its image is missing), and when: its jobs fail at once with that
         # reason for FAMILY_RETRY_S, then a start is tried again.
         self._family_error: dict[str, tuple[str, float]] = {}
