@@ -177,6 +177,7 @@ def test_the_sandboxes_are_shared_by_the_tenants_weights(make_service, tmp_path,
     finally:
         for f in floods:
             f.cancel()
+        wait_for(lambda: not any(share.held.values()), 60, 0.05)  # the cancelled jobs' sandboxes are gone
 
 
 # ---- item 4: a job's total time is bounded; results come back per sample ---------------------------------------
@@ -400,7 +401,7 @@ def test_the_runner_waits_for_its_own_slow_process_but_not_for_a_stopped_one():
     import sys as _sys
     from pathlib import Path
 
-    runner_dir = str(Path(__file__).resolve().parent.parent / "verifier_service" / "sandbox" / "runner")
+    runner_dir = str(Path(__file__).resolve().parent.parent / "verifier_service" / "runner")
     _sys.path.insert(0, runner_dir)
     try:
         import procs
