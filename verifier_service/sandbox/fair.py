@@ -57,9 +57,8 @@ class FairShare:
         total = sum(self._weights.get(t, 1.0) for t in active)
         return max(1, math.floor(self.slots * self._weights.get(tenant, 1.0) / total + 1e-9))
 
-    async def acquire(self, tenant: str, weight: float | None = None) -> None:
-        if weight is None:
-            weight = self.weight_of(tenant) if self.weight_of is not None else 1.0
+    async def acquire(self, tenant: str) -> None:
+        weight = self.weight_of(tenant) if self.weight_of is not None else 1.0
         now = self._clock()
         self._seen[tenant] = now
         self._weights[tenant] = weight

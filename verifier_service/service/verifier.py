@@ -191,8 +191,7 @@ class Verifier:
         problems = await self.engine.spec_problems(prepared, tenant.name)
         if problems:
             index, problem = min(problems)
-            request = requests[index]
-            raise InvalidSpec(f"request {index}" + (f" (id {request.id!r})" if request.id else "") + f": {problem}")
+            raise InvalidSpec(f"{_which(index, requests[index])}: {problem}")
 
     def _prepare(self, requests, tenant: Tenant) -> tuple[list[Prepared], list[str]]:
         limit = self.engine.config.max_batch_size
@@ -203,8 +202,7 @@ class Verifier:
             try:
                 item, label = self._prepare_one(request, tenant)
             except (InvalidSpec, PermissionDenied, UnknownVerifier, VersionMismatch) as exc:
-                where = f"request {index}" + (f" (id {request.id!r})" if request.id else "")
-                raise type(exc)(f"{where}: {exc}") from exc
+                raise type(exc)(f"{_which(index, request)}: {exc}") from exc
             prepared.append(item)
             labels.append(label)
         return prepared, labels
@@ -220,3 +218,8 @@ class Verifier:
             image = sandbox.image_id_of(item.kind.image(item.spec))
             if image:
                 result.sandbox_image = image
+
+
+def _which(index: int, request) -> str:
+    """How a refusal names the request it is about: its place in the batch and its id."""
+    return f"request {index}" + (f" (id {request.id!r})" if request.id else "")
