@@ -144,6 +144,91 @@ def test_slow_jobs_of_one_tenant_leave_another_its_share_of_the_sandboxes(two_te
         a.cancel()
 
 
+LIMIT_HITS = [
+    # its time: a detached child that ignores every signal it can, then a loop past the limit
+    ("import signal, subprocess\nsubprocess.Popen(['sh', '-c', 'trap \"\" TERM HUP INT; sleep 1000'], "
+     "start_new_session=True)\ndef f():\n    while True:\n        pass\n", "TIMEOUT"),
+    # its output cap
+    ("import sys\ndef f():\n    while True:\n        sys.stdout.write('y' * 65536)\n", None),
+]
+
+NOTHING_LEFT = """\
+import os
+def others():
+    found = []
+    for pid in os.listdir('/proc'):
+        if pid.isdigit():
+            try:
+                found.append(open(f'/proc/{pid}/cmdline', 'rb').read())
+            except OSError:
+                pass
+    return found
+assert not any(b'sleep' in c for c in others())
+assert f() == 1
+"""
+
+
+def test_a_job_that_hits_a_limit_keeps_its_sandbox_and_leaves_nothing_for_the_next(two_tenants):
+    """A step that ran out its time or its output cap was treated as an anomaly: its sandbox was replaced, so a
+    completion that loops or floods its output cost a sandbox start (the host's costliest work) every time, for
+    every tenant (an output flood made another tenant's trivial check 21x slower at p50 on runc). The runner
+    kills a limit-hitting step and everything it started, and scrubs after it, as after any step: the sandbox
+    stays, and the next job in it finds nothing of the last one."""
+    svc, keys = two_tenants(max_concurrency=1)
+    sandbox = svc.app.sandbox
+    call(svc, keys, "team-a", [request(TRIVIAL_CODE, TRIVIAL, "warm")], 180)
+    recycled = sandbox.recycled
+    for i, (completion, verdict) in enumerate(LIMIT_HITS):
+        [result] = call(svc, keys, "team-a", [request(completion, {**TRIVIAL, "timeout_s": 3}, f"hit{i}")], 120)
+        name = pb.Verdict.Name(result.verdict)
+        assert name == verdict if verdict else name not in ("PASSED", "INFRA_ERROR"), result
+        [after] = call(svc, keys, "team-a", [request(TRIVIAL_CODE, {**TRIVIAL, "tests": NOTHING_LEFT}, f"p{i}")],
+                       120)
+        assert pb.Verdict.Name(after.verdict) == "PASSED", after
+    assert sandbox.recycled == recycled, "a limit hit cost a sandbox"
+
+
+ZYGOTE_KILLER = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef f():\n    return 1\n"
+
+
+def test_a_tenant_whose_jobs_cost_sandboxes_waits_for_their_replacement_within_its_share(two_tenants):
+    """A job that leaves its sandbox unusable (here: it kills the zygote) makes the pool start another. The slot
+    went back to its tenant at once, so A's next job took B's warm sandbox while A's replacement started, and
+    B waited for starts that A caused (under gVisor a start costs about a second of CPU). A's slot is now held
+    until its replacement is up; its answer does not wait for it. Sandbox starts are held back here, so the
+    order is certain: B's check runs while A's replacement has not started and A's next job waits."""
+    import threading
+
+    svc, keys = two_tenants(max_concurrency=2)
+    sandbox, share = svc.app.sandbox, svc.app.sandbox._share
+    b_keeps_its_deadlines(svc, keys, rounds=1, deadline=180)  # B is active (its share is kept) and the pool warm
+    assert wait_for(lambda: sandbox._idle is not None and sandbox._idle.qsize() == 2, 60, 0.05)
+    gate = threading.Event()
+    start = sandbox._start_instance
+
+    def held_back(*args, **kwargs):
+        gate.wait(120)
+        return start(*args, **kwargs)
+
+    sandbox._start_instance = held_back
+    slow = {"kind": "python_assert", "tests": "import time\ntime.sleep(100)\nassert f() == 1", "timeout_s": 110}
+    later = None
+    try:
+        [killed] = call(svc, keys, "team-a", [request(ZYGOTE_KILLER, TRIVIAL, "k")], 120)
+        assert pb.Verdict.Name(killed.verdict) not in ("PASSED", "INFRA_ERROR"), killed
+        assert sandbox.recycled >= 1 and share.held.get("team-a") == 1, share.held  # held for the replacement
+        later = in_background(svc, keys, "team-a", [request(TRIVIAL_CODE, slow, "slow")], 170)
+        b_keeps_its_deadlines(svc, keys, rounds=2)
+        assert not later.done(), "A's next job ran before its replacement was up"
+        assert share.held.get("team-a") == 1, share.held
+    finally:
+        gate.set()
+        sandbox._start_instance = start
+        if later is not None:
+            later.cancel()
+    assert wait_for(lambda: not any(share.held.values()), 60, 0.05), share.held
+
+
 def test_the_sandboxes_are_shared_by_the_tenants_weights(make_service, tmp_path, sandbox_backend):
     """Tenant A has weight 3 and B weight 1 in the tenants file. A alone takes every sandbox; once B floods too,
     each freed sandbox goes by the weights: A holds 3 of the 4 and B 1, and neither more while both wait."""
@@ -178,6 +263,32 @@ def test_the_sandboxes_are_shared_by_the_tenants_weights(make_service, tmp_path,
         for f in floods:
             f.cancel()
         wait_for(lambda: not any(share.held.values()), 60, 0.05)  # the cancelled jobs' sandboxes are gone
+
+
+def test_the_replicas_sessions_are_shared_by_the_tenants_that_ask(two_tenants):
+    """Sessions (one sandbox each) were first come, first served up to the replica's max_sessions: a tenant
+    without a session limit that opened them all kept every other tenant out for as long as it kept opening.
+    Once B asks, A opens no more past its half, so the session A closes goes to B."""
+    svc, keys = two_tenants(max_sessions=2, session_spares=0)
+
+    def open_session(tenant: str) -> str:
+        return svc.stub.OpenSession(pb.OpenSessionRequest(), metadata=keys.metadata(tenant), timeout=120).session_id
+
+    def refused(tenant: str, match: str) -> None:
+        with pytest.raises(grpc.RpcError) as err:
+            open_session(tenant)
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and match in err.value.details(), err.value
+
+    a1, a2 = open_session("team-a"), open_session("team-a")  # alone: the whole replica
+    refused("team-b", "max_sessions=2")  # full: B now asks
+    svc.stub.CloseSession(pb.SessionRef(session_id=a1), metadata=keys.metadata("team-a"), timeout=60)
+    refused("team-a", "its fair share of this replica's 2")
+    b1 = open_session("team-b")
+    cell = svc.stub.ExecuteCell(pb.ExecuteCellRequest(session_id=b1, code="6 * 7"), metadata=keys.metadata("team-b"),
+                            timeout=120)
+    assert cell.value == "42", cell
+    for tenant, sid in (("team-a", a2), ("team-b", b1)):
+        svc.stub.CloseSession(pb.SessionRef(session_id=sid), metadata=keys.metadata(tenant), timeout=60)
 
 
 # ---- item 4: a job's total time is bounded; results come back per sample ---------------------------------------

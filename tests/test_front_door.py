@@ -42,6 +42,7 @@ BACKENDS = [pytest.param(("docker", ""), id="runc"),
                          marks=pytest.mark.skipif(not _runsc(), reason="gVisor (runsc) is not registered")),
             pytest.param(("bwrap", ""), id="bwrap", marks=pytest.mark.bwrap)]
 PER_PEER = 8
+GRPC_CONNECTIONS = 24
 BODY_LIMIT = 256 * 1024
 
 
@@ -55,7 +56,9 @@ def door(request, tmp_path_factory):
                      tenants=tenants, audit_log=str(tmp / "audit.jsonl"), max_concurrency=1, session_spares=0,
                      http_max_body_bytes=BODY_LIMIT, http_tenant_body_budget_bytes=512 * 1024,
                      http_max_connections_per_peer=PER_PEER, http_idle_timeout_s=2.0, jupyter_max_output_bytes=100_000,
-                     max_spec_bytes=64 * 1024, log_repeat_burst=5, log_repeat_interval_s=600.0)
+                     max_spec_bytes=64 * 1024, log_repeat_burst=5, log_repeat_interval_s=600.0,
+                     grpc_max_calls_per_peer=PER_PEER, grpc_max_connections=GRPC_CONNECTIONS,
+                     grpc_handshake_timeout_s=3.0)
     running = RunningService(config)
     running.keys = keys
     running.audit_path = tmp / "audit.jsonl"
@@ -210,6 +213,69 @@ def test_connections_per_client_are_capped(door):
             sock.close()
     wait_for(lambda: door.app.http.connections.open == 0, timeout=10)
     assert post(door, "/run_code", {"code": "print(1)", "language": "python"}, "free").status_code == 200
+
+
+def test_grpc_calls_per_client_are_capped(door):
+    """A client address with grpc_max_calls_per_peer calls in flight (here: VerifyStreams that send nothing) gets
+    RESOURCE_EXHAUSTED naming the limit for one more, with a retry hint, before its request is read; once its
+    calls end it is served again."""
+    import threading
+
+    quiet = threading.Event()
+
+    def nothing():
+        quiet.wait(60)
+        return
+        yield
+
+    metadata = (("authorization", f"Bearer {door.keys.key['free']}"),)
+    held = [door.stub.VerifyStream(nothing(), metadata=metadata, timeout=90) for _ in range(PER_PEER)]
+    try:
+        assert wait_for(lambda: sum(_grpc_calls(door).values()) >= PER_PEER, timeout=30), _grpc_calls(door)
+        with pytest.raises(grpc.RpcError) as refused:
+            verify(door, "def f():\n    return 1\n", {"kind": "python_assert", "tests": "assert f() == 1"})
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, refused.value
+        assert "grpc_max_calls_per_peer" in refused.value.details()
+        assert dict(refused.value.trailing_metadata()).get("retry-after-ms") == "1000"
+    finally:
+        quiet.set()
+        for call in held:
+            call.cancel()
+    assert wait_for(lambda: not _grpc_calls(door), timeout=30), _grpc_calls(door)
+    ok = verify(door, "def f():\n    return 1\n", {"kind": "python_assert", "tests": "assert f() == 1"})
+    assert ok["verdict"] == "PASSED", ok
+
+
+def test_grpc_connections_are_capped(door):
+    """grpc_max_connections open connections (here: bare TCP sockets that never speak, with the test's own
+    channel) and the next is closed as it is accepted: a new channel cannot reach the service. A socket that
+    never completes its handshake is closed after grpc_handshake_timeout_s; closing them lets channels in again."""
+    host, port = door.address.rsplit(":", 1)
+    held = [socket.create_connection((host, int(port)), timeout=10) for _ in range(GRPC_CONNECTIONS)]
+    fresh = [("grpc.use_local_subchannel_pool", 1)]  # a connection of its own, not the test stub's
+    try:
+        for sock in held[:-1]:
+            sock.settimeout(10)
+            assert sock.recv(9), "an accepted connection gets the server's HTTP/2 settings"
+        channel = grpc.insecure_channel(door.address, options=fresh)
+        with pytest.raises(grpc.FutureTimeoutError):
+            grpc.channel_ready_future(channel).result(timeout=5)
+        channel.close()
+        held[0].settimeout(60)  # grpc_handshake_timeout_s is 3 s here
+        while held[0].recv(4096):
+            pass
+    finally:
+        for sock in held:
+            sock.close()
+    channel = grpc.insecure_channel(door.address, options=fresh)
+    grpc.channel_ready_future(channel).result(timeout=30)
+    channel.close()
+
+
+def _grpc_calls(door) -> dict[str, int]:
+    """The gRPC door's calls in flight by client address."""
+    interceptor = door.app.grpc.interceptor
+    return dict(interceptor.calls) if interceptor is not None else {}
 
 
 def test_a_connection_without_a_whole_header_is_closed(door):

@@ -42,6 +42,46 @@ def test_session_quotas_cap_live_sessions_and_opens_per_tenant():
     assert quotas.live == {"a": 2, "b": 5}
 
 
+def test_where_no_limit_is_set_the_replicas_sessions_are_shared_by_the_tenants_asking():
+    """A alone fills the replica (4 sessions). Once B asks (refused: the replica is full), A opens no more past
+    its half, so what A closes goes to B, up to B's half; weights set the halves; a tenant with a limit of its
+    own keeps it; B gone quiet for RECENT_S gives A the whole replica again."""
+    clock = Clock()
+    quotas = SessionQuotas(clock=clock, replica_sessions=4)
+    a, b = Tenant("a"), Tenant("b")
+    for _ in range(4):
+        quotas.admit(a)  # alone: the whole replica
+    quotas.admit(b)  # the replica's own cap refuses it (the manager gives the place back): B now asks
+    quotas.release("b")
+    quotas.release("a")
+    with pytest.raises(QuotaExceeded, match="fair share of this replica's 4 while 2 tenants") as refused:
+        quotas.admit(a)  # 3 live, its share 2
+    assert refused.value.retry_after_s > 0
+    quotas.admit(b)
+    quotas.release("a")
+    quotas.admit(b)
+    with pytest.raises(QuotaExceeded, match="fair share"):
+        quotas.admit(b)
+    assert quotas.live == {"a": 2, "b": 2}
+    heavy = Tenant("c", weight=3)
+    quotas.release("a")
+    quotas.release("a")
+    quotas.release("b")
+    quotas.release("b")
+    clock.now += 31  # a and b quiet, none live: c alone
+    for _ in range(4):
+        quotas.admit(heavy)
+    quotas.admit(b)  # b asks: c's share is 3 of 4, b's 1
+    assert quotas.share(heavy) == (3, 2) and quotas.share(b) == (1, 2)
+    quotas.release("b")
+    clock.now += 31
+    assert quotas.share(heavy) == (4, 1)  # b quiet and holding none: c alone again
+    own = Tenant("d", max_sessions=10)
+    for _ in range(5):
+        quotas.admit(own)  # its own limit, not a share
+    assert quotas.live["d"] == 5
+
+
 def test_granted_limits_take_defaults_and_refuse_what_is_past_the_maxima():
     config = ServiceConfig(memory_mb=512, max_timeout_s=60, session_cell_timeout_s=7)
     manager = SessionManager(config, sandbox=None)

@@ -36,11 +36,18 @@ def trailing_metadata(*extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
     return (*extra, (REQUEST_ID_KEY, rid)) if rid else tuple(extra)
 
 
-class RpcInterceptor(grpc.aio.ServerInterceptor):
-    """Outermost interceptor of the Verifier service: request id, decoding, one log line, metrics."""
+PEER_RETRY_MS = "1000"
 
-    def __init__(self, metrics=None):
+
+class RpcInterceptor(grpc.aio.ServerInterceptor):
+    """Outermost interceptor of the Verifier service: request id, decoding, one log line, metrics, and the calls
+    in flight per client address (``max_calls_per_peer``, 0: no limit; one more is RESOURCE_EXHAUSTED before its
+    request is read)."""
+
+    def __init__(self, metrics=None, max_calls_per_peer: int = 0):
         self.metrics = metrics
+        self.max_calls_per_peer = max_calls_per_peer
+        self.calls: dict[str, int] = {}  # calls in flight by client address
 
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
@@ -57,9 +64,26 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         context.set_trailing_metadata(((REQUEST_ID_KEY, rid),))
         if self.metrics is not None:
             self.metrics.in_flight += 1
+        peer = _address(context)
+        self.calls[peer] = self.calls.get(peer, 0) + 1
         return time.monotonic()
 
+    async def admit(self, context) -> None:
+        """Aborts the call (RESOURCE_EXHAUSTED) when its client address has more than its calls in flight."""
+        peer = _address(context)
+        if self.max_calls_per_peer and self.calls.get(peer, 0) > self.max_calls_per_peer:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"{self.max_calls_per_peer} calls from {peer} are in flight, this service's limit "
+                                "per client address (grpc_max_calls_per_peer); retry when some have finished",
+                                trailing_metadata(("retry-after-ms", PEER_RETRY_MS)))
+
     def end(self, method: str, started: float, context, completions: int, failure: BaseException | None) -> None:
+        peer = _address(context)
+        left = self.calls.get(peer, 1) - 1
+        if left > 0:
+            self.calls[peer] = left
+        else:
+            self.calls.pop(peer, None)
         code = _code_name(context, failure)
         duration = time.monotonic() - started
         tenant = current_tenant.get().name
@@ -131,6 +155,7 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
         async def unary_unary(raw, context):
             started, failure, completions = owner.begin(rid, context), None, 0
             try:
+                await owner.admit(context)
                 try:
                     request = decode(raw)
                 except ValueError as exc:
@@ -158,6 +183,7 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
         async def stream_unary(raw_iterator, context):
             started, failure = owner.begin(rid, context), None
             try:
+                await owner.admit(context)
                 return await inner_su(decoded(raw_iterator, context), context)
             except BaseException as exc:
                 failure = exc
@@ -174,6 +200,7 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
     async def streaming(raw, context):
         started, failure, completions = owner.begin(rid, context), None, 0
         try:
+            await owner.admit(context)
             if streaming_in:
                 source = decoded(raw, context)
             else:

@@ -11,12 +11,14 @@ thread, so they are switched off and this pool is the only guard.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from verifier_service.errors import VerifierError
@@ -132,6 +134,12 @@ class _Worker:
         self.conn.close()
 
 
+@dataclass
+class _Held:
+    worker: _Worker
+    healthy: bool = False  # set by the exchange that used it: back to the idle queue, else replaced
+
+
 class PurePool:
     def __init__(self, size: int):
         self.size = size
@@ -175,18 +183,10 @@ class PurePool:
     async def spec_problem(self, kind_name: str, spec: Spec, timeout_s: float, tenant: str = "") -> str | None:
         """``kind.spec_problem(spec)`` in a worker within ``timeout_s`` (over it, the worker is replaced and the
         spec refused), taken by the tenant's fair share like a check."""
-        assert self._idle is not None and self._share is not None, "PurePool.start() was not awaited"
-        await self._share.acquire(tenant)
-        try:
-            worker = await self._idle.get()
-            status, problem = "dead", None
-            try:
-                status, problem = await asyncio.to_thread(self._ask, worker, ("spec_problem", (kind_name, spec)),
-                                                          timeout_s)
-            finally:
-                await self._release(worker, status == "ok")
-        finally:
-            self._share.release(tenant)
+        async with self._held(tenant) as held:
+            status, problem = await asyncio.to_thread(self._ask, held.worker, ("spec_problem", (kind_name, spec)),
+                                                      timeout_s)
+            held.healthy = status == "ok"
         if status == "timeout":
             return (f"took over {timeout_s:g}s to check (spec_check_timeout_s); a {kind_name} spec must be "
                     "quick to check")
@@ -204,6 +204,21 @@ class PurePool:
             return worker.conn.recv()
         except (EOFError, OSError):
             return "dead", None
+
+    @contextlib.asynccontextmanager
+    async def _held(self, tenant: str) -> AsyncIterator[_Held]:
+        """A worker, taken by ``tenant``'s fair share (``FairShare``), for one exchange; afterwards back to the
+        idle queue if the block marked it ``healthy``, else killed and replaced (an overrun, a crash)."""
+        assert self._idle is not None and self._share is not None, "PurePool.start() was not awaited"
+        await self._share.acquire(tenant)
+        try:
+            held = _Held(await self._idle.get())
+            try:
+                yield held
+            finally:
+                await self._release(held.worker, held.healthy)
+        finally:
+            self._share.release(tenant)
 
     async def _release(self, worker: _Worker, healthy: bool) -> None:
         """Back to the idle queue, or, after an overrun or a crash, killed and replaced."""
@@ -234,22 +249,13 @@ class PurePool:
 
     async def _run_chunk(self, chunk: list[tuple[str, str, Spec, float]], encoded: bool, tenant: str
                          ) -> list[Outcome | bytes]:
-        assert self._idle is not None and self._share is not None, "PurePool.start() was not awaited"
         outcomes: list[Outcome | bytes] = []
         deaths = 0  # of workers under the chunk's current check
         while len(outcomes) < len(chunk):
             todo = chunk[len(outcomes):]
-            await self._share.acquire(tenant)
-            try:
-                worker = await self._idle.get()
-                healthy = False
-                try:
-                    done, status, ran_s = await asyncio.to_thread(self._stream, worker, todo, encoded)
-                    healthy = status == "ok"
-                finally:
-                    await self._release(worker, healthy)
-            finally:
-                self._share.release(tenant)
+            async with self._held(tenant) as held:
+                done, status, ran_s = await asyncio.to_thread(self._stream, held.worker, todo, encoded)
+                held.healthy = status == "ok"
             for (kind_name, _, _, _), (item_status, item) in zip(todo, done, strict=False):
                 if item_status == "ok":
                     outcomes.append(item)

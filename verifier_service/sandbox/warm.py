@@ -9,8 +9,10 @@ replace them. Two modes (``sandbox_pool``):
   ``--serve`` mode, one job at a time each. After a job the runner kills every
   process and scrubs the scratch dirs; a sandbox is replaced (in the
   background, so callers do not wait for a start) after ``pool_max_jobs`` jobs,
-  ``pool_max_age_s`` seconds, or any anomaly: a limit hit, a stopped or
-  cancelled job, leftovers it could not scrub.
+  ``pool_max_age_s`` seconds, or any anomaly: a cancelled job, a runner that
+  died, leftovers it could not scrub. A step that hit a limit is killed and
+  scrubbed after like any other, so its sandbox stays. The tenant whose job
+  made a sandbox go holds its share until the new one is up.
 - one fresh sandbox per job: slower (a sandbox start per check), kept for
   hosts where a long-lived sandbox is not wanted and as a benchmark baseline.
 
@@ -208,16 +210,17 @@ class PooledSandbox(abc.ABC):
         family = max(gaps, key=lambda f: (gaps[f], self._waiters.get(f, 0), f == ""))
         return family if gaps[family] > 0 or self._waiters.get(family, 0) else ""
 
-    def _replace(self, family: str | None = None) -> None:
+    def _replace(self, family: str | None = None) -> asyncio.Task | None:
         """Starts one sandbox (of ``family``, else of the family that most needs one) in the background and adds
-        it to its family's idle queue when ready."""
+        it to its family's idle queue when ready; the task doing it (None once the pool is closed)."""
         if self._closed:
-            return
+            return None
         family = self._needed_family() if family is None else family
         self._count[family] = self._count.get(family, 0) + 1
         task = asyncio.get_running_loop().create_task(self._add_instance(family))
         self._replacing.add(task)
         task.add_done_callback(self._replacing.discard)
+        return task
 
     async def _add_instance(self, family: str = "") -> None:
         delay = 0.5
@@ -311,13 +314,13 @@ class PooledSandbox(abc.ABC):
             return
         self._queue(instance.family).put_nowait(instance)
 
-    def _retire(self, instance: Instance, family: str | None = None) -> None:
+    def _retire(self, instance: Instance, family: str | None = None) -> asyncio.Task | None:
         """Removes a sandbox (in the background) and starts one in its place: of ``family``, else of the family
-        that most needs one."""
+        that most needs one; the task starting it."""
         self.recycled += 1
         self._count[instance.family] = self._count.get(instance.family, 1) - 1
         threading.Thread(target=self._discard, args=(instance,), daemon=True).start()
-        self._replace(family)
+        return self._replace(family)
 
     async def close(self) -> None:
         self._closed = True
@@ -355,19 +358,33 @@ class PooledSandbox(abc.ABC):
         bound = max(self.config.max_job_s, max((s.timeout_s for s in job.steps), default=0.0) + 1.0)
         deadline_s = bound if deadline_s is None else min(deadline_s, bound)
         await self._share.acquire(tenant)
+        replacing: list[asyncio.Task | None] = []
         try:
-            return await self._run(job, on_step, deadline_s, queued)
+            return await self._run(job, on_step, deadline_s, queued, replacing)
         finally:
-            self._share.release(tenant)
+            self._release_after(tenant, replacing)
 
-    async def _run(self, job: Job, on_step, deadline_s: float, queued: float) -> SandboxRun:
+    def _release_after(self, tenant: str, replacing: list[asyncio.Task | None]) -> None:
+        """Gives ``tenant``'s slot back once the sandboxes its job retired (left unclean, killed, cancelled) are
+        replaced. Starting a sandbox is the host's costliest work: a tenant whose jobs keep causing it waits for
+        it within its own share, so its churn never takes another tenant's share. The job's answer does not wait
+        for the start."""
+        pending = [task for task in replacing if task is not None and not task.done()]
+        if not pending:
+            self._share.release(tenant)
+            return
+        started = asyncio.gather(*pending, return_exceptions=True)
+        started.add_done_callback(lambda _: self._share.release(tenant))
+
+    async def _run(self, job: Job, on_step, deadline_s: float, queued: float,
+                   replacing: list[asyncio.Task | None]) -> SandboxRun:
         if self.pooled:
             await self.start()
             strikes = 0
             family = self.family_of(job.image)
             for attempt in range(MAX_ATTEMPTS):
                 instance = await self._acquire(family)
-                run = await self._run_pooled(instance, job, on_step, deadline_s)
+                run = await self._run_pooled(instance, job, on_step, deadline_s, replacing)
                 # A warm sandbox that died while idle fails before the job says anything: the
                 # job ran nowhere, so it goes once more to a fresh sandbox instead of INFRA_ERROR.
                 if not (run.runner_error and not run.steps and not run.oom_killed):
@@ -403,7 +420,8 @@ class PooledSandbox(abc.ABC):
         token = secrets.token_hex(16)
         return json.dumps({**self._runner_job(job), "token": token}).encode() + b"\n", token
 
-    async def _run_pooled(self, instance: Instance, job: Job, on_step, deadline_s) -> SandboxRun:
+    async def _run_pooled(self, instance: Instance, job: Job, on_step, deadline_s,
+                          replacing: list[asyncio.Task | None]) -> SandboxRun:
         self.running += 1
         started = time.monotonic()
         try:
@@ -413,15 +431,17 @@ class PooledSandbox(abc.ABC):
             self.recycled += 1
             self._count[instance.family] = self._count.get(instance.family, 1) - 1
             await asyncio.to_thread(self._discard, instance)
-            self._replace()
+            replacing.append(self._replace())
             raise
         finally:
             self.running -= 1
         instance.jobs += 1
         run.run_s = time.monotonic() - started
-        clean = run.completed and not run.dirty and not any(
-            s.timed_out or s.output_limited or s.signal for s in run.steps)
-        if clean and instance.jobs < self.config.pool_max_jobs:
+        # A step that hit a limit (its time, its output, a signal) was killed with everything it started, as every
+        # step is at its end, and the runner scrubbed after it: the sandbox is as clean as after any job, and it
+        # says so (``dirty`` otherwise). Replacing it would make every timeout or output flood cost a sandbox
+        # start, the host's costliest work, paid by every tenant.
+        if run.completed and not run.dirty and instance.jobs < self.config.pool_max_jobs:
             self._put_back(instance)
         else:
             if run.runner_error and not run.steps:
@@ -429,7 +449,7 @@ class PooledSandbox(abc.ABC):
                 run.oom_killed = await asyncio.to_thread(self._oom_killed, instance)
                 if not run.oom_killed:
                     run.killed_outside = await asyncio.to_thread(self._killed_outside, instance)
-            self._retire(instance)
+            replacing.append(self._retire(instance))
         return run
 
     async def _run_fresh(self, job: Job, on_step, deadline_s, queued: float) -> SandboxRun:

@@ -68,7 +68,8 @@ class SessionManager:
         self.audit = audit if audit is not None else AuditLog()
         self.sandboxes = SessionSandboxes(sandbox, config.session_spares, config.session_max_lifetime_s,
                                           self.grant(None), config.file_size_mb * 1024 * 1024, config.open_files)
-        self.quotas = SessionQuotas(config.tenant_max_sessions, config.session_open_rate)
+        self.quotas = SessionQuotas(config.tenant_max_sessions, config.session_open_rate,
+                                    replica_sessions=config.max_sessions)
         self.boot = secrets.token_hex(4)
         self.sessions: dict[str, Entry] = {}
         self.ended: collections.OrderedDict[str, str] = collections.OrderedDict()
@@ -144,11 +145,14 @@ class SessionManager:
         if len(labels) > 32 or any(len(k) > 128 or len(v) > 256 for k, v in labels.items()):
             raise InvalidSpec("session labels: at most 32, keys up to 128 and values up to 256 characters")
         granted = self.grant(limits)
+        # The tenant's own limits and fair share first: one refused because the replica is full still counts as
+        # asking, so the tenants that fill it open no more past their shares and it gets the next free place.
+        self.quotas.admit(tenant)
         if len(self.sessions) + self.opening >= self.config.max_sessions:
+            self.quotas.release(tenant.name)
             raise QuotaExceeded(f"this replica holds {len(self.sessions) + self.opening} sandbox sessions, its "
                                 f"limit (max_sessions={self.config.max_sessions}); close some or retry later",
                                 FULL_HINT_S)
-        self.quotas.admit(tenant)
         self.opening += 1
         try:
             sandbox = await self.sandboxes.open(granted)

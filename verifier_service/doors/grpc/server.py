@@ -31,6 +31,7 @@ class GrpcDoor:
         self.servicer = VerifierServicer(app.verifier, app.sessions)
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
         self.server: grpc.aio.Server | None = None
+        self.interceptor: RpcInterceptor | None = None
         self.port: int | None = None
         self.tls = False
         app.health_listeners.append(self._set_health)
@@ -43,7 +44,8 @@ class GrpcDoor:
     def bind(self) -> int:
         """Builds the server and binds its port (not yet serving); returns the port."""
         limit = self.config.max_message_bytes
-        interceptors = [RpcInterceptor(self.app.metrics)] + ([self.app.auth] if self.app.auth is not None else [])
+        self.interceptor = RpcInterceptor(self.app.metrics, self.config.grpc_max_calls_per_peer)
+        interceptors = [self.interceptor] + ([self.app.auth] if self.app.auth is not None else [])
         server = grpc.aio.server(interceptors=interceptors, options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
@@ -83,12 +85,16 @@ class GrpcDoor:
                 ("grpc.max_connection_age_grace_ms", int((self.config.max_timeout_s + 30) * 1000))]
 
     def _connection_limits(self) -> list[tuple[str, int]]:
-        """Against idle and abusive connections: closed after grpc_max_connection_idle_s without a call; keepalive
+        """Against idle and abusive connections: at most grpc_max_connections open (more are closed as they are
+        accepted); closed when their handshake is not done within grpc_handshake_timeout_s, or after
+        grpc_max_connection_idle_s without a call; keepalive
         pings enforced (a client pinging more often than every
         5 min without calls, or at all without calls, is sent GOAWAY after 2 strikes)."""
         # (no grpc.max_concurrent_streams: with grpcio 1.85 the server crashed with SIGSEGV when VerifyStreams
         # that had stopped reading were cancelled; benchmarks/front_door_floods.py, phase unread_streams)
-        return [("grpc.max_connection_idle_ms", int(self.config.grpc_max_connection_idle_s * 1000)),
+        return [("grpc.max_allowed_incoming_connections", self.config.grpc_max_connections),
+                ("grpc.server_handshake_timeout_ms", int(self.config.grpc_handshake_timeout_s * 1000)),
+                ("grpc.max_connection_idle_ms", int(self.config.grpc_max_connection_idle_s * 1000)),
                 ("grpc.keepalive_permit_without_calls", 0),
                 ("grpc.http2.min_recv_ping_interval_without_data_ms", 300_000),
                 ("grpc.http2.max_ping_strikes", 2)]
