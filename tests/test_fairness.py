@@ -229,12 +229,12 @@ def test_a_tenant_whose_jobs_cost_sandboxes_waits_for_their_replacement_within_i
     assert wait_for(lambda: not any(share.held.values()), 60, 0.05), share.held
 
 
-def test_the_sandboxes_are_shared_by_the_tenants_weights(make_service, tmp_path, sandbox_backend):
+def test_the_sandboxes_are_shared_by_the_tenants_weights(make_service, tmp_path, runtime):
     """Tenant A has weight 3 and B weight 1 in the tenants file. A alone takes every sandbox; once B floods too,
     each freed sandbox goes by the weights: A holds 3 of the 4 and B 1, and neither more while both wait."""
     keys = Keys("team-a", "team-b")
     path = write_tenants(tmp_path / "tenants.yaml", keys, {"team-a": {"weight": 3}, "team-b": {"weight": 1}})
-    svc = make_service(tenants=path, max_concurrency=4)
+    svc = make_service(tenants=path, max_concurrency=4, **({"sandbox_runtime": "runsc"} if runtime == "runsc" else {}))
     share = svc.app.sandbox._share
     assert (svc.app.tenant_weight("team-a"), svc.app.tenant_weight("team-b"), svc.app.tenant_weight("x")) == (3, 1, 1)
     call(svc, keys, "team-a", [request(TRIVIAL_CODE, TRIVIAL, "warm")], 180)  # A's only: B is not active yet

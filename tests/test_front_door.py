@@ -251,25 +251,30 @@ def test_grpc_connections_are_capped(door):
     channel) and the next is closed as it is accepted: a new channel cannot reach the service. A socket that
     never completes its handshake is closed after grpc_handshake_timeout_s; closing them lets channels in again."""
     host, port = door.address.rsplit(":", 1)
-    held = [socket.create_connection((host, int(port)), timeout=10) for _ in range(GRPC_CONNECTIONS)]
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
+    held = []
+    for _ in range(GRPC_CONNECTIONS):  # HTTP/2 connections that never call (they pass the handshake and stay)
+        sock = socket.create_connection((host, int(port)), timeout=10)
+        sock.sendall(preface)
+        held.append(sock)
     fresh = [("grpc.use_local_subchannel_pool", 1)]  # a connection of its own, not the test stub's
     try:
         for sock in held[:-1]:
-            sock.settimeout(10)
             assert sock.recv(9), "an accepted connection gets the server's HTTP/2 settings"
         channel = grpc.insecure_channel(door.address, options=fresh)
         with pytest.raises(grpc.FutureTimeoutError):
             grpc.channel_ready_future(channel).result(timeout=5)
         channel.close()
-        held[0].settimeout(60)  # grpc_handshake_timeout_s is 3 s here
-        while held[0].recv(4096):
-            pass
     finally:
         for sock in held:
             sock.close()
     channel = grpc.insecure_channel(door.address, options=fresh)
     grpc.channel_ready_future(channel).result(timeout=30)
     channel.close()
+    silent = socket.create_connection((host, int(port)), timeout=60)  # grpc_handshake_timeout_s is 3 s here
+    while silent.recv(4096):  # the server's settings, then its GOAWAY, then the end
+        pass
+    silent.close()
 
 
 def _grpc_calls(door) -> dict[str, int]:

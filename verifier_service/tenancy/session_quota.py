@@ -67,7 +67,7 @@ class SessionQuotas:
                                 "(CloseSession, CloseSessions by label) or retry later", LIVE_HINT_S)
         if not cap and self.replica_sessions:
             share, active = self.share(tenant)
-            if live >= share:
+            if live >= share < self.replica_sessions:  # (alone: the replica's own cap speaks)
                 raise QuotaExceeded(f"tenant {tenant.name!r} holds {live} live sessions, its fair share of this "
                                     f"replica's {self.replica_sessions} while {active} tenants use sessions; close "
                                     "some (CloseSession, CloseSessions by label) or retry later", LIVE_HINT_S)
