@@ -7,7 +7,8 @@ tenants: ``victim`` sends one trivial ``python_assert`` Verify at a time (gRPC) 
 (or nobody, for the unauthenticated floods) floods a door. Per phase: the victim's p50 / p99 as a ratio to the
 idle phase of the same run, its calls past their deadline (30 s), the service's peak RSS (VmRSS sampled every
 0.2 s) and its log bytes per minute. Loopback only (the idle-connection flood spreads over 127.0.0.2-127.0.0.9
-to reach the door's total cap as well as the per-address one). Writes front_door_floods.json and FLOODS.md.
+to reach the door's total cap as well as the per-address one). Writes front_door_floods.json and FLOODS.md
+(``--runtime runsc``: front_door_floods_runsc.json and FLOODS_RUNSC.md).
 
 Phases: idle; idle connections; slow headers; gzip bodies (15 KB -> 15 MB); large JSON bodies (15 MB);
 VerifyStreams that send and never read; unauthenticated HTTP; unauthenticated gRPC; a completion's output flood.
@@ -262,24 +263,29 @@ def main() -> int:
                             "--log-format", "json", log_path=tmp / "service.log",
                             env={k: v for k, v in os.environ.items() if k.startswith("RLVR_VERIFIER_SANDBOX_")})
     service.http_port = http_port  # type: ignore[attr-defined]
+    load_start = os.getloadavg()[0]
     with service:
         time.sleep(3)  # the warm pool
         rows = asyncio.run(run_phases(Bench(service, keys, args.phase_s), args.phases.split(",")))
     machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "backend": args.backend,
-               "runtime": args.runtime or "runc", "note": "a shared, loaded machine (other work ran beside it)"}
+               "runtime": args.runtime or "runc", "load_start": load_start, "load_end": os.getloadavg()[0],
+               "note": "a shared machine (other work ran beside it)"}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "front_door_floods.json").write_text(json.dumps({"machine": machine, "phases": rows}, indent=1))
+    suffix = f"_{args.runtime}" if args.runtime else ""  # runc: the files' plain names
+    (args.out / f"front_door_floods{suffix}.json").write_text(json.dumps({"machine": machine, "phases": rows},
+                                                                         indent=1))
     lines = ["# The doors under floods (issue 38)", "",
              f"`python -m benchmarks.front_door_floods --phase-s {args.phase_s:g}`, backend {args.backend} "
-             f"({machine['runtime']}), {machine['cpus']} CPUs, {machine['note']}. The victim tenant's trivial "
-             "python_assert Verify, one at a time, while another client floods; ratios to the idle phase of the "
-             "same run.", "",
+             f"({machine['runtime']}), {machine['cpus']} CPUs, {machine['note']}: load average "
+             f"{machine['load_start']:.1f} at the start, {machine['load_end']:.1f} at the end. The victim tenant's "
+             "trivial python_assert Verify, one at a time, while another client floods; ratios to the idle phase of "
+             "the same run.", "",
              "| phase | victim calls | past deadline / failed | p50 ratio | p99 ratio | peak RSS MB | "
              "flood log bytes/min | service alive |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['phase']} | {r['calls']} | {r['missed']} | {r['p50_ratio']} | {r['p99_ratio']} | "
                      f"{r['peak_rss_mb']} | {r['flood_log_bytes_per_min']} | {r['alive']} |")
-    (args.out / "FLOODS.md").write_text("\n".join(lines) + "\n")
+    (args.out / f"FLOODS{suffix.upper()}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -201,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                   "load_start": load_start, "load_end": os.getloadavg()[0], "python": platform.python_version(),
                   "phases": phases}
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     suffix = f"_{args.backend}" + (f"_{args.runtime}" if args.runtime else "")
     (out / f"noisy_neighbour{suffix}.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / f"NOISY_NEIGHBOUR{suffix.upper()}.md").write_text(report(result))
