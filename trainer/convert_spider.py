@@ -8,9 +8,11 @@ check. Before a dump is used it is replayed here and every table compared with t
 would not rebuild the same rows (a value SQLite cannot write back as it read it) leaves its rows out, flagged.
 
 The gold query goes into the spec (``gold``): its rows, computed in the sandbox, are the expected ones, and
-the comparison follows Spider's execution accuracy (a multiset of rows; in order when the gold has an
-``ORDER BY``). The prompt is the question and the database's ``CREATE`` statements; the reference is the
-gold in a fenced ``sql`` block.
+the comparison follows Spider's execution accuracy (``exec_eval.py`` of taoyds/test-suite-sql-eval): a multiset
+of rows, in order when the gold has an ``ORDER BY``, the columns in any order (``match: columns_any_order``, as
+the official judge permutes them). DISTINCT counts (the judge's ``--keep_distinct``; its default deletes the
+word from both queries, so a duplicated row would pass). The prompt is the question and the database's
+``CREATE`` statements; the reference is the gold in a fenced ``sql`` block.
 
 Rows left out, flagged by id: a database the input's folder lacks, and a database whose dump makes a spec
 larger than a request may be (``MAX_SETUP_BYTES``, under the service's ``max_spec_bytes`` of 4 MiB).
@@ -109,7 +111,7 @@ def spider(rows: Iterable[dict[str, Any]], database_dir: Path, max_setup_bytes: 
             out.flag(rid, f"database {db_id}: {database.problem}")
             continue
         gold = str(row["query"]).strip()
-        spec = {"kind": "sql", "setup": database.setup, "gold": gold}
+        spec = {"kind": "sql", "setup": database.setup, "gold": gold, "match": "columns_any_order"}
         prompt = (f"Database schema (SQLite):\n\n{fenced(database.schema, 'sql')}\n\nQuestion: "
                   f"{str(row['question']).strip()}\n\n{SQL_INSTRUCTION}")
         out.rows.append(_row(rid, prompt, spec, fenced(gold, "sql")))
