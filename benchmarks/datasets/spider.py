@@ -2,8 +2,8 @@
 
 For every converted dev row (``trainer data convert --format spider``) this builds candidate completions: the
 gold itself, the gold of another question on the same database, and mutations of the gold (DISTINCT dropped,
-ORDER BY dropped, LIMIT dropped or raised, ASC/DESC flipped, a number or a string constant changed, the
-first two selected columns swapped). Each is verified by this service (an in-process server, Docker
+ORDER BY dropped, its ties put in another order, LIMIT dropped or raised, ASC/DESC flipped, a number or a
+string constant changed, the first two selected columns swapped). Each is verified by this service (an in-process server, Docker
 sandbox) and judged by the official ``exec_eval.eval_exec_match`` of taoyds/test-suite-sql-eval on the
 row's ``.sqlite`` file (run by ``spider_official.py`` under a Python that has ``sqlparse``); the table counts
 agreement: ours PASSED or not against theirs 1 or 0, with DISTINCT kept (``--keep_distinct``, the strict
@@ -65,6 +65,18 @@ def no_order_by(q: str) -> str | None:
     return (q[:found[0].start()] + q[end:]).strip()
 
 
+def ties_reordered(q: str) -> str | None:
+    """One more ORDER BY key (the first column, descending): rows that tie on the gold's keys come in another
+    order; the result is as right as the gold's (SQL leaves the order of ties open)."""
+    top = _top_level(q)
+    found = list(re.finditer(r"\border\s+by\b", top, re.IGNORECASE))
+    if len(found) != 1:
+        return None
+    tail = re.search(r"\blimit\b|;", top[found[0].end():], re.IGNORECASE)
+    end = found[0].end() + tail.start() if tail else len(q.rstrip())
+    return q[:end].rstrip() + " , 1 DESC " + q[end:]
+
+
 def no_limit(q: str) -> str | None:
     top = _top_level(q)
     found = list(re.finditer(r"\s+limit\s+\d+", top, re.IGNORECASE))
@@ -124,7 +136,8 @@ def columns_swapped(q: str) -> str | None:
     return q[:start] + " , ".join(items) + " " + q[end:]
 
 
-MUTATIONS = {"no-distinct": no_distinct, "no-order-by": no_order_by, "no-limit": no_limit,
+MUTATIONS = {"no-distinct": no_distinct, "no-order-by": no_order_by, "ties-reordered": ties_reordered,
+             "no-limit": no_limit,
              "limit+1": limit_plus_one, "asc/desc": flip_direction, "number+1": number_changed,
              "string-changed": string_changed, "columns-swapped": columns_swapped}
 
