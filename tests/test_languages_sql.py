@@ -166,7 +166,18 @@ def test_any_column_order_permutes_the_completions_columns_never_the_rows():
 
 def test_column_orders_only_where_every_column_fits_and_bounded():
     want = [[1, 1, 2], [3, 3, 4]]
-    assert list(column_orders([[2, 1, 1], [4, 3, 3]], want, 0)) == [[1, 2, 0], [2, 1, 0]]
+    assert list(column_orders([[2, 1, 1], [4, 3, 3]], want, 0)) == [[1, 2, 0]]  # got's 1 and 2 are equal
+    assert list(column_orders([[2, 1, 5], [4, 3, 3]], [[1, 5, 2], [3, 3, 4]], 0)) == [[1, 2, 0]]
+    assert list(column_orders([[1, 2], [2, 1]], [[1, 2], [2, 1]], 0)) == [[0, 1], [1, 0]]
     assert list(column_orders([[1, 1, 1], [3, 3, 3]], want, 0)) == []  # no column holds the third's values
-    same = [[1] * 9]  # nine equal columns: 9! orders fit, only MAX_COLUMN_ORDERS are tried
-    assert sum(1 for _ in column_orders(same, same, 0)) == MAX_COLUMN_ORDERS
+    shifts = [[(r + c) % 9 for c in range(9)] for r in range(9)]  # every column holds 0..8: 9! orders fit
+    assert sum(1 for _ in column_orders(shifts, shifts, 0)) == MAX_COLUMN_ORDERS
+    assert sum(1 for _ in column_orders(shifts, shifts, 0, limit=5)) == 5
+    same = [[1] * 9] * 3  # nine columns equal row by row: swapping them changes nothing, one order is tried
+    assert list(column_orders(same, same, 0)) == [list(range(9))]
+    # a wide gold whose columns all hold the same values and a completion that pairs them wrongly: refused
+    # within the step budget, not after 12! tries
+    wide = [[(r + c) % 12 for c in range(12)] for r in range(12)]
+    wrong = [list(row) for row in wide]
+    wrong[0][0], wrong[1][0] = wrong[1][0], wrong[0][0]  # the columns keep their values; row 0 now has 1 twice
+    assert not results_match(wrong, wide, ordered=False, tol=0, any_column_order=True)[0]

@@ -3,11 +3,11 @@
 For every converted dev row (``trainer data convert --format spider``) this builds candidate completions: the
 gold itself, the gold of another question on the same database, and mutations of the gold (DISTINCT dropped,
 ORDER BY dropped, its ties put in another order, LIMIT dropped or raised, ASC/DESC flipped, a number or a
-string constant changed, the first two selected columns swapped). Each is verified by this service (an in-process server, Docker
-sandbox) and judged by the official ``exec_eval.eval_exec_match`` of taoyds/test-suite-sql-eval on the
-row's ``.sqlite`` file (run by ``spider_official.py`` under a Python that has ``sqlparse``); the table counts
-agreement: ours PASSED or not against theirs 1 or 0, with DISTINCT kept (``--keep_distinct``, the strict
-reading) and with the judge's default (DISTINCT removed from both queries).
+string constant changed, the first two selected columns swapped). Each is verified by this service (an
+in-process server, Docker sandbox) and judged by the official ``exec_eval.eval_exec_match`` of
+taoyds/test-suite-sql-eval on the row's ``.sqlite`` file (run by ``spider_official.py`` under a Python that
+has ``sqlparse``); the table counts agreement: ours PASSED or not against theirs 1 or 0, with DISTINCT kept
+(``--keep_distinct``, the strict reading) and with the judge's default (DISTINCT removed from both queries).
 
     python scripts/datasets/fetch.py spider --from spider=SRC          # data in /work/data/spider
     python -m benchmarks.datasets.spider --official DIR --official-python PY [--out FILE] [--limit N]

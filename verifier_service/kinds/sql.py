@@ -31,6 +31,8 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 COMPARE_MODES = ("auto", "ordered", "unordered")
 COLUMN_MODES = ("columns_in_order", "columns_any_order")
 MAX_COLUMN_ORDERS = 720  # column permutations tried (columns_any_order) before the result counts as different
+MAX_COLUMN_STEPS = 20_000  # steps of the search for them
+MAX_COLUMN_CELLS = 500_000  # cells compared over all the permutations tried (a wide, long result: fewer tries)
 MAX_ROWS = 20_000  # rows read of each result set (more: the result differs from any gold that has fewer)
 OUTPUT_LIMIT = 32 << 20
 _FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\n(.*?)```", re.DOTALL)
@@ -105,16 +107,16 @@ def cells_match(got: Any, want: Any, tol: float) -> bool:
     return got == want
 
 
+def _cell_key(v: Any) -> tuple:
+    if v is None:
+        return (0, 0.0, "")
+    if isinstance(v, (int, float)):
+        return (1, float(v) if not (isinstance(v, float) and math.isnan(v)) else math.inf, "")
+    return (2, 0.0, f"{v[0]}:{v[1]}")
+
+
 def _sort_key(row: list[Any]) -> tuple:
-    out = []
-    for v in row:
-        if v is None:
-            out.append((0, 0.0, ""))
-        elif isinstance(v, (int, float)):
-            out.append((1, float(v) if not (isinstance(v, float) and math.isnan(v)) else math.inf, ""))
-        else:
-            out.append((2, 0.0, f"{v[0]}:{v[1]}"))
-    return tuple(out)
+    return tuple(_cell_key(v) for v in row)
 
 
 _ORDER_TAIL = re.compile(r"\b(?:limit|offset)\b|;", re.IGNORECASE)
@@ -197,37 +199,51 @@ def rows_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: 
     return True, ""
 
 
-def column_orders(got: list[list[Any]], want: list[list[Any]], tol: float) -> Iterator[list[int]]:
+def column_orders(got: list[list[Any]], want: list[list[Any]], tol: float,
+                  limit: int = MAX_COLUMN_ORDERS) -> Iterator[list[int]]:
     """Orders of ``got``'s columns (``order[j]``: the got column that stands for want's column j) under which
     every column holds the same values as want's (as a multiset, numbers within ``tol``), the identity first;
-    at most ``MAX_COLUMN_ORDERS`` of them. Both have rows of ``width`` columns and the same number of rows."""
+    at most ``limit`` of them, found in at most ``MAX_COLUMN_STEPS`` steps. Of got's columns that are equal
+    row by row only the first unused one is tried (swapping them gives the same rows). Both have rows of the
+    same width and the same number of rows."""
     width = len(want[0]) if want else 0
 
     def values(rows: list[list[Any]], i: int) -> list[Any]:
-        return sorted((r[i] for r in rows), key=lambda v: _sort_key([v]))
+        return sorted((r[i] for r in rows), key=_cell_key)
 
     got_columns = [values(got, i) for i in range(width)]
     want_columns = [values(want, j) for j in range(width)]
-    fits = [[i for i in range(width) if all(cells_match(a, b, tol) for a, b in
-                                             zip(got_columns[i], want_columns[j], strict=True))]
-            for j in range(width)]
+    def same(a: list[Any], b: list[Any]) -> bool:  # equal lists, or reals within the tolerance
+        if a == b:
+            return True
+        reals = any(type(v) is float for v in a) or any(type(v) is float for v in b)
+        return reals and all(cells_match(x, y, tol) for x, y in zip(a, b, strict=True))
+
+    fits = [[i for i in range(width) if same(got_columns[i], want_columns[j])] for j in range(width)]
+    if not all(fits):
+        return
     for j in range(width):  # the identity first: the completion's own order
         if j in fits[j]:
             fits[j].remove(j)
             fits[j].insert(0, j)
+    first_equal: dict[tuple, int] = {}
+    twin = [first_equal.setdefault(tuple(repr(r[i]) for r in got), i) for i in range(width)]
     order: list[int] = []
     used: set[int] = set()
-    tried = 0
+    tried = steps = 0
 
     def extend() -> Iterator[list[int]]:
-        nonlocal tried
+        nonlocal tried, steps
         j = len(order)
         if j == width:
             tried += 1
             yield list(order)
             return
         for i in fits[j]:
-            if i in used or tried >= MAX_COLUMN_ORDERS:
+            steps += 1
+            if tried >= limit or steps > MAX_COLUMN_STEPS:
+                return
+            if i in used or any(twin[k] == twin[i] and k not in used for k in range(i)):
                 continue
             order.append(i)
             used.add(i)
@@ -245,7 +261,8 @@ def results_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, to
     same, why = rows_match(got, want, ordered, tol, keys)
     if same or not any_column_order or len(got) != len(want) or not want:
         return same, why
-    for order in column_orders(got, want, tol):
+    limit = max(1, min(MAX_COLUMN_ORDERS, MAX_COLUMN_CELLS // max(1, len(want) * len(want[0]))))
+    for order in column_orders(got, want, tol, limit):
         if order == list(range(len(order))):
             continue  # the completion's own order: compared above
         if rows_match([[r[i] for i in order] for r in got], want, ordered, tol, keys)[0]:
