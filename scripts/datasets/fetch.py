@@ -42,8 +42,9 @@ mirrors public GitHub repositories as bare git directories, then ``--from`` with
 - spider: the authors publish a zip on Google Drive only (https://yale-lily.github.io/spider), so there is no
   default source: pass the extracted zip's folder, or a copy in git. On the development machine: the public
   copy of the Spider folder in ``git:<hyukkyukang/text2SQL>@HEAD:datasets/spider`` (1,034 dev rows, the
-  published count; its ``database/wta_1/`` holds no ``wta_1.sqlite``, the one dev database over GitHub's
-  comfortable size, so wta_1's 62 rows cannot be converted from it and are reported as missing).
+  published count; its ``database/wta_1/`` holds no ``wta_1.sqlite`` (12.9 MB in Spider's zip, the largest
+  dev database), so wta_1's 62 rows are reported as missing and flagged by the converter; its dump would
+  be over the 4 MiB a spec may carry anyway).
 
 Standard library only (the converter is run as ``python -m trainer.cli``, from this checkout).
 """
