@@ -5,7 +5,16 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from verifier_service.kinds.sql import cells_match, order_keys, orders_rows, query_of, rows_match
+from verifier_service.kinds.sql import (
+    MAX_COLUMN_ORDERS,
+    cells_match,
+    column_orders,
+    order_keys,
+    orders_rows,
+    query_of,
+    results_match,
+    rows_match,
+)
 
 SCHEMA = """
 CREATE TABLE dept (id INTEGER PRIMARY KEY, name TEXT);
@@ -49,6 +58,14 @@ class TestSqlKind:
             "huge_result": ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 100000) "
                             "SELECT n FROM r", sql_spec(gold=GOLD)),
             "text_is_not_number": ("SELECT '3'", sql_spec(gold="SELECT 3")),
+            "columns_swapped": ("SELECT d.name, e.name FROM emp e JOIN dept d ON e.dept_id = d.id",
+                                sql_spec(gold=GOLD)),
+            "columns_swapped_any_order": ("SELECT d.name, e.name FROM emp e JOIN dept d ON e.dept_id = d.id",
+                                          sql_spec(gold=GOLD, match="columns_any_order")),
+            "columns_swapped_any_order_ordered": ("SELECT salary, name FROM emp ORDER BY salary DESC",
+                                                  sql_spec(gold=GOLD_ORDERED, match="columns_any_order")),
+            "any_order_other_rows": ("SELECT d.name, e.name FROM emp e LEFT JOIN dept d ON e.dept_id = d.id",
+                                     sql_spec(gold=GOLD, match="columns_any_order")),
         }
         out = langs_service.verify_batch([item for item in items.values()])
         return dict(zip(items, out, strict=True))
@@ -59,6 +76,8 @@ class TestSqlKind:
         ("ordered_wrong_order", "FAILED"), ("column_count", "FAILED"), ("expected_rows_float", "PASSED"),
         ("writes_refused", "RUNTIME_ERROR"), ("attach_refused", "RUNTIME_ERROR"), ("two_statements", "COMPILE_ERROR"),
         ("several_databases", "PARTIAL"), ("huge_result", "FAILED"), ("text_is_not_number", "FAILED"),
+        ("columns_swapped", "FAILED"), ("columns_swapped_any_order", "PASSED"),
+        ("columns_swapped_any_order_ordered", "PASSED"), ("any_order_other_rows", "FAILED"),
     ])
     def test_verdict(self, results, name, verdict):
         assert results[name]["verdict"] == verdict, results[name]["detail"]
@@ -71,6 +90,7 @@ class TestSqlKind:
 
     def test_bad_specs_are_refused(self, langs_service):
         for bad in (sql_spec(), {"kind": "sql", "gold": GOLD}, sql_spec(gold=GOLD, compare="sideways"),
+                    sql_spec(gold=GOLD, match="columns_reversed"),
                     sql_spec(cases=[{"expected": [[1], [1, 2]]}])):
             with pytest.raises(grpc.RpcError) as caught:
                 langs_service.verify("SELECT 1", bad)
@@ -126,3 +146,38 @@ def test_cells_and_rows():
     text = ("s", "a"), ("s", "b")
     assert rows_match([[1.0000001, text[1]], [1.0, text[0]]], [[1.0, text[0]], [1.0000001, text[1]]],
                       ordered=False, tol=1e-6)[0]
+
+
+def test_any_column_order_permutes_the_completions_columns_never_the_rows():
+    # Spider's official judge (exec_eval.result_eq) accepts a result whose columns are a permutation of the gold's
+    s = [("s", c) for c in "abc"]
+    want = [[s[0], 1], [s[1], 2], [s[2], 2]]
+    swapped = [[1, s[0]], [2, s[1]], [2, s[2]]]
+    assert not results_match(swapped, want, ordered=False, tol=0)[0]  # the default: the gold's column order
+    assert results_match(swapped, want, ordered=False, tol=0, any_column_order=True)[0]
+    assert results_match(swapped, want, ordered=True, tol=0, keys=[1], any_column_order=True)[0]
+    # each column holds the gold's values, but the rows pair them differently: not the same result
+    assert not results_match([[1, s[1]], [2, s[0]], [2, s[2]]], want, ordered=False, tol=0, any_column_order=True)[0]
+    assert not results_match([[2, s[0]], [1, s[1]], [2, s[2]]], want, ordered=False, tol=0, any_column_order=True)[0]
+    # ordered: the permuted rows must still come in the gold's order
+    assert not results_match([[2, s[1]], [1, s[0]], [2, s[2]]], want, ordered=True, tol=0, keys=[1],
+                             any_column_order=True)[0]
+
+
+def test_column_orders_only_where_every_column_fits_and_bounded():
+    want = [[1, 1, 2], [3, 3, 4]]
+    assert list(column_orders([[2, 1, 1], [4, 3, 3]], want, 0)) == [[1, 2, 0]]  # got's 1 and 2 are equal
+    assert list(column_orders([[2, 1, 5], [4, 3, 3]], [[1, 5, 2], [3, 3, 4]], 0)) == [[1, 2, 0]]
+    assert list(column_orders([[1, 2], [2, 1]], [[1, 2], [2, 1]], 0)) == [[0, 1], [1, 0]]
+    assert list(column_orders([[1, 1, 1], [3, 3, 3]], want, 0)) == []  # no column holds the third's values
+    shifts = [[(r + c) % 9 for c in range(9)] for r in range(9)]  # every column holds 0..8: 9! orders fit
+    assert sum(1 for _ in column_orders(shifts, shifts, 0)) == MAX_COLUMN_ORDERS
+    assert sum(1 for _ in column_orders(shifts, shifts, 0, limit=5)) == 5
+    same = [[1] * 9] * 3  # nine columns equal row by row: swapping them changes nothing, one order is tried
+    assert list(column_orders(same, same, 0)) == [list(range(9))]
+    # a wide gold whose columns all hold the same values and a completion that pairs them wrongly: refused
+    # within the step budget, not after 12! tries
+    wide = [[(r + c) % 12 for c in range(12)] for r in range(12)]
+    wrong = [list(row) for row in wide]
+    wrong[0][0], wrong[1][0] = wrong[1][0], wrong[0][0]  # the columns keep their values; row 0 now has 1 twice
+    assert not results_match(wrong, wide, ordered=False, tol=0, any_column_order=True)[0]

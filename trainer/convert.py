@@ -28,6 +28,9 @@ verify`` can check it: ``--check`` does, through a running service). Formats:
                         (``trainer/convert_multipl.py``)
 ``gsm8k``               gsm8k: question, answer ("... #### 72")
 ``math``                hendrycks MATH: problem, solution (the last ``\\boxed{}`` is the gold answer)
+``spider``              Spider (Yu et al.): db_id, question, query (the gold); the databases are read from
+                        ``database/<db_id>/<db_id>.sqlite`` beside the input and carried as the ``sql``
+                        spec's setup (their SQL dump) (``trainer/convert_spider.py``)
 ======================  =============================================================================
 
 Code prompts ask for the answer in a fenced ``python`` (or ``cpp``) block, and the specs extract the last one;
@@ -401,7 +404,12 @@ FORMATS: dict[str, Callable[[Iterable[dict[str, Any]]], Converted]] = {
     "humaneval": humaneval, "mbpp": mbpp, "mbpp-sanitized": mbpp_sanitized, "evalplus": evalplus,
     "code-contests": code_contests, "livecodebench": livecodebench, "gsm8k": gsm8k, "math": math,
     "multipl-e": lambda rows: __import__("trainer.convert_multipl", fromlist=["multipl_e"]).multipl_e(rows),
+    # Spider's databases sit beside its JSON (database/<db_id>/<db_id>.sqlite): convert() passes that folder;
+    # called with rows alone, the folder is ./database.
+    "spider": lambda rows, folder=Path("database"): __import__(
+        "trainer.convert_spider", fromlist=["spider"]).spider(rows, folder),
 }
+INPUT_FOLDER_FORMATS = {"spider": "database"}  # formats that read more files: the folder beside the input
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -460,6 +468,8 @@ def convert(fmt: str, path: Path) -> Converted:
             yield row
 
     try:
+        if fmt in INPUT_FOLDER_FORMATS:
+            return FORMATS[fmt](counted(), path.parent / INPUT_FOLDER_FORMATS[fmt])
         return FORMATS[fmt](counted())
     except ConvertError:
         raise

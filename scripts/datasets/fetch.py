@@ -2,7 +2,7 @@
 
     python scripts/datasets/fetch.py [NAME ...] [--data DIR] [--from NAME=SRC ...] [--no-convert] [--check]
 
-NAME is one of ``humaneval``, ``mbpp``, ``gsm8k``, ``math`` (default: all). Each dataset lands in
+NAME is one of ``humaneval``, ``mbpp``, ``gsm8k``, ``math``, ``spider`` (default: all). Each dataset lands in
 ``DIR/<name>/`` (default ``/work/data``, or ``$RLVR_DATA_DIR``), outside the repository: the raw file(s) as the
 source publishes them, ``SOURCES.txt`` (where each file came from and its sha256), and what ``trainer data
 convert`` writes (``converted*.jsonl``). File names are stable; other scripts and benchmarks read them:
@@ -15,6 +15,9 @@ mbpp           mbpp.jsonl, sanitized-mbpp.json             converted.jsonl (mbpp
                                                            (mbpp-sanitized)
 gsm8k          test.jsonl, train.jsonl                     converted.jsonl (gsm8k, of test.jsonl)
 math           test.jsonl (MATH test split, 5,000 rows)    converted.jsonl (math)
+spider         dev.json, dev_gold.sql, tables.json,        converted.jsonl (spider, of dev.json; the databases
+               database/<db_id>/<db_id>.sqlite (the dev    are read from database/ beside it)
+               set's 20 databases)
 =============  ==========================================  =====================================================
 
 Sources. By default each file is downloaded from its canonical place (the authors' GitHub repositories; MATH from
@@ -35,7 +38,13 @@ mirrors public GitHub repositories as bare git directories, then ``--from`` with
   published counts;
 - math: the authors' repository (hendrycks/math) does not hold the data, and openai/prm800k's copy is in Git LFS;
   a public copy of the MATH test split as JSONL (``git:<LightChen233/ECM>@HEAD:data/math``, 5,000 rows whose
-  ``question`` / ``answer`` columns are MATH's ``problem`` / ``solution``; they are renamed back here).
+  ``question`` / ``answer`` columns are MATH's ``problem`` / ``solution``; they are renamed back here);
+- spider: the authors publish a zip on Google Drive only (https://yale-lily.github.io/spider), so there is no
+  default source: pass the extracted zip's folder, or a copy in git. On the development machine: the public
+  copy of the Spider folder in ``git:<hyukkyukang/text2SQL>@HEAD:datasets/spider`` (1,034 dev rows, the
+  published count; its ``database/wta_1/`` holds no ``wta_1.sqlite`` (12.9 MB in Spider's zip, the largest
+  dev database), so wta_1's 62 rows are reported as missing and flagged by the converter; its dump would
+  be over the 4 MiB a spec may carry anyway).
 
 Standard library only (the converter is run as ``python -m trainer.cli``, from this checkout).
 """
@@ -64,6 +73,9 @@ DATASETS: dict[str, tuple[str, list[str]]] = {
     # MATH's authors publish a tar (https://people.eecs.berkeley.edu/~hendrycks/MATH.tar): extract it and pass
     # --from math=<MATH/test folder>; a URL or git source must hold test.jsonl.
     "math": ("https://people.eecs.berkeley.edu/~hendrycks", ["test.jsonl"]),
+    # Spider is a Google Drive zip: extract it and pass --from spider=<the spider/ folder> (or a git source).
+    # Besides these, the dev set's databases are copied: database/<db_id>/<db_id>.sqlite for each db_id.
+    "spider": ("", ["dev.json", "dev_gold.sql", "tables.json"]),
 }
 
 # name -> [(format, raw file, converted file)]
@@ -73,6 +85,7 @@ CONVERSIONS: dict[str, list[tuple[str, str, str]]] = {
              ("mbpp-sanitized", "sanitized-mbpp.json", "converted-sanitized.jsonl")],
     "gsm8k": [("gsm8k", "test.jsonl", "converted.jsonl")],
     "math": [("math", "test.jsonl", "converted.jsonl")],
+    "spider": [("spider", "dev.json", "converted.jsonl")],
 }
 
 
@@ -134,8 +147,31 @@ def _normalise_math(data: bytes) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
+def _spider_databases(src: str, dest: Path) -> list[str]:
+    """The dev set's databases (``database/<db_id>/<db_id>.sqlite``); one a copy lacks is noted, not fatal
+    (the converter flags its rows)."""
+    db_ids = sorted({row["db_id"] for row in json.loads((dest / "dev.json").read_text(encoding="utf-8"))})
+    notes = []
+    for db_id in db_ids:
+        fname = f"database/{db_id}/{db_id}.sqlite"
+        try:
+            data = _read(src, fname)
+        except FetchError as exc:
+            print(f"spider: {db_id}: not in this copy ({exc})", file=sys.stderr)
+            notes.append(f"{fname}\tmissing\t{src}")
+            continue
+        if not data.startswith(b"SQLite format 3\0"):
+            raise FetchError(f"{fname} is not an SQLite database (a Git LFS pointer?): {data[:40]!r}")
+        (dest / fname).parent.mkdir(parents=True, exist_ok=True)
+        (dest / fname).write_bytes(data)
+        notes.append(f"{fname}\t{hashlib.sha256(data).hexdigest()}\t{src} {fname}")
+    return notes
+
+
 def fetch(name: str, src: str, dest: Path) -> list[str]:
     _, files = DATASETS[name]
+    if not src:
+        raise FetchError(f"no default source: pass --from {name}=SRC (see this script's docstring)")
     dest.mkdir(parents=True, exist_ok=True)
     notes = []
     for fname in files:
@@ -154,6 +190,8 @@ def fetch(name: str, src: str, dest: Path) -> list[str]:
             plain = gzip.decompress(data)
             (dest / fname[:-3]).write_bytes(plain)
             notes.append(f"{fname[:-3]}\t{hashlib.sha256(plain).hexdigest()}\tgunzip {fname}")
+    if name == "spider":
+        notes += _spider_databases(src, dest)
     (dest / "SOURCES.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")
     return notes
 

@@ -6,7 +6,9 @@ rows (``expected``) where there is no ``gold`` query. The gold query and the com
 (``runner/sql_harness.py``: the completion's read-only, with a time limit); the result sets are
 compared here: the same number of columns, the same rows (a multiset, unless the order counts: then in the
 order of the gold's ORDER BY columns, rows that tie on them in any order), cells equal by type (NULL, number,
-text, blob), integers exactly and reals within ``float_tolerance``.
+text, blob), integers exactly and reals within ``float_tolerance``. The columns are compared in the gold's
+order; with ``match: columns_any_order`` (Spider's official execution judge) in any order that makes the result
+sets the same (the completion's columns permuted: ``SELECT age, name`` for a gold's ``SELECT name, age``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from verifier_service.errors import InvalidSpec
@@ -26,6 +29,10 @@ from verifier_service.spec import MISSING, Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
 COMPARE_MODES = ("auto", "ordered", "unordered")
+COLUMN_MODES = ("columns_in_order", "columns_any_order")
+MAX_COLUMN_ORDERS = 720  # column permutations tried (columns_any_order) before the result counts as different
+MAX_COLUMN_STEPS = 20_000  # steps of the search for them
+MAX_COLUMN_CELLS = 500_000  # cells compared over all the permutations tried (a wide, long result: fewer tries)
 MAX_ROWS = 20_000  # rows read of each result set (more: the result differs from any gold that has fewer)
 OUTPUT_LIMIT = 32 << 20
 _FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\n(.*?)```", re.DOTALL)
@@ -100,16 +107,16 @@ def cells_match(got: Any, want: Any, tol: float) -> bool:
     return got == want
 
 
+def _cell_key(v: Any) -> tuple:
+    if v is None:
+        return (0, 0.0, "")
+    if isinstance(v, (int, float)):
+        return (1, float(v) if not (isinstance(v, float) and math.isnan(v)) else math.inf, "")
+    return (2, 0.0, f"{v[0]}:{v[1]}")
+
+
 def _sort_key(row: list[Any]) -> tuple:
-    out = []
-    for v in row:
-        if v is None:
-            out.append((0, 0.0, ""))
-        elif isinstance(v, (int, float)):
-            out.append((1, float(v) if not (isinstance(v, float) and math.isnan(v)) else math.inf, ""))
-        else:
-            out.append((2, 0.0, f"{v[0]}:{v[1]}"))
-    return tuple(out)
+    return tuple(_cell_key(v) for v in row)
 
 
 _ORDER_TAIL = re.compile(r"\b(?:limit|offset)\b|;", re.IGNORECASE)
@@ -192,6 +199,77 @@ def rows_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: 
     return True, ""
 
 
+def column_orders(got: list[list[Any]], want: list[list[Any]], tol: float,
+                  limit: int = MAX_COLUMN_ORDERS) -> Iterator[list[int]]:
+    """Orders of ``got``'s columns (``order[j]``: the got column that stands for want's column j) under which
+    every column holds the same values as want's (as a multiset, numbers within ``tol``), the identity first;
+    at most ``limit`` of them, found in at most ``MAX_COLUMN_STEPS`` steps. Of got's columns that are equal
+    row by row only the first unused one is tried (swapping them gives the same rows). Both have rows of the
+    same width and the same number of rows."""
+    width = len(want[0]) if want else 0
+
+    def values(rows: list[list[Any]], i: int) -> list[Any]:
+        return sorted((r[i] for r in rows), key=_cell_key)
+
+    got_columns = [values(got, i) for i in range(width)]
+    want_columns = [values(want, j) for j in range(width)]
+    def same(a: list[Any], b: list[Any]) -> bool:  # equal lists, or reals within the tolerance
+        if a == b:
+            return True
+        reals = any(type(v) is float for v in a) or any(type(v) is float for v in b)
+        return reals and all(cells_match(x, y, tol) for x, y in zip(a, b, strict=True))
+
+    fits = [[i for i in range(width) if same(got_columns[i], want_columns[j])] for j in range(width)]
+    if not all(fits):
+        return
+    for j in range(width):  # the identity first: the completion's own order
+        if j in fits[j]:
+            fits[j].remove(j)
+            fits[j].insert(0, j)
+    first_equal: dict[tuple, int] = {}
+    twin = [first_equal.setdefault(tuple(repr(r[i]) for r in got), i) for i in range(width)]
+    order: list[int] = []
+    used: set[int] = set()
+    tried = steps = 0
+
+    def extend() -> Iterator[list[int]]:
+        nonlocal tried, steps
+        j = len(order)
+        if j == width:
+            tried += 1
+            yield list(order)
+            return
+        for i in fits[j]:
+            steps += 1
+            if tried >= limit or steps > MAX_COLUMN_STEPS:
+                return
+            if i in used or any(twin[k] == twin[i] and k not in used for k in range(i)):
+                continue
+            order.append(i)
+            used.add(i)
+            yield from extend()
+            used.discard(i)
+            order.pop()
+
+    yield from extend()
+
+
+def results_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: float,
+                  keys: list[int] | None = None, any_column_order: bool = False) -> tuple[bool, str]:
+    """``rows_match``; with ``any_column_order`` also under each order of got's columns that gives every
+    column want's values (Spider's judge: the same result set with its columns permuted)."""
+    same, why = rows_match(got, want, ordered, tol, keys)
+    if same or not any_column_order or len(got) != len(want) or not want:
+        return same, why
+    limit = max(1, min(MAX_COLUMN_ORDERS, MAX_COLUMN_CELLS // max(1, len(want) * len(want[0]))))
+    for order in column_orders(got, want, tol, limit):
+        if order == list(range(len(order))):
+            continue  # the completion's own order: compared above
+        if rows_match([[r[i] for i in order] for r in got], want, ordered, tol, keys)[0]:
+            return True, ""
+    return False, why
+
+
 def _matching(got: list[list[Any]], want: list[list[Any]], tol: float) -> bool:
     """A greedy one-to-one matching of rows (only reached when sorting put near-equal numbers apart)."""
     left = list(got)
@@ -223,13 +301,17 @@ class Sql(VerifierKind):
         Param("compare", "string", "row order: auto (ordered when the gold query has a top-level ORDER BY), "
               "ordered or unordered", default="auto", choices=COMPARE_MODES),
         Param("float_tolerance", "number", "numbers match within tol * max(1, |expected|)", default=1e-6),
+        Param("match", "string", "columns: in the gold's (or expected rows') order, or in any order that makes "
+              "the results the same (Spider's official judge)", default="columns_in_order", choices=COLUMN_MODES),
     )
 
     def validate(self, spec: Spec) -> Spec:
         self.require(spec, "setup")
-        spec = spec.with_defaults(compare="auto")
+        spec = spec.with_defaults(compare="auto", match="columns_in_order")
         if spec.compare not in COMPARE_MODES:
             raise InvalidSpec(f"spec.compare {spec.compare!r} is not valid; valid: {', '.join(COMPARE_MODES)}")
+        if spec.match not in COLUMN_MODES:
+            raise InvalidSpec(f"spec.match {spec.match!r} is not valid; valid: {', '.join(COLUMN_MODES)}")
         if not (math.isfinite(spec.float_tolerance) and spec.float_tolerance >= 0):
             raise InvalidSpec("spec.float_tolerance must be a finite number, not negative")
         for i, case in enumerate(spec.cases):
@@ -291,12 +373,13 @@ class Sql(VerifierKind):
             want_cols = len(gold.get("columns", [])) if isinstance(gold, dict) else (
                 len(want_rows[0]) if want_rows else None)
             keys = order_keys(spec.gold, gold.get("columns", [])) if ordered and isinstance(gold, dict) else None
-            tests.append(self._judge(name, got, want_rows, want_cols, ordered, tol, keys))
+            tests.append(self._judge(name, got, want_rows, want_cols, ordered, tol, keys,
+                                     spec.match == "columns_any_order"))
         return Outcome.from_tests(tests, **extra, **streams(result))
 
     @staticmethod
     def _judge(name: str, got: Any, want_rows: list, want_cols: int | None, ordered: bool, tol: float,
-               keys: list[int] | None = None) -> TestOutcome:
+               keys: list[int] | None = None, any_column_order: bool = False) -> TestOutcome:
         if not isinstance(got, dict):
             return TestOutcome(name, Verdict.RUNTIME_ERROR, "the query gave no result")
         error = got.get("error")
@@ -312,5 +395,5 @@ class Sql(VerifierKind):
         if any(len(r) != len(columns) for r in rows) or any(want_cols is not None and len(r) != want_cols
                                                            for r in want_rows):
             return TestOutcome(name, Verdict.FAILED, "rows of different lengths")
-        same, why = rows_match(rows, want_rows, ordered, tol, keys)
+        same, why = results_match(rows, want_rows, ordered, tol, keys, any_column_order)
         return TestOutcome(name, Verdict.PASSED if same else Verdict.FAILED, why)
