@@ -26,7 +26,7 @@ from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
 from verifier_service.spec import MISSING, Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
 
-COMPARE_MODES = ("exact", "tokens", "float")
+COMPARE_MODES = ("exact", "tokens", "tokens_ci", "lines", "float")
 
 
 def python_program(memory: int | None) -> dict:
@@ -47,6 +47,26 @@ def tokens(text: str) -> list[str]:
     """The whitespace-separated tokens of an output: split on ASCII space, tab, CR and LF only (a non-ASCII
     space, a vertical tab or a control character is part of a token)."""
     return [t for t in _WHITESPACE.split(text) if t]
+
+
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_fold(text: str) -> str:
+    """``text`` with ASCII A-Z as a-z and every other character as it is (testlib's ``lowerCase``): ``É`` is not
+    ``é``, ``ß`` is not ``SS`` and the Kelvin sign is not ``k``, where ``str.lower`` / ``casefold`` would make
+    some of them equal."""
+    return text.translate(_ASCII_FOLD)
+
+
+def lines(text: str) -> list[list[str]]:
+    """The output as lines (split on LF; a CR before it is a blank like any other), each as its tokens, the
+    lines at the end that hold no token dropped (testlib's lcmp: the answer's lines, each as tokens, and
+    nothing but blanks after them)."""
+    out = [tokens(line) for line in text.split("\n")]
+    while out and not out[-1]:
+        out.pop()
+    return out
 
 
 def _is_number(token: str) -> bool:
@@ -91,11 +111,19 @@ def outputs_match(actual: str, expected: str, mode: str, tol: float) -> bool:
     - ``exact``: the same characters, except that CRLF line ends equal LF ones and newlines at the very
       end do not count;
     - ``tokens``: the same tokens (``tokens``: split on ASCII whitespace only), compared as exact text;
+    - ``tokens_ci``: the same tokens, ASCII letters compared case-insensitively (``ascii_fold``: ``YES`` is
+      ``yes``; ``É`` is not ``é``);
+    - ``lines``: the same lines (``lines``), each the same tokens: ``1 2`` is not ``1\\n2``, a blank line
+      in the middle counts, blank lines at the end do not;
     - ``float``: the same number of tokens, each pair by ``floats_match``.
     """
     if mode == "exact":
         norm = lambda s: s.replace("\r\n", "\n").rstrip("\n")  # noqa: E731 - a trailing newline is not an answer
         return norm(actual) == norm(expected)
+    if mode == "lines":
+        return lines(actual) == lines(expected)
+    if mode == "tokens_ci":
+        return tokens(ascii_fold(actual)) == tokens(ascii_fold(expected))
     got, want = tokens(actual), tokens(expected)
     if mode == "tokens":
         return got == want
@@ -108,11 +136,27 @@ class Stdio(VerifierKind):
     description = ("runs a program (Python, C++, C, Bash, Java, JavaScript, TypeScript, Go or Rust) on each case's "
                    "stdin and compares its stdout outside the sandbox")
     sandboxed = True
+    notes = (
+        "`compare` (the rules of testlib's standard checkers, which Codeforces-style judges use): blanks are ASCII "
+        "space, tab, CR and LF only (a non-breaking space, a vertical tab or U+2028 is part of a token). `exact`: "
+        "the same characters, CRLF equal to LF and newlines at the very end not counted. `tokens` (wcmp): the same "
+        "whitespace-separated tokens. `tokens_ci`: the same tokens with ASCII letters compared case-insensitively, "
+        "for `YES`/`yes` answers (yesno, nyesno); only A-Z fold to a-z, as testlib's `upperCase` does: `É` is not "
+        "`é`, `ß` is not `SS`, the Kelvin sign is not `k` (a Unicode case fold would make some of these equal). "
+        "`lines` (lcmp): the same lines (split on LF), each holding the same tokens: `1 2` is not `1` and `2` on "
+        "two lines, a blank line in the middle counts, blank lines at the end (and blanks at a line's ends) do "
+        "not. `float` (rcmp): tokens, numbers within `float_tolerance` (below). An empty output equals an "
+        "expected output of nothing but blanks in every mode but `exact`, where only newlines may differ.",
+        "`float`: an integer expected token (`[+-]?[0-9]+`) is matched only by a number of exactly its value "
+        "(`7`, `007`, `7.0`); a float expected token by a number within `float_tolerance * max(1, |expected|)`; "
+        "anything else (`inf`, `nan`, words) only by the same text (case-sensitive).",
+    )
     params = (
         Param("cases", "cases", "list of {stdin: str, expected_stdout: str}", required=True),
         Param("language", "string", "language of the completion", default="python", choices=tuple(LANGUAGES)),
-        Param("compare", "string", "exact (line endings and final newlines aside), whitespace tokens, or "
-              "tokens with float tolerance", default="tokens", choices=COMPARE_MODES),
+        Param("compare", "string", "exact (line endings and final newlines aside), whitespace tokens, tokens_ci "
+              "(tokens, ASCII letters case-insensitive: YES = yes), lines (each line's tokens; line breaks count), "
+              "or float (tokens with float tolerance)", default="tokens", choices=COMPARE_MODES),
         Param("float_tolerance", "number", "tolerance of compare=float", default=1e-6),
         Param("case_timeout_s", "number", "time limit of each case (default: timeout_s)"),
         Param("fast_fail", "bool", "stop at the first failing case (all-or-nothing scoring stops there too: "
