@@ -146,7 +146,9 @@ class Stdio(VerifierKind):
         "`é`, `ß` is not `SS`, the Kelvin sign is not `k` (a Unicode case fold would make some of these equal). "
         "`lines` (lcmp): the same lines (split on LF), each holding the same tokens: `1 2` is not `1` and `2` on "
         "two lines, a blank line in the middle counts, blank lines at the end (and blanks at a line's ends) do "
-        "not. `float` (rcmp): tokens, numbers within `float_tolerance` (below). An empty output equals an "
+        "not (lcmp itself splits a line on every C `isspace`, vertical tab and form feed too; stdio keeps the four "
+        "blanks of wcmp and the rest of testlib). `scripts/datasets/testlib_agreement.py` runs testlib's wcmp, "
+        "nyesno and lcmp beside `tokens`, `tokens_ci` and `lines` on generated outputs. `float` (rcmp): tokens, numbers within `float_tolerance` (below). An empty output equals an "
         "expected output of nothing but blanks in every mode but `exact`, where only newlines may differ.",
         "`float`: an integer expected token (`[+-]?[0-9]+`) is matched only by a number of exactly its value "
         "(`7`, `007`, `7.0`); a float expected token by a number within `float_tolerance * max(1, |expected|)`; "
