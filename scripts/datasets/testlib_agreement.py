@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from verifier_service.kinds.stdio import outputs_match  # noqa: E402
+from verifier_service.kinds.stdio import outputs_match
 
 CHECKERS = {"tokens": "wcmp", "tokens_ci": "nyesno", "lines": "lcmp"}
 WORDS = ["1", "2", "10", "-3", "007", "a", "A", "abc", "ABC", "yes", "YES", "Yes", "no", "NO", "nO",

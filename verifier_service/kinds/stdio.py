@@ -148,8 +148,9 @@ class Stdio(VerifierKind):
         "two lines, a blank line in the middle counts, blank lines at the end (and blanks at a line's ends) do "
         "not (lcmp itself splits a line on every C `isspace`, vertical tab and form feed too; stdio keeps the four "
         "blanks of wcmp and the rest of testlib). `scripts/datasets/testlib_agreement.py` runs testlib's wcmp, "
-        "nyesno and lcmp beside `tokens`, `tokens_ci` and `lines` on generated outputs. `float` (rcmp): tokens, numbers within `float_tolerance` (below). An empty output equals an "
-        "expected output of nothing but blanks in every mode but `exact`, where only newlines may differ.",
+        "nyesno and lcmp beside `tokens`, `tokens_ci` and `lines` on generated outputs. `float` (rcmp): tokens, "
+        "numbers within `float_tolerance` (below). An empty output equals an expected output of nothing but "
+        "blanks in every mode but `exact`, where only newlines may differ.",
         "`float`: an integer expected token (`[+-]?[0-9]+`) is matched only by a number of exactly its value "
         "(`7`, `007`, `7.0`); a float expected token by a number within `float_tolerance * max(1, |expected|)`; "
         "anything else (`inf`, `nan`, words) only by the same text (case-sensitive).",
