@@ -189,3 +189,36 @@ def test_case_insensitive_tokens_through_the_service(service):
     got = [service.verify(program, {"kind": "stdio", "compare": compare, "cases": cases})["verdict"]
            for compare in ("tokens_ci", "tokens")]
     assert got == ["PASSED", "FAILED"]
+
+
+def test_cases_split_over_checker_jobs_by_their_text():
+    from verifier_service.kinds.stdio_checker import CheckedCase, batches
+
+    def cases(*sizes):
+        return [CheckedCase("", "x" * n, "") for n in sizes]
+
+    assert batches([]) == []
+    assert batches(cases(5, 5, 5), limit=10) == [(0, 2), (2, 3)]
+    assert batches(cases(30, 1, 1), limit=10) == [(0, 1), (1, 3)]  # a case over the limit alone
+    assert batches(cases(1, 30, 1), limit=10) == [(0, 1), (1, 2), (2, 3)]
+    assert batches([CheckedCase("ab", "c", "de")] * 3, limit=7) == [(0, 1), (1, 2), (2, 3)]  # 2 + 1 + 2 * 2
+
+
+@pytest.mark.backends("docker")
+def test_cases_over_several_checker_jobs_judged_the_same(service, monkeypatch):
+    from verifier_service.kinds import stdio_checker
+
+    monkeypatch.setattr(stdio_checker, "JOB_TEXT_LIMIT", 8)  # every case a checker job of its own
+    jobs = []
+    real = stdio_checker._run_batch
+
+    async def counted(ctx, source, cases, names, timeout_s):
+        jobs.append(len(cases))
+        return await real(ctx, source, cases, names, timeout_s)
+
+    monkeypatch.setattr(stdio_checker, "_run_batch", counted)
+    results = service.verify_batch([(PAIR_HALF, spec()), (PAIR_SOMETIMES, spec()),
+                                    (PAIR_WORDS, spec(checker=BROKEN["rejects the jury's answer"][0]))])
+    assert [(r["verdict"], r["tests_passed"]) for r in results] == [("PASSED", 3), ("PARTIAL", 2), ("INFRA_ERROR", 0)]
+    assert "rejects the jury's own answer on case 0 (the jury answer)" in results[2]["detail"], results[2]
+    assert jobs and set(jobs) == {1}

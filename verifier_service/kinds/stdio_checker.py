@@ -28,6 +28,10 @@ CHECKER_FILE = "checker.py"
 MAIN_FILE = "stdio_checker_main.py"
 MAIN_SOURCE = (Path(__file__).resolve().parent / MAIN_FILE).read_text(encoding="utf-8")
 CHECKER_OUTPUT_LIMIT = 64 * 1024  # what the checker's process may write to stdout (the main keeps its prints)
+# The cases' text one checker job gets at most (more: the cases are split over jobs, run one after another), so a
+# completion that prints up to its output limit on every case of a long spec cannot push the checker past its
+# memory limit (an INFRA_ERROR it would have caused).
+JOB_TEXT_LIMIT = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -43,10 +47,38 @@ class Judgement:
     message: str = ""
 
 
+def batches(cases: list[CheckedCase], limit: int = JOB_TEXT_LIMIT) -> list[tuple[int, int]]:
+    """``cases`` split into runs of consecutive cases (start, end) holding at most ``limit`` characters of text
+    each (a case over the limit alone)."""
+    out: list[tuple[int, int]] = []
+    start, size = 0, 0
+    for i, case in enumerate(cases):
+        text = len(case.input) + len(case.output) + 2 * len(case.answer)
+        if i > start and size + text > limit:
+            out.append((start, i))
+            start, size = i, 0
+        size += text
+    if start < len(cases):
+        out.append((start, len(cases)))
+    return out
+
+
 async def run_checker(ctx: Context, source: str, cases: list[CheckedCase], names: list[str],
                       timeout_s: float) -> list[Judgement] | Outcome:
     """The checker's judgement of each case, in order; an INFRA_ERROR Outcome when the checker or its sandbox
-    failed (``names``: the cases' names, for the detail)."""
+    failed (``names``: the cases' names, for the detail). One job per ``batches`` run of cases, each within
+    ``timeout_s``."""
+    judgements: list[Judgement] = []
+    for start, end in batches(cases, JOB_TEXT_LIMIT):
+        judged = await _run_batch(ctx, source, cases[start:end], names[start:end], timeout_s)
+        if isinstance(judged, Outcome):
+            return judged
+        judgements += judged
+    return judgements
+
+
+async def _run_batch(ctx: Context, source: str, cases: list[CheckedCase], names: list[str],
+                     timeout_s: float) -> list[Judgement] | Outcome:
     nonce = new_nonce()
     payload = {"nonce": nonce, "cases": [{"input": c.input, "output": c.output, "answer": c.answer} for c in cases]}
     memory = ctx.config.memory_mb << 20
