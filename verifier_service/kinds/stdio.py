@@ -167,7 +167,8 @@ class Stdio(VerifierKind):
         "failure is INFRA_ERROR (no reward: the spec's fault, never the completion's): it does not load, has no "
         "`check`, raises (SystemExit too), returns anything but a bool or `(bool, str)`, rejects a jury answer, "
         "or runs past `checker_timeout_s` (all cases together, or each run of cases holding up to 16 MiB of "
-        "text where they hold more; default the case limit, at most `max_timeout_s`) "
+        "text where they hold more; default the case limit, at least the service's `default_timeout_s`; at most "
+        "`max_timeout_s`) "
         "or the memory limit. So a checker must return False for output it cannot parse, never raise on it, and "
         "stay fast on any output up to `output_limit_bytes`: otherwise a completion could trade a penalty for "
         "INFRA_ERROR. Parse with care: `str.isdigit` accepts other scripts' digits and `int()` refuses more "
@@ -188,7 +189,7 @@ class Stdio(VerifierKind):
         Param("checker", "string", "Python source defining check(input, output, answer) -> bool, for problems with "
               "several right answers: it judges each case's output in place of compare (see below)"),
         Param("checker_timeout_s", "number", "time limit of the checker's run over all the cases (default: the "
-              "case limit)"),
+              "case limit, at least the service's default_timeout_s)"),
     )
 
     def image(self, spec: Spec) -> str:
@@ -289,7 +290,9 @@ class Stdio(VerifierKind):
         checker failed."""
         order = sorted(checked)
         cases = [CheckedCase(spec.cases[i].stdin, checked[i], spec.cases[i].expected_stdout or "") for i in order]
-        limit = min(spec.checker_timeout_s or case_limit, ctx.config.max_timeout_s)
+        # (not less than the default limit unless the spec says so: a short case limit is the program's, and the
+        # checker's interpreter has to start within it)
+        limit = min(spec.checker_timeout_s or max(case_limit, ctx.config.default_timeout_s), ctx.config.max_timeout_s)
         judged = await run_checker(ctx, spec.checker, cases, [tests[i].name for i in order], limit)
         if isinstance(judged, Outcome):
             return judged
