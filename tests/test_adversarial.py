@@ -76,6 +76,14 @@ TASKS: dict[str, dict] = {
                              {"stdin": "7\n", "expected_stdout": "7000000\n2.333333\n"}]},
     "stdiohuge": {"kind": "stdio", "language": "python", "compare": "float",
                   "cases": [{"stdin": "\n", "expected_stdout": "9" * 400 + "\n1" + "0" * 400 + "\n"}]},
+    # issue 30: a spec's checker (several right answers: any a, b >= 0 with a + b = n), run as its own job
+    "stdiochecker": {"kind": "stdio", "language": "python", "checker": (
+        "def check(input, output, answer):\n"
+        "    parts = output.split()\n"
+        "    if len(parts) != 2 or not all(p.isascii() and p.isdigit() and len(p) < 30 for p in parts):\n"
+        "        return False, 'two non-negative integers expected'\n"
+        "    return int(parts[0]) + int(parts[1]) == int(input), 'wrong sum'\n"),
+        "cases": [{"stdin": "5\n", "expected_stdout": "2 3\n"}, {"stdin": "8\n", "expected_stdout": "4 4\n"}]},
     # issue 17, class 2: the judge's own iterations, Remote handles, names the tests do not define
     "iterated": {"kind": "python_assert",
                  "tests": "assert all(map(lambda x: f(x) == 2 * x, [1, 2, 3]))\n"
@@ -117,6 +125,7 @@ HONEST = {  # a right solution of every task: each must PASS
     "exactdict": "def f(x):\n    return {x: 'odd' if x % 2 else 'even'}\ndef g(x):\n    return x\n",
     "stdiofloat": "n = int(input())\nprint(n * 1000000)\nprint(f'{n / 3:.6f}')\n",
     "stdiohuge": "input()\nprint('9' * 400)\nprint('1' + '0' * 400)\n",
+    "stdiochecker": "n = int(input())\nprint(n - 1, 1)\n",
     "iterated": "def f(x):\n    return 2 * x\n",
     "metamorphic": "def f(xs):\n    return sorted(xs)\n",
     "member": "def f(n):\n    return list(range(n))\ndef g(s):\n    return set(s)\n",

@@ -6,9 +6,10 @@ from the rules the docs state:
 
 - python_io ``values_match``: JSON values; booleans and null only equal themselves; an integer expected value
   only its exact value (no tolerance); a float expected value any number within ``tol * max(1, |e|)``;
-- stdio ``outputs_match``: tokens split on ASCII space, tab, CR, LF only; in ``float`` mode numbers by a strict
-  ASCII grammar, an integer expected token matched exactly, a float one within ``tol * max(1, |e|)``, anything
-  else (``inf``, ``nan``, non-ASCII digits) as text;
+- stdio ``outputs_match``: tokens split on ASCII space, tab, CR, LF only; in ``tokens_ci`` mode ASCII A-Z equal to
+  a-z and no other character folded; in ``lines`` mode the lines (split on LF) each as tokens, blank lines at the
+  end not counted; in ``float`` mode numbers by a strict ASCII grammar, an integer expected token matched exactly,
+  a float one within ``tol * max(1, |e|)``, anything else (``inf``, ``nan``, non-ASCII digits) as text;
 - the judge's ``same`` (``exact_types``): equal with the same type at every position, dict keys included;
 - ``strict_json.parse``: RFC 8259 JSON only, no duplicate keys.
 
@@ -256,9 +257,33 @@ def ref_number(token):
     return value, not dot and not has_exp
 
 
+def ref_fold(text):
+    """ASCII letters to lower case, character by character; nothing else changes."""
+    return "".join(chr(ord(ch) + 32) if "A" <= ch <= "Z" else ch for ch in text)
+
+
+def ref_lines(text):
+    """The lines (a scan for LF), each as its tokens, without the token-less lines at the end."""
+    rows, current = [], ""
+    for ch in text + "\n":
+        if ch == "\n":
+            rows.append(ref_tokens(current))
+            current = ""
+        else:
+            current += ch
+    end = len(rows)
+    while end and not rows[end - 1]:
+        end -= 1
+    return rows[:end]
+
+
 def ref_outputs_match(actual, expected, mode, tol):
     if mode == "exact":
         return actual.replace("\r\n", "\n").rstrip("\n") == expected.replace("\r\n", "\n").rstrip("\n")
+    if mode == "lines":
+        return ref_lines(actual) == ref_lines(expected)
+    if mode == "tokens_ci":
+        return ref_tokens(ref_fold(actual)) == ref_tokens(ref_fold(expected))
     got, want = ref_tokens(actual), ref_tokens(expected)
     if mode == "tokens":
         return got == want
@@ -293,7 +318,9 @@ number_tokens = st.one_of(
                      "1" + "0" * 399 + "1", "0.1", "0.10000001", "3.0", "3", "2.9999999", "1E5"]),
 )
 odd_tokens = st.sampled_from(["inf", "-inf", "Infinity", "nan", "NaN", "\u0661\u0662", "\uff11", "1_000", "0x10",
-                              "1e", "e5", "--1", "1.2.3", "\u00a0", "3\u00a0", "\x1c", "3\x0b", "abc", "Yes", "\u2003"])
+                              "1e", "e5", "--1", "1.2.3", "\u00a0", "3\u00a0", "\x1c", "3\x0b", "abc", "Yes", "\u2003",
+                              "YES", "yes", "yEs", "\u00c9", "\u00e9", "\u00df", "SS", "ss", "\u212a", "k", "K",
+                              "\u0130", "i", "I", "\u0131", "\uff21", "\uff41"])
 tokens_ = st.one_of(number_tokens, odd_tokens, st.text(alphabet=string.ascii_letters + string.digits + ".-+e",
                                                        min_size=1, max_size=6))
 separators = st.sampled_from([" ", "\n", "\t", "\r\n", "  ", " \n", "\u00a0", "\u2003", "\x1c", "\x0b", "\x0c",
@@ -310,18 +337,23 @@ def outputs(draw):
     def join(parts):
         return "".join(p + draw(separators) for p in parts) + draw(st.sampled_from(["", "\n", " \n", "\r\n\n"]))
 
+    if draw(st.integers(0, 3)) == 0:  # the same tokens, some in another case
+        got = [t.swapcase() if draw(st.booleans()) else t for t in want]
     return join(got), join(want)
 
 
+MODES = ["exact", "tokens", "tokens_ci", "lines", "float"]
+
+
 @SETTINGS
-@given(outputs(), st.sampled_from(["exact", "tokens", "float"]), st.sampled_from([0.0, 1e-9, 1e-6, 1e-3, 0.5]))
+@given(outputs(), st.sampled_from(MODES), st.sampled_from([0.0, 1e-9, 1e-6, 1e-3, 0.5]))
 def test_outputs_match_follows_the_rule(pair, mode, tol):
     actual, expected = pair
     assert outputs_match(actual, expected, mode, tol) == ref_outputs_match(actual, expected, mode, tol), pair
 
 
 @SETTINGS
-@given(st.text(), st.text(), st.sampled_from(["exact", "tokens", "float"]), st.sampled_from([0.0, 1e-6, 1e6]))
+@given(st.text(), st.text(), st.sampled_from(MODES), st.sampled_from([0.0, 1e-6, 1e6]))
 def test_outputs_match_is_total(actual, expected, mode, tol):
     assert outputs_match(actual, expected, mode, tol) in (True, False)
 
@@ -337,6 +369,17 @@ def test_outputs_match_is_total(actual, expected, mode, tol):
     ("3\x0b", "3", "tokens"),  # a vertical tab is not a separator (testlib's blanks: space, tab, CR, LF)
     ("0.51", "0.5", "float"), ("1 2 3", "1 2", "tokens"), ("1 2", "1 2 3", "float"),
     ("1_000", "1000", "float"), ("0x10", "16", "float"), ("nan", "0.5", "float"),
+    # tokens_ci folds ASCII letters only (testlib's upperCase / lowerCase), never Unicode case:
+    ("\u00c9t\u00e9", "\u00e9T\u00c9", "tokens_ci"), ("STRASSE", "stra\u00dfe", "tokens_ci"),
+    ("\u212a", "k", "tokens_ci"), ("\u0130", "i", "tokens_ci"), ("\u0131", "I", "tokens_ci"),
+    ("\uff21", "\uff41", "tokens_ci"),  # fullwidth A / a
+    ("YES", "YES NO", "tokens_ci"), ("", "yes", "tokens_ci"), ("yes", "", "tokens_ci"), ("YES", "NO", "tokens_ci"),
+    ("Yes", "yes", "tokens"),  # plain tokens stay case-sensitive
+    # lines: a line break is not a space, a blank line inside counts, a missing or extra line fails
+    ("1 2", "1\n2", "lines"), ("1\n2", "1 2", "lines"), ("1\n2", "1\n\n2", "lines"), ("1\n\n2", "1\n2", "lines"),
+    ("1\n", "1\n2\n", "lines"), ("1\n2\n3", "1\n2", "lines"), ("", "1", "lines"), ("1", "", "lines"),
+    ("1\x0b2", "1 2", "lines"), ("1\u20282", "1\n2", "lines"),  # VT and U+2028 are neither blanks nor line ends
+    ("a", "A", "lines"),
 ])
 def test_outputs_that_must_fail(actual, expected, mode):
     assert not outputs_match(actual, expected, mode, 1e-6)
@@ -352,6 +395,11 @@ def test_outputs_that_must_fail(actual, expected, mode):
     ("9" * 400, "9" * 400, "float"), ("1e400", "1e400", "float"), ("1" + "0" * 400, "1e400", "float"),
     ("1.0000000000000000000001e400", "1e400", "float"),
     ("2.5 abc\n", "2.4999999 abc", "float"),
+    ("YES\n", "yes", "tokens_ci"), ("yEs nO\r\n", "YES\nNO\n", "tokens_ci"), ("Impossible", "IMPOSSIBLE", "tokens_ci"),
+    ("\u00e9", "\u00e9", "tokens_ci"), ("", "", "tokens_ci"), ("  \n\t", "", "tokens_ci"),  # empty: no tokens
+    ("1  2 \r\n3\n", "1 2\n3", "lines"), ("1 2\n3\n\n\n  \n", "1 2\n3", "lines"), ("1\n\n2", "1\n  \n2\n", "lines"),
+    ("1\r2", "1 2", "lines"),  # a lone CR is a blank, not a line end (testlib: only LF ends a line)
+    ("", "", "lines"), ("\n\n", "", "lines"), ("", " \n", "lines"), ("\t1\n", "1", "lines"),
 ])
 def test_honest_outputs_pass(actual, expected, mode):
     assert outputs_match(actual, expected, mode, 1e-6)

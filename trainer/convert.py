@@ -220,7 +220,7 @@ def evalplus(rows: Iterable[dict[str, Any]]) -> Converted:
 # ---- code: stdin / stdout -----------------------------------------------------------------------
 
 # A statement that accepts more than one output: an exact (token) comparison would fail right answers. Those
-# problems need a checker (the stdio checker of the languages work); until a spec can carry one they are flagged.
+# problems need a checker (a stdio spec can carry one, ``checker``, but the datasets ship none): they are flagged.
 _SEVERAL_OUTPUTS = re.compile(
     r"(?:if|when) there (?:are|is|exist) (?:several|multiple|many|more than one)[^.]{0,60}?(?:answers?|solutions?|"
     r"outputs?|ways?|possible)[^.]{0,80}?(?:any|either)|(?:print|output) any (?:of them|one of them|valid|correct|"

@@ -68,6 +68,8 @@ class Spec:
     language: str = ""
     compare: str = ""
     case_timeout_s: float = 0.0
+    checker: str = ""
+    checker_timeout_s: float = 0.0
     files: dict[str, str] = field(default_factory=dict)
     solution_path: str = ""
     schema: Any = MISSING
@@ -98,7 +100,7 @@ class Spec:
 _DEFAULTS = {f.name: (f.default_factory() if callable(f.default_factory) else f.default) for f in fields(Spec)}  # type: ignore[misc]
 _NAMES = tuple(f.name for f in fields(Spec))
 _JSON_FIELDS = ("schema", "tools", "expected_arguments")
-_FLOAT_FIELDS = ("timeout_s", "float_tolerance", "case_timeout_s")
+_FLOAT_FIELDS = ("timeout_s", "float_tolerance", "case_timeout_s", "checker_timeout_s")
 _OPTIONAL_FLOAT_FIELDS = ("format_weight", "correctness_weight")
 _CASE_KEYS = {"name", "args", "kwargs", "expected", "stdin", "expected_stdout"}
 

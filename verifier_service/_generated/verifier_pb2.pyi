@@ -67,7 +67,7 @@ class TestCase(_message.Message):
     def __init__(self, name: _Optional[str] = ..., args_json: _Optional[str] = ..., kwargs_json: _Optional[str] = ..., expected_json: _Optional[str] = ..., stdin: _Optional[str] = ..., expected_stdout: _Optional[str] = ...) -> None: ...
 
 class VerificationSpec(_message.Message):
-    __slots__ = ("kind", "extract", "scoring", "timeout_s", "format_weight", "correctness_weight", "tests", "entry_point", "setup", "exact_types", "cases", "float_tolerance", "fast_fail", "language", "compare", "case_timeout_s", "files", "solution_path", "schema_json", "tools_json", "expected_name", "expected_arguments_json", "arguments_match", "gold", "answer_markers", "answer_fallback", "pattern", "match")
+    __slots__ = ("kind", "extract", "scoring", "timeout_s", "format_weight", "correctness_weight", "tests", "entry_point", "setup", "exact_types", "cases", "float_tolerance", "fast_fail", "language", "compare", "case_timeout_s", "checker", "checker_timeout_s", "files", "solution_path", "schema_json", "tools_json", "expected_name", "expected_arguments_json", "arguments_match", "gold", "answer_markers", "answer_fallback", "pattern", "match")
     class FilesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -91,6 +91,8 @@ class VerificationSpec(_message.Message):
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     COMPARE_FIELD_NUMBER: _ClassVar[int]
     CASE_TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    CHECKER_FIELD_NUMBER: _ClassVar[int]
+    CHECKER_TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     FILES_FIELD_NUMBER: _ClassVar[int]
     SOLUTION_PATH_FIELD_NUMBER: _ClassVar[int]
     SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +121,8 @@ class VerificationSpec(_message.Message):
     language: str
     compare: str
     case_timeout_s: float
+    checker: str
+    checker_timeout_s: float
     files: _containers.ScalarMap[str, str]
     solution_path: str
     schema_json: str
@@ -131,7 +135,7 @@ class VerificationSpec(_message.Message):
     answer_fallback: str
     pattern: str
     match: str
-    def __init__(self, kind: _Optional[str] = ..., extract: _Optional[str] = ..., scoring: _Optional[str] = ..., timeout_s: _Optional[float] = ..., format_weight: _Optional[float] = ..., correctness_weight: _Optional[float] = ..., tests: _Optional[str] = ..., entry_point: _Optional[str] = ..., setup: _Optional[str] = ..., exact_types: _Optional[bool] = ..., cases: _Optional[_Iterable[_Union[TestCase, _Mapping]]] = ..., float_tolerance: _Optional[float] = ..., fast_fail: _Optional[bool] = ..., language: _Optional[str] = ..., compare: _Optional[str] = ..., case_timeout_s: _Optional[float] = ..., files: _Optional[_Mapping[str, str]] = ..., solution_path: _Optional[str] = ..., schema_json: _Optional[str] = ..., tools_json: _Optional[str] = ..., expected_name: _Optional[str] = ..., expected_arguments_json: _Optional[str] = ..., arguments_match: _Optional[str] = ..., gold: _Optional[str] = ..., answer_markers: _Optional[str] = ..., answer_fallback: _Optional[str] = ..., pattern: _Optional[str] = ..., match: _Optional[str] = ...) -> None: ...
+    def __init__(self, kind: _Optional[str] = ..., extract: _Optional[str] = ..., scoring: _Optional[str] = ..., timeout_s: _Optional[float] = ..., format_weight: _Optional[float] = ..., correctness_weight: _Optional[float] = ..., tests: _Optional[str] = ..., entry_point: _Optional[str] = ..., setup: _Optional[str] = ..., exact_types: _Optional[bool] = ..., cases: _Optional[_Iterable[_Union[TestCase, _Mapping]]] = ..., float_tolerance: _Optional[float] = ..., fast_fail: _Optional[bool] = ..., language: _Optional[str] = ..., compare: _Optional[str] = ..., case_timeout_s: _Optional[float] = ..., checker: _Optional[str] = ..., checker_timeout_s: _Optional[float] = ..., files: _Optional[_Mapping[str, str]] = ..., solution_path: _Optional[str] = ..., schema_json: _Optional[str] = ..., tools_json: _Optional[str] = ..., expected_name: _Optional[str] = ..., expected_arguments_json: _Optional[str] = ..., arguments_match: _Optional[str] = ..., gold: _Optional[str] = ..., answer_markers: _Optional[str] = ..., answer_fallback: _Optional[str] = ..., pattern: _Optional[str] = ..., match: _Optional[str] = ...) -> None: ...
 
 class VerifyRequest(_message.Message):
     __slots__ = ("id", "completion", "spec", "verifier", "fields")

@@ -73,6 +73,7 @@ class VerifierKind(abc.ABC):
     params: ClassVar[tuple[Param, ...]] = ()
     default_extract: ClassVar[str] = "raw"
     slow_checks: ClassVar[bool] = False  # has ``spec_problem`` (run off the event loop, with a time limit)
+    notes: ClassVar[tuple[str, ...]] = ()  # rules the reference (docs/specs.md) states under the kind's fields
 
     def validate(self, spec: Spec) -> Spec:
         """Kind-specific checks beyond the generic ones; may fill defaults. Runs on the service's event loop:

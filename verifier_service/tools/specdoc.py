@@ -100,6 +100,8 @@ def render() -> str:
         out += [f"Default `extract`: `{kind.default_extract}`.", ""]
         out += _table(kind.params) if kind.params else ["No fields besides the common ones."]
         out.append("")
+        if kind.notes:
+            out += [f"- {note}" for note in kind.notes] + [""]
         example = examples.get(kind.name)
         if example is not None:
             out += ["Example request:", "", "```json", json.dumps(example, indent=2, ensure_ascii=False), "```", ""]
