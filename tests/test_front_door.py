@@ -42,6 +42,7 @@ BACKENDS = [pytest.param(("docker", ""), id="runc"),
                          marks=pytest.mark.skipif(not _runsc(), reason="gVisor (runsc) is not registered")),
             pytest.param(("bwrap", ""), id="bwrap", marks=pytest.mark.bwrap)]
 PER_PEER = 8
+GRPC_CONNECTIONS = 24
 BODY_LIMIT = 256 * 1024
 
 
@@ -56,7 +57,8 @@ def door(request, tmp_path_factory):
                      http_max_body_bytes=BODY_LIMIT, http_tenant_body_budget_bytes=512 * 1024,
                      http_max_connections_per_peer=PER_PEER, http_idle_timeout_s=2.0, jupyter_max_output_bytes=100_000,
                      max_spec_bytes=64 * 1024, log_repeat_burst=5, log_repeat_interval_s=600.0,
-                     grpc_max_calls_per_peer=PER_PEER, grpc_handshake_timeout_s=3.0)
+                     grpc_max_calls_per_peer=PER_PEER, grpc_max_connections=GRPC_CONNECTIONS,
+                     grpc_handshake_timeout_s=3.0)
     running = RunningService(config)
     running.keys = keys
     running.audit_path = tmp / "audit.jsonl"
@@ -246,8 +248,9 @@ def test_grpc_calls_per_client_are_capped(door):
 
 def test_verify_streams_that_never_read_are_held_and_cancelled_without_harm(door):
     """VerifyStreams that send batch after batch and never read an answer: the door stops reading each past
-    stream_max_batches, and cancelling them leaves the service serving (a gRPC option once made this a SIGSEGV
-    of the whole service: benchmarks/front_door_floods.py, phase unread_streams)."""
+    stream_max_batches, and cancelling them leaves the service serving (the per-call log asked grpcio for the
+    client's address after the cancel: a SIGSEGV of the whole service, found by benchmarks/front_door_floods.py,
+    phase unread_streams)."""
     import threading
 
     stop = threading.Event()
@@ -273,6 +276,32 @@ def test_verify_streams_that_never_read_are_held_and_cancelled_without_harm(door
     assert wait_for(lambda: not _grpc_calls(door), timeout=60), _grpc_calls(door)
     ok = verify(door, "def f():\n    return 1\n", {"kind": "python_assert", "tests": "assert f() == 1"})
     assert ok["verdict"] == "PASSED", ok
+
+
+def test_grpc_connections_are_capped(door):
+    """grpc_max_connections open connections (here: the test stub's and HTTP/2 connections that never call) and
+    the next is closed as it is accepted: a new channel cannot reach the service; closing them lets it in."""
+    host, port = door.address.rsplit(":", 1)
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
+    held = []
+    for _ in range(GRPC_CONNECTIONS):
+        sock = socket.create_connection((host, int(port)), timeout=10)
+        sock.sendall(preface)
+        held.append(sock)
+    fresh = [("grpc.use_local_subchannel_pool", 1)]  # a connection of its own, not the test stub's
+    try:
+        for sock in held[:-1]:
+            assert sock.recv(9), "an accepted connection gets the server's HTTP/2 settings"
+        channel = grpc.insecure_channel(door.address, options=fresh)
+        with pytest.raises(grpc.FutureTimeoutError):
+            grpc.channel_ready_future(channel).result(timeout=5)
+        channel.close()
+    finally:
+        for sock in held:
+            sock.close()
+    channel = grpc.insecure_channel(door.address, options=fresh)
+    grpc.channel_ready_future(channel).result(timeout=30)
+    channel.close()
 
 
 def test_a_grpc_connection_that_never_completes_its_handshake_is_closed(door):

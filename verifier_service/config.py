@@ -137,6 +137,7 @@ class ServiceConfig:
                                "soft open-file limit is raised to the hard one at start, and the HTTP door holds at "
                                "most that limit minus this many connections")
     grpc_max_connection_idle_s: float = _f(300.0, "a gRPC connection with no call this long is closed (GOAWAY)")
+    grpc_max_connections: int = _f(1024, "open gRPC connections at once; one more is closed as it is accepted")
     grpc_handshake_timeout_s: float = _f(20.0, "a gRPC connection that has not completed its handshake (TLS, HTTP/2 "
                                                "settings) this long after it opened is closed")
     grpc_max_calls_per_peer: int = _f(256, "gRPC calls in flight from one client address; one more is "
@@ -165,7 +166,7 @@ class ServiceConfig:
                      "max_message_bytes", "http_max_body_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
                      "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
-                     "grpc_max_calls_per_peer", "http_body_budget_bytes",
+                     "grpc_max_connections", "grpc_max_calls_per_peer", "http_body_budget_bytes",
                      "http_tenant_body_budget_bytes",
                      "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst"):
             if getattr(self, name) <= 0:
@@ -242,8 +243,8 @@ def _convert(name: str, typ: Any, raw: Any) -> Any:
 SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_age_s", "metrics_port", "metrics_host",
                "http_port", "http_host", "http_max_body_bytes", "openrlhf_strip_tokens", "http_max_connections",
                "http_max_connections_per_peer", "http_idle_timeout_s", "http_body_timeout_s", "http_body_budget_bytes",
-               "http_tenant_body_budget_bytes", "fd_reserve", "grpc_max_connection_idle_s", "grpc_handshake_timeout_s",
-               "grpc_max_calls_per_peer", "stream_max_batches", "jupyter_max_output_bytes",
+               "http_tenant_body_budget_bytes", "fd_reserve", "grpc_max_connection_idle_s", "grpc_max_connections",
+               "grpc_handshake_timeout_s", "grpc_max_calls_per_peer", "stream_max_batches", "jupyter_max_output_bytes",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
                "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",

@@ -59,26 +59,29 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
 
     # ---- bookkeeping around one RPC -------------------------------------------
 
-    def begin(self, rid: str, context) -> float:
+    def begin(self, rid: str, context) -> tuple[float, str]:
+        """(when the call began, its client's address). The address is read here, once, while the call is live:
+        grpcio 1.85 dereferences a null pointer (SIGSEGV, the whole service) when ``context.peer()`` is asked
+        after a stream was cancelled (found with VerifyStreams that stopped reading, then cancelled)."""
         current_request_id.set(rid)
         context.set_trailing_metadata(((REQUEST_ID_KEY, rid),))
         if self.metrics is not None:
             self.metrics.in_flight += 1
         peer = _address(context)
         self.calls[peer] = self.calls.get(peer, 0) + 1
-        return time.monotonic()
+        return time.monotonic(), peer
 
-    async def admit(self, context) -> None:
+    async def admit(self, peer: str, context) -> None:
         """Aborts the call (RESOURCE_EXHAUSTED) when its client address has more than its calls in flight."""
-        peer = _address(context)
         if self.max_calls_per_peer and self.calls.get(peer, 0) > self.max_calls_per_peer:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"{self.max_calls_per_peer} calls from {peer} are in flight, this service's limit "
                                 "per client address (grpc_max_calls_per_peer); retry when some have finished",
                                 trailing_metadata(("retry-after-ms", PEER_RETRY_MS)))
 
-    def end(self, method: str, started: float, context, completions: int, failure: BaseException | None) -> None:
-        peer = _address(context)
+    def end(self, method: str, began: tuple[float, str], context, completions: int,
+            failure: BaseException | None) -> None:
+        started, peer = began
         left = self.calls.get(peer, 1) - 1
         if left > 0:
             self.calls[peer] = left
@@ -97,7 +100,7 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         extra: dict = {"rpc": {"method": method, "code": code, "tenant": tenant, "completions": completions,
                                "duration_ms": round(duration * 1000, 1)}}
         if code != "OK":  # refusals are bounded per client address (RepeatFilter)
-            extra["repeat_key"] = _address(context)
+            extra["repeat_key"] = peer
         log.log(level, "rpc %s %s", method, code, extra=extra)
 
 
@@ -153,9 +156,9 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
         inner = handler.unary_unary
 
         async def unary_unary(raw, context):
-            started, failure, completions = owner.begin(rid, context), None, 0
+            began, failure, completions = owner.begin(rid, context), None, 0
             try:
-                await owner.admit(context)
+                await owner.admit(began[1], context)
                 try:
                     request = decode(raw)
                 except ValueError as exc:
@@ -166,7 +169,7 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
                 failure = exc
                 raise
             finally:
-                owner.end(method, started, context, completions, failure)
+                owner.end(method, began, context, completions, failure)
 
         return grpc.unary_unary_rpc_method_handler(unary_unary, **kwargs)
 
@@ -181,15 +184,15 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
         inner_su = handler.stream_unary
 
         async def stream_unary(raw_iterator, context):
-            started, failure = owner.begin(rid, context), None
+            began, failure = owner.begin(rid, context), None
             try:
-                await owner.admit(context)
+                await owner.admit(began[1], context)
                 return await inner_su(decoded(raw_iterator, context), context)
             except BaseException as exc:
                 failure = exc
                 raise
             finally:
-                owner.end(method, started, context, 0, failure)
+                owner.end(method, began, context, 0, failure)
 
         return grpc.stream_unary_rpc_method_handler(stream_unary, **kwargs)
 
@@ -198,9 +201,9 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
     make = grpc.stream_stream_rpc_method_handler if streaming_in else grpc.unary_stream_rpc_method_handler
 
     async def streaming(raw, context):
-        started, failure, completions = owner.begin(rid, context), None, 0
+        began, failure, completions = owner.begin(rid, context), None, 0
         try:
-            await owner.admit(context)
+            await owner.admit(began[1], context)
             if streaming_in:
                 source = decoded(raw, context)
             else:
@@ -215,7 +218,7 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
             failure = exc
             raise
         finally:
-            owner.end(method, started, context, completions, failure)
+            owner.end(method, began, context, completions, failure)
 
     return make(streaming, **kwargs)
 

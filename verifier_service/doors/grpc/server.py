@@ -85,15 +85,15 @@ class GrpcDoor:
                 ("grpc.max_connection_age_grace_ms", int((self.config.max_timeout_s + 30) * 1000))]
 
     def _connection_limits(self) -> list[tuple[str, int]]:
-        """Against idle and abusive connections: closed when their handshake is not done within
-        grpc_handshake_timeout_s, or after grpc_max_connection_idle_s without a call; keepalive
+        """Against idle and abusive connections: at most grpc_max_connections open (more are closed as they are
+        accepted); closed when their handshake is not done within grpc_handshake_timeout_s, or after
+        grpc_max_connection_idle_s without a call; keepalive
         pings enforced (a client pinging more often than every
         5 min without calls, or at all without calls, is sent GOAWAY after 2 strikes)."""
         # (no grpc.max_concurrent_streams: with grpcio 1.85 the server crashed with SIGSEGV when VerifyStreams
         # that had stopped reading were cancelled; benchmarks/front_door_floods.py, phase unread_streams)
-        # (nor grpc.max_allowed_incoming_connections: with it grpcio 1.85 crashed with SIGSEGV, a null pointer in
-        # cygrpc, when VerifyStreams that had stopped reading were cancelled; the same flood phase)
-        return [("grpc.server_handshake_timeout_ms", int(self.config.grpc_handshake_timeout_s * 1000)),
+        return [("grpc.max_allowed_incoming_connections", self.config.grpc_max_connections),
+                ("grpc.server_handshake_timeout_ms", int(self.config.grpc_handshake_timeout_s * 1000)),
                 ("grpc.max_connection_idle_ms", int(self.config.grpc_max_connection_idle_s * 1000)),
                 ("grpc.keepalive_permit_without_calls", 0),
                 ("grpc.http2.min_recv_ping_interval_without_data_ms", 300_000),
