@@ -365,8 +365,8 @@ class PooledSandbox(abc.ABC):
             self._release_after(tenant, replacing)
 
     def _release_after(self, tenant: str, replacing: list[asyncio.Task | None]) -> None:
-        """Gives ``tenant``'s slot back once the sandboxes its job retired (left unclean, killed, cancelled) are
-        replaced. Starting a sandbox is the host's costliest work: a tenant whose jobs keep causing it waits for
+        """Gives ``tenant``'s slot back once the sandboxes its job made go (left unclean, killed, cancelled) are
+        replaced (a sandbox replaced for its age or job count is nobody's doing: the slot is free at once). Starting a sandbox is the host's costliest work: a tenant whose jobs keep causing it waits for
         it within its own share, so its churn never takes another tenant's share. The job's answer does not wait
         for the start."""
         pending = [task for task in replacing if task is not None and not task.done()]
@@ -449,7 +449,9 @@ class PooledSandbox(abc.ABC):
                 run.oom_killed = await asyncio.to_thread(self._oom_killed, instance)
                 if not run.oom_killed:
                     run.killed_outside = await asyncio.to_thread(self._killed_outside, instance)
-            replacing.append(self._retire(instance))
+            replaced = self._retire(instance)
+            if not run.completed or run.dirty:  # the job's doing (not the sandbox's age or job count): its tenant
+                replacing.append(replaced)      # waits for the new one within its share
         return run
 
     async def _run_fresh(self, job: Job, on_step, deadline_s, queued: float) -> SandboxRun:
