@@ -366,9 +366,10 @@ class PooledSandbox(abc.ABC):
 
     def _release_after(self, tenant: str, replacing: list[asyncio.Task | None]) -> None:
         """Gives ``tenant``'s slot back once the sandboxes its job made go (left unclean, killed, cancelled) are
-        replaced (a sandbox replaced for its age or job count is nobody's doing: the slot is free at once). Starting a sandbox is the host's costliest work: a tenant whose jobs keep causing it waits for
-        it within its own share, so its churn never takes another tenant's share. The job's answer does not wait
-        for the start."""
+        replaced. A sandbox replaced for its age or job count is nobody's doing: the slot is free at once.
+        Starting a sandbox is the host's costliest work: a tenant whose jobs keep causing it waits for it within
+        its own share, so its churn never takes another tenant's share. The job's answer does not wait for the
+        start."""
         pending = [task for task in replacing if task is not None and not task.done()]
         if not pending:
             self._share.release(tenant)
