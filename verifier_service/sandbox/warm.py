@@ -451,8 +451,8 @@ class PooledSandbox(abc.ABC):
                 if not run.oom_killed:
                     run.killed_outside = await asyncio.to_thread(self._killed_outside, instance)
             replaced = self._retire(instance)
-            if not run.completed or run.dirty:  # the job's doing (not the sandbox's age or job count): its tenant
-                replacing.append(replaced)      # waits for the new one within its share
+            if (not run.completed or run.dirty) and not run.killed_outside:  # the job's doing (not the sandbox's
+                replacing.append(replaced)  # age or job count, not an operator's kill): its tenant waits for it
         return run
 
     async def _run_fresh(self, job: Job, on_step, deadline_s, queued: float) -> SandboxRun:
