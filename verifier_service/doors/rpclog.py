@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 
 import grpc
 
+from verifier_service.credentials import RETRY_AFTER_KEY
 from verifier_service.service.audit import Repeats
 from verifier_service.service.context import REQUEST_ID_KEY, current_request_id, request_id_from
 from verifier_service.tenancy.auth import PROTECTED_PREFIX, current_tenant
@@ -36,7 +37,7 @@ def trailing_metadata(*extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
     return (*extra, (REQUEST_ID_KEY, rid)) if rid else tuple(extra)
 
 
-PEER_RETRY_MS = "1000"
+PEER_RETRY_MS = "1000"  # the retry hint of a call over grpc_max_calls_per_peer
 
 
 class RpcInterceptor(grpc.aio.ServerInterceptor):
@@ -77,7 +78,7 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"{self.max_calls_per_peer} calls from {peer} are in flight, this service's limit "
                                 "per client address (grpc_max_calls_per_peer); retry when some have finished",
-                                trailing_metadata(("retry-after-ms", PEER_RETRY_MS)))
+                                trailing_metadata((RETRY_AFTER_KEY, PEER_RETRY_MS)))
 
     def end(self, method: str, began: tuple[float, str], context, completions: int,
             failure: BaseException | None) -> None:
