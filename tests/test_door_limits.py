@@ -10,7 +10,7 @@ import pytest
 from verifier_service.doors.http.app import own_series
 from verifier_service.doors.http.calls import HttpError
 from verifier_service.doors.http.limits import BodyBudget, Connections
-from verifier_service.doors.rpclog import RepeatFilter
+from verifier_service.doors.logs import RepeatFilter
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds.json_schema import CHECKED_FORMATS, check_schema, schema_problem
 from verifier_service.service.audit import Repeats

@@ -188,12 +188,51 @@ def test_the_runner_imports_only_the_standard_library():
 
 
 def test_the_core_and_the_http_door_import_no_grpc():
-    """The service core (and so the in-process ``verifier_service.verify``) and the HTTP door know no gRPC."""
+    """The service core (and so the in-process ``verifier_service.verify``), everything below it and the HTTP
+    door know no gRPC: authentication, the call log and the refusal -> status table are the gRPC door's."""
+    no_grpc = ("verifier_service.service", "verifier_service.doors.http", "verifier_service.doors.logs",
+               "verifier_service.tenancy", "verifier_service.engine", "verifier_service.kinds",
+               "verifier_service.sandbox", "verifier_service.runner", "verifier_service.tools.sync")
     found = sorted(f"{module_name(p)} imports {dep}" for p in sources()
-                   if module_name(p).startswith(("verifier_service.service", "verifier_service.doors.http"))
+                   if module_name(p).startswith(no_grpc)
                    for dep in imports(p) if dep == "grpc" or dep.startswith(tuple(t + "." for t in TRANSPORT))
                    or dep in TRANSPORT)
     assert not found, "gRPC below the gRPC door:\n" + "\n".join(found)
+
+
+def test_no_grpc_object_is_reached_from_the_core_or_the_http_door():
+    """Followed through every import, not only the direct ones: the core (what the in-process API runs) and the
+    HTTP door reach no module that imports gRPC (a refusal's status is a name in ``errors.STATUS``, mapped to a
+    gRPC code only by the gRPC door)."""
+    raw = {module_name(p): imports(p) for p in sources()}
+
+    def resolve(name: str) -> str | None:  # the module a name is in (the generated modules are not followed)
+        module = name
+        while module and module not in raw:
+            module = module.rpartition(".")[0]
+        return module if module and (module != "verifier_service" or name == module) else None
+
+    roots = [m for m in raw if m.startswith(("verifier_service.service", "verifier_service.doors.http",
+                                              "verifier_service.doors.logs"))]
+    reached_from: dict[str, str] = {m: "" for m in roots}
+    todo = list(roots)
+    while todo:
+        module = todo.pop()
+        for dep in raw[module]:
+            target = resolve(dep)
+            if target and target not in reached_from:
+                reached_from[target] = module
+                todo.append(target)
+
+    def chain(module: str) -> str:
+        links = [module]
+        while reached_from[links[-1]]:
+            links.append(reached_from[links[-1]])
+        return " <- ".join(links)
+
+    found = sorted(chain(m) for m in reached_from
+                   if any(d.split(".")[0] in TRANSPORT or d in TRANSPORT for d in raw[m]))
+    assert not found, "gRPC reached from the core or the HTTP door:\n" + "\n".join(found)
 
 
 def test_the_trainer_imports_no_generated_module():

@@ -242,7 +242,7 @@ def test_the_reward_functions_send_the_key_and_wait_out_throttling(svc, tenants)
         call_like_trl(funcs, ["p"] * 4, completions, columns, Recorder())
     svc_tenants = Tenants.from_dict({"tenants": {"slow": {**SETTINGS["slow"], "keys": [hash_key(keys.key["slow"])],
                                                           "use": ["math"]}}})
-    svc.app.auth.tenants = svc_tenants  # what a reload does
+    svc.app.tenants = svc_tenants  # what a reload does
     recorder = Recorder()
     scores = [call_like_trl(funcs, ["p"] * 4, completions, columns, recorder) for _ in range(2)]
     # format, correctness: an unmarked "4" is no answer (MALFORMED), so 0 on both

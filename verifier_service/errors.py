@@ -17,12 +17,12 @@
 A verdict about the *code* is never an exception: it is a ``Outcome`` (see
 ``verdict.py``). Only faults of the request or of the service raise.
 
-``STATUS`` is the one table from a refusal to its gRPC status code: the service
-answers with it, the client (``verifier_service.client.errors``) maps a code back
-to a ``RemoteError`` that is also an instance of the class here.
+``STATUS`` is the one table from a refusal to its status code (gRPC's names, the
+wire contract's): the gRPC door answers with it, the client
+(``verifier_service.client.errors``) maps a code back to a ``RemoteError`` that is
+also an instance of the class here. No gRPC object here: the core and the HTTP
+door import this module.
 """
-
-import grpc
 
 
 class VerifierError(Exception):
@@ -84,10 +84,10 @@ class RemoteError(VerifierError):
         self.details = details or message
 
 
-# A refusal of the service -> its gRPC status code (the first class that matches wins).
-STATUS = ((InvalidSpec, grpc.StatusCode.INVALID_ARGUMENT), (Overloaded, grpc.StatusCode.RESOURCE_EXHAUSTED),
-          (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED), (UnknownVerifier, grpc.StatusCode.NOT_FOUND),
-          (VersionMismatch, grpc.StatusCode.FAILED_PRECONDITION), (SessionGone, grpc.StatusCode.NOT_FOUND))
+# A refusal of the service -> the name of its gRPC status code (the first class that matches wins).
+STATUS = ((InvalidSpec, "INVALID_ARGUMENT"), (Overloaded, "RESOURCE_EXHAUSTED"),
+          (PermissionDenied, "PERMISSION_DENIED"), (UnknownVerifier, "NOT_FOUND"),
+          (VersionMismatch, "FAILED_PRECONDITION"), (SessionGone, "NOT_FOUND"))
 
 
 def refusal_message(exc: BaseException) -> str:

@@ -13,18 +13,17 @@ Nothing here is used by the service itself; it sits above every other layer.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from verifier_service.client.loop import LoopThread
 from verifier_service.config import ServiceConfig
 
 CLI_MODULE = "verifier_service.tools.cli"  # what ``python -m`` runs for the ``verifier-service`` command
@@ -153,9 +152,8 @@ class InProcessService:
     def __init__(self, config: ServiceConfig):
         from verifier_service.serve import VerifierApp
 
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        self.bridge = LoopThread("rlvr-in-process")
+        self.loop = self.bridge.loop
         self.app = VerifierApp(config)
         try:
             port = self.call(self.app.start())
@@ -168,15 +166,14 @@ class InProcessService:
         self.http_url = f"http://{host}:{self.app.http_port}" if self.app.http_port else None
 
     def call(self, coro, timeout: float = 120):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+        return self.bridge.call(coro, timeout)
 
     def close(self, grace: float = 1.0) -> None:
         self.call(self.app.stop(grace=grace))
         self._stop_loop()
 
     def _stop_loop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+        self.bridge.close()
 
     def __enter__(self) -> InProcessService:
         return self

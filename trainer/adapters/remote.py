@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import verifier_service.messages as pb
+from verifier_service.client.loop import LoopThread
 from verifier_service.credentials import Credentials
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import request_from_json, spec_from_label
@@ -48,16 +49,13 @@ class Remote:
         from verifier_service.client import VerifierClient
 
         self.address = address or os.environ.get(ADDRESS_ENV, DEFAULT_ADDRESS)
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="rlvr-verifier", daemon=True)
-        self.thread.start()
-        self.client = self._call(VerifierClient.connect(self.address,
-                                                        credentials=credentials or Credentials.from_env()))
+        self.bridge = LoopThread("rlvr-verifier")
+        self.client = self.call(VerifierClient.connect(self.address,
+                                                       credentials=credentials or Credentials.from_env()))
 
-    def _call(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    call = _call  # a coroutine of ``client``, run on its loop, waited for from any other thread
+    def call(self, coro):
+        """A coroutine of ``client``, run on its loop, waited for from any other thread."""
+        return self.bridge.call(coro)
 
     def submit(self, completions: Sequence[str], labels: Sequence[Any]) -> concurrent.futures.Future:
         """Starts verifying; the future's result is the results in order (``asyncio.wrap_future`` awaits it)."""
@@ -69,15 +67,14 @@ class Remote:
             parts = await asyncio.gather(*(self.client.verify_batch(chunk) for chunk in chunks))
             return [result for part in parts for result in part]
 
-        return asyncio.run_coroutine_threadsafe(run(), self.loop)
+        return self.bridge.submit(run())
 
     def verify(self, completions: Sequence[str], labels: Sequence[Any]) -> list[pb.VerifyResult]:
         return self.submit(completions, labels).result() if completions else []
 
     def close(self) -> None:
-        self._call(self.client.close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
+        self.call(self.client.close())
+        self.bridge.close(5)
 
 
 _shared: Remote | None = None

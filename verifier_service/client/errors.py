@@ -75,7 +75,7 @@ _CLIENT_CLASS = {
 }
 # status code -> class: the inverse of the service's STATUS table, and the codes the transport adds
 ERROR_CLASSES: dict[grpc.StatusCode, type[RemoteError]] = {
-    **{code: _CLIENT_CLASS[cls] for cls, code in reversed(STATUS)},
+    **{grpc.StatusCode[code]: _CLIENT_CLASS[cls] for cls, code in reversed(STATUS)},
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.UNAVAILABLE: RemoteUnavailable,
     grpc.StatusCode.DEADLINE_EXCEEDED: RemoteDeadlineExceeded,

@@ -25,7 +25,7 @@ from verifier_service.ray_wire import Reply
 from verifier_service.service.app import App
 from verifier_service.service.context import Call, current_request_id, request_id_from
 from verifier_service.service.verifier import REFUSALS
-from verifier_service.tenancy.auth import KEY_HELP, LOCAL_TENANT, current_tenant, hash_key, key_from_metadata
+from verifier_service.tenancy.auth import current_tenant
 from verifier_service.wire import decode as wire_decode
 
 log = logging.getLogger(__name__)
@@ -62,22 +62,8 @@ class CoreHandle:
         return self.app._live_metrics()
 
     def _tenant(self, method: str, metadata):
-        auth = self.app.auth
-        if auth is None:
-            return LOCAL_TENANT, None
-        key, problem = key_from_metadata(metadata)
-        if not problem:
-            if not key:
-                problem = "no API key: " + KEY_HELP
-            else:
-                tenant = auth.tenants.for_key(key)
-                if tenant is not None:
-                    return tenant, None
-                problem = (f"API key not recognised (its hash starts {hash_key(key)[7:15]}); check the key, or "
-                           "ask the service's operator for one")
-        self.app.audit.refused(method=method, tenant=None, status="UNAUTHENTICATED", message=problem,
-                               metadata=metadata)
-        return None, Reply(grpc.StatusCode.UNAUTHENTICATED.name, problem)
+        tenant, problem = self.app.authenticate(method, metadata)
+        return (tenant, None) if tenant is not None else (None, Reply(grpc.StatusCode.UNAUTHENTICATED.name, problem))
 
     async def _run(self, call: Call, method: str, request):
         verifier, sessions, tenant = self.app.verifier, self.app.sessions, call.tenant
@@ -123,7 +109,7 @@ class CoreHandle:
         except REFUSALS as exc:
             code = next(c for cls, c in STATUS if isinstance(exc, cls))
             hint = ((RETRY_AFTER_KEY, str(round(exc.retry_after_s * 1000))),) if isinstance(exc, QuotaExceeded) else ()
-            return Reply(code.name, refusal_message(exc), hint)
+            return Reply(code, refusal_message(exc), hint)
         except (TimeoutError, asyncio.TimeoutError):
             return Reply(grpc.StatusCode.DEADLINE_EXCEEDED.name, f"{method} ran past its deadline of {timeout_s:g}s")
         except Exception:

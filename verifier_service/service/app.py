@@ -21,7 +21,7 @@ from verifier_service.service.audit import AuditLog, Repeats
 from verifier_service.service.metrics import Metrics
 from verifier_service.service.sessions import SessionManager
 from verifier_service.service.verifier import Verifier
-from verifier_service.tenancy.auth import AuthInterceptor, Tenants
+from verifier_service.tenancy.auth import LOCAL_TENANT, Tenant, Tenants, authenticate
 from verifier_service.tenancy.catalog import Catalog
 
 log = logging.getLogger("verifier_service.server")
@@ -37,7 +37,6 @@ class App:
         self.tenants = Tenants.load(config.tenants) if config.tenants else None
         catalog = Catalog.load(config.catalog, check=self.engine.prepare) if config.catalog else Catalog()
         self.audit = AuditLog(config.audit_log, Repeats(config.log_repeat_burst, config.log_repeat_interval_s))
-        self.auth = AuthInterceptor(self.tenants, self.audit) if self.tenants is not None else None
         self.metrics = Metrics()
         self.verifier = Verifier(self.engine, catalog=catalog, audit=self.audit, metrics=self.metrics)
         self.sessions = SessionManager(config, self.sandbox, self.audit, self.metrics)
@@ -51,9 +50,21 @@ class App:
 
     def tenant_weight(self, name: str) -> float:
         """A tenant's ``weight`` in the tenants file as loaded now (1 for a tenant it does not name)."""
-        tenants = self.auth.tenants if self.auth is not None else None
-        tenant = tenants.tenants.get(name) if tenants is not None else None
+        tenant = self.tenants.tenants.get(name) if self.tenants is not None else None
         return tenant.weight if tenant is not None else 1.0
+
+    def authenticate(self, method: str, metadata, identities: list[str] | tuple[str, ...] = ()
+                     ) -> tuple[Tenant | None, str]:
+        """(the calling tenant, "") by its API key in ``metadata`` (or its client certificate's ``identities``),
+        or (None, why not), the refusal audited; the one local tenant when no tenants file is loaded. Each door
+        maps the refusal to its own status (gRPC UNAUTHENTICATED, HTTP 401)."""
+        if self.tenants is None:
+            return LOCAL_TENANT, ""
+        tenant, problem = authenticate(self.tenants, metadata, identities)
+        if tenant is None:
+            self.audit.refused(method=method, tenant=None, status="UNAUTHENTICATED", message=problem,
+                               metadata=metadata)
+        return tenant, problem
 
     async def start(self) -> None:
         """Starts the workers, checks the sandbox backend, warms its pool and watches its health."""
@@ -73,9 +84,9 @@ class App:
         """SIGHUP: re-reads the tenants file and the catalog. A file that fails its checks (a catalog entry
         changed under a published version) is refused with the reason, and the loaded one stays."""
         try:
-            if self.config.tenants and self.auth is not None:
-                self.auth.tenants = Tenants.load(self.config.tenants)
-                log.info("reloaded %d tenant(s) from %s", len(self.auth.tenants.tenants), self.config.tenants)
+            if self.config.tenants and self.tenants is not None:
+                self.tenants = Tenants.load(self.config.tenants)
+                log.info("reloaded %d tenant(s) from %s", len(self.tenants.tenants), self.config.tenants)
             if self.config.catalog:
                 self.verifier.catalog = Catalog.load(self.config.catalog, check=self.engine.prepare,
                                                      previous=self.verifier.catalog)

@@ -41,7 +41,7 @@ HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
 
 def status_name(exc: BaseException) -> str:
     """The status a refusal is audited (and, on gRPC, answered) with."""
-    return next(code.name for cls, code in STATUS if isinstance(exc, cls))
+    return next(code for cls, code in STATUS if isinstance(exc, cls))
 
 
 class Admission:

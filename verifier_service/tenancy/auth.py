@@ -1,4 +1,4 @@
-"""Tenants, their API keys, and the interceptor that authenticates every Verifier RPC.
+"""Tenants, their API keys, and who a call's key (or client certificate) says is calling.
 
 The tenants file (YAML) maps each tenant to the sha256 hashes of its API keys
 (never the keys themselves), the client-certificate names it may also present
@@ -20,9 +20,11 @@ and whether its audit lines may hold completion content:
         weight: 1                         # its share of the sandboxes and check workers against the other
                                           # tenants active at the time (2: twice a weight-1 tenant's share)
 
-Keys travel as gRPC metadata ``authorization: Bearer <key>`` (or ``x-api-key``).
-Health and reflection stay open. Without a tenants file authentication is off
-and every caller is the single ``local`` tenant.
+Keys travel as gRPC metadata or HTTP headers ``authorization: Bearer <key>`` (or
+``x-api-key``); ``authenticate`` is the one answer to who is calling, and each door
+maps its refusal (doors/grpc/auth.py, doors/http/app.py). Health and reflection
+stay open. Without a tenants file authentication is off and every caller is the
+single ``local`` tenant.
 """
 
 from __future__ import annotations
@@ -36,14 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from verifier_service.errors import CatalogError, PermissionDenied
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "rlvr_"
 HASH_PREFIX = "sha256:"
-PROTECTED_PREFIX = "/rlvr.verifier.v1.Verifier/"
 TENANT_KEYS = {"keys", "identities", "max_concurrency", "rate", "burst", "weight", "use", "publish", "inline_specs",
                "audit_content", "max_sessions", "session_rate", "operator"}
 _TENANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -226,85 +225,20 @@ def key_from_metadata(metadata) -> tuple[str, str]:
     return key, ""
 
 
-def certificate_names(context) -> list[str]:
-    """The verified client certificate's CN and subject alternative names (mutual TLS), else []."""
-    try:
-        auth = context.auth_context() or {}
-    except Exception:  # noqa: BLE001 - a context without TLS: no names
-        return []
-    names = []
-    for key in ("x509_common_name", "x509_subject_alternative_name"):
-        names += [v.decode() if isinstance(v, bytes) else str(v) for v in auth.get(key, [])]
-    return names
-
-
-class AuthInterceptor(grpc.aio.ServerInterceptor):
-    """Maps each Verifier RPC's API key (or client certificate) to a tenant, set in ``current_tenant``
-    for the handler; refuses the call with UNAUTHENTICATED otherwise. Other services pass through."""
-
-    def __init__(self, tenants: Tenants, audit=None):
-        self.tenants = tenants  # replaced on reload
-        self.audit = audit
-
-    async def intercept_service(self, continuation, handler_call_details):
-        handler = await continuation(handler_call_details)
-        method = handler_call_details.method
-        if handler is None or not method.startswith(PROTECTED_PREFIX):
-            return handler
-        metadata = tuple(handler_call_details.invocation_metadata or ())
-        return _wrapped(handler, lambda context: self._authenticate(method, metadata, context))
-
-    async def _authenticate(self, method: str, metadata, context) -> Tenant:
-        key, problem = key_from_metadata(metadata)
-        tenants = self.tenants
-        if not problem:
-            if key:
-                tenant = tenants.for_key(key)
-                if tenant is not None:
-                    return tenant
-                problem = (f"API key not recognised (its hash starts {hash_key(key)[7:15]}); check the key, or "
-                           "ask the service's operator for one")
-            else:
-                names = certificate_names(context)
-                tenant = tenants.for_identity(names)
-                if tenant is not None:
-                    return tenant
-                problem = (f"client certificate {names[0]!r} maps to no tenant, and no API key was sent; "
-                           if names else "no API key: ") + KEY_HELP
-        if self.audit is not None:
-            self.audit.refused(method=method.rsplit("/", 1)[-1], tenant=None, status="UNAUTHENTICATED",
-                               message=problem, metadata=metadata)
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
-        raise AssertionError("abort returned")  # pragma: no cover
-
-
-def _wrapped(handler: grpc.RpcMethodHandler, authenticate) -> grpc.RpcMethodHandler:
-    """The same handler, authenticating before it runs (the context, with the TLS peer, exists only here)."""
-    kwargs = dict(request_deserializer=handler.request_deserializer,
-                  response_serializer=handler.response_serializer)
-    if handler.unary_unary is not None:
-        inner = handler.unary_unary
-
-        async def unary_unary(request, context):
-            current_tenant.set(await authenticate(context))  # each RPC runs in a task of its own
-            return await inner(request, context)
-
-        return grpc.unary_unary_rpc_method_handler(unary_unary, **kwargs)
-    if handler.stream_unary is not None:
-        inner_su = handler.stream_unary
-
-        async def stream_unary(request_iterator, context):
-            current_tenant.set(await authenticate(context))
-            return await inner_su(request_iterator, context)
-
-        return grpc.stream_unary_rpc_method_handler(stream_unary, **kwargs)
-    inner_stream = handler.unary_stream or handler.stream_stream
-    make = (grpc.unary_stream_rpc_method_handler if handler.unary_stream is not None
-            else grpc.stream_stream_rpc_method_handler)
-
-    async def streaming(request, context):
-        current_tenant.set(await authenticate(context))
-        async for response in inner_stream(request, context):
-            yield response
-
-    return make(streaming, **kwargs)
+def authenticate(tenants: Tenants, metadata, identities: list[str] | tuple[str, ...] = ()) -> tuple[Tenant | None, str]:
+    """(the tenant, "") for a call's metadata (its API key) or, without a key, its verified client certificate's
+    names (mutual TLS); else (None, why not). Every door asks this, and only it, who is calling."""
+    key, problem = key_from_metadata(metadata)
+    if problem:
+        return None, problem
+    if key:
+        tenant = tenants.for_key(key)
+        if tenant is not None:
+            return tenant, ""
+        return None, (f"API key not recognised (its hash starts {hash_key(key)[7:15]}); check the key, or ask the "
+                      "service's operator for one")
+    tenant = tenants.for_identity(list(identities))
+    if tenant is not None:
+        return tenant, ""
+    return None, (f"client certificate {identities[0]!r} maps to no tenant, and no API key was sent; "
+                  if identities else "no API key: ") + KEY_HELP

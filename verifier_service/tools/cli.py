@@ -17,7 +17,7 @@ from pathlib import Path
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import SANDBOX_SETTINGS, SERVER_ONLY, ServiceConfig, add_config_flags, load_config
 from verifier_service.credentials import add_client_flags, credentials_from_args
-from verifier_service.doors.rpclog import configure_logging
+from verifier_service.doors.logs import configure_logging
 from verifier_service.errors import InvalidSpec, RemoteError, SandboxUnavailable, ServiceUnreachable, VerifierError
 from verifier_service.service.audit import Repeats
 from verifier_service.spec import request_from_json, result_to_json

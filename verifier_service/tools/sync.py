@@ -12,12 +12,12 @@ thread of its own.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.client.loop import run_sync
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import InvalidSpec, RemoteError, VerifierError
 from verifier_service.spec import request_from_json, result_to_json
@@ -47,7 +47,7 @@ def verify(requests: Iterable[dict | pb.VerifyRequest], *, server: str | None = 
         messages.append(message)
     if batch_size <= 0:
         raise VerifierError("batch_size must be positive")
-    return _run(_verify(messages, server, config or ServiceConfig(), credentials, batch_size, timeout_s))
+    return run_sync(_verify(messages, server, config or ServiceConfig(), credentials, batch_size, timeout_s))
 
 
 async def _verify(messages, server, config, credentials, batch_size, timeout_s) -> list[dict[str, Any]]:
@@ -114,24 +114,3 @@ def _shifted(message: str, start: int) -> str:
     import re
 
     return re.sub(r"request (\d+)", lambda m: f"request {int(m.group(1)) + start}", message, count=1)
-
-
-def _run(coro):
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="verifier-sync", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]

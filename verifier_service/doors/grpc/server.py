@@ -15,8 +15,9 @@ from grpc_reflection.v1alpha import reflection
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 from verifier_service.config import ServiceConfig
 from verifier_service.credentials import server_credentials
+from verifier_service.doors.grpc.auth import AuthInterceptor
+from verifier_service.doors.grpc.rpclog import RpcInterceptor
 from verifier_service.doors.grpc.servicer import VerifierServicer
-from verifier_service.doors.rpclog import RpcInterceptor
 from verifier_service.errors import VerifierError
 from verifier_service.service.app import App
 from verifier_service.spec import SERVICE_NAME
@@ -45,7 +46,7 @@ class GrpcDoor:
         """Builds the server and binds its port (not yet serving); returns the port."""
         limit = self.config.max_message_bytes
         self.interceptor = RpcInterceptor(self.app.metrics, self.config.grpc_max_calls_per_peer)
-        interceptors = [self.interceptor] + ([self.app.auth] if self.app.auth is not None else [])
+        interceptors = [self.interceptor] + ([AuthInterceptor(self.app)] if self.app.tenants is not None else [])
         server = grpc.aio.server(interceptors=interceptors, options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),

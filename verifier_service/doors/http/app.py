@@ -40,7 +40,7 @@ from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandbox
 from verifier_service.doors.http.calls import HttpError, verify
 from verifier_service.doors.http.limits import BodyBudget, Connections, fd_limit, read_body
 from verifier_service.service.context import current_request_id, request_id_from
-from verifier_service.tenancy.auth import KEY_HELP, LOCAL_TENANT, current_tenant, hash_key, key_from_metadata
+from verifier_service.tenancy.auth import current_tenant
 
 log = logging.getLogger("verifier_service.http")
 SERVICE_FAULT = 500
@@ -159,7 +159,7 @@ class HttpFrontDoor:
             metrics.in_flight += 1
         # /metrics names tenants: with a tenants file it takes a key as the POST endpoints do (a scraper without one
         # reads the metrics port, which operators keep private)
-        keyed = protected or (request.path == "/metrics" and self.app.auth is not None)
+        keyed = protected or (request.path == "/metrics" and self.app.tenants is not None)
         request["rlvr_held"] = held = [0]  # body bytes held against the budget (read_body), until answered
         try:
             response = await self._answer(request, handler, keyed)
@@ -179,7 +179,7 @@ class HttpFrontDoor:
             level = logging.WARNING if response.status >= SERVICE_FAULT else logging.INFO
             extra: dict = {"rpc": {"method": method, "code": response.status, "tenant": current_tenant.get().name,
                                    "duration_ms": round(duration * 1000, 1)}}
-            if response.status >= 400:  # refusals are bounded per client address (doors/rpclog.RepeatFilter)
+            if response.status >= 400:  # refusals are bounded per client address (doors/logs.RepeatFilter)
                 extra["repeat_key"] = request.remote or "?"
             log.log(level, "http %s %d", method, response.status, extra=extra)
         return response
@@ -212,22 +212,10 @@ class HttpFrontDoor:
             return _error(500, f"internal error; the server log has reference {ref}")
 
     def _authenticate(self, request: web.Request):
-        auth = self.app.auth
-        if auth is None:
-            return LOCAL_TENANT
-        key, problem = key_from_metadata(tuple(request.headers.items()))
-        if not problem:
-            if not key:
-                problem = "no API key: " + KEY_HELP.replace("metadata", "header")
-            else:
-                tenant = auth.tenants.for_key(key)
-                if tenant is not None:
-                    return tenant
-                problem = (f"API key not recognised (its hash starts {hash_key(key)[7:15]}); check the key, or "
-                           "ask the service's operator for one")
-        self.app.audit.refused(method=f"POST {request.path}", tenant=None, status="UNAUTHENTICATED",
-                               message=problem, metadata=tuple(request.headers.items()))
-        raise HttpError(401, problem, {"WWW-Authenticate": "Bearer"})
+        tenant, problem = self.app.authenticate(f"POST {request.path}", tuple(request.headers.items()))
+        if tenant is None:
+            raise HttpError(401, problem.replace("the metadata", "the header"), {"WWW-Authenticate": "Bearer"})
+        return tenant
 
     async def _body(self, request: web.Request):
         config = self.app.config
@@ -306,7 +294,7 @@ class HttpFrontDoor:
         labelled with its name): other tenants' names and counts are the operator's."""
         text = generate_latest(self.app.metrics.registry)
         tenant = current_tenant.get()
-        if self.app.auth is not None and not tenant.operator:
+        if self.app.tenants is not None and not tenant.operator:
             text = own_series(text, tenant.name)
         return web.Response(body=text, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
