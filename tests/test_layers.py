@@ -235,8 +235,9 @@ def test_no_grpc_object_is_reached_from_the_core_or_the_http_door():
     assert not found, "gRPC reached from the core or the HTTP door:\n" + "\n".join(found)
 
 
-def test_the_trainer_imports_no_generated_module():
-    """The trainer names the service's messages through ``verifier_service.messages``, never ``_generated``."""
+def test_the_trainer_imports_no_generated_module_and_not_the_service_cli():
+    """The trainer names the service's messages through ``verifier_service.messages``, never ``_generated``, and
+    runs the service's commands as programs, never by importing its command line (``tools/cli.py``)."""
     found = sorted(f"{m} imports {d}" for m, deps in graph().items() if layer(m) == "trainer"
-                   for d in deps if d.startswith("verifier_service._generated"))
+                   for d in deps if d.startswith("verifier_service._generated") or d == "verifier_service.tools.cli")
     assert not found, "\n".join(found)

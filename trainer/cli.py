@@ -149,14 +149,15 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if args.report is None:
         print(f"read them with `verifier-service inspect --input {args.output} --report DIR`", file=sys.stderr)
         return 0
-    # Straight on to the inspection report, against the run's verifier service.
-    from verifier_service.tools.cli import main as verifier_main
+    # Straight on to the inspection report, against the run's verifier service: the verifier's own `inspect`
+    # command, run as a program (the trainer is the service's client, never its command line).
+    import subprocess
 
-    status = verifier_main(["inspect", "--input", str(args.output), "--report", str(args.report),
-                            "--server", config.verifier,
-                            *(["--server-ca", config.verifier_tls_ca] if config.verifier_tls_ca else []),
-                            *(["--client-cert", config.verifier_tls_cert, "--client-key", config.verifier_tls_key]
-                              if config.verifier_tls_cert else [])])
+    status = subprocess.call([sys.executable, "-m", "verifier_service.tools.cli", "inspect",
+                              "--input", str(args.output), "--report", str(args.report), "--server", config.verifier,
+                              *(["--server-ca", config.verifier_tls_ca] if config.verifier_tls_ca else []),
+                              *(["--client-cert", config.verifier_tls_cert, "--client-key", config.verifier_tls_key]
+                                if config.verifier_tls_cert else [])])
     if status in (0, 3):
         from trainer.gates import gate_flags
 

@@ -360,7 +360,7 @@ def run_base_rate_gate(config: RunConfig, dataset, *, k: int, temperature: float
     """Samples (or reads) k completions per prompt, verifies them, writes and returns the gate record (never in
     place of a record of the same reward config and model that measured more samples, unless ``replace``)."""
     from trainer.sample import sample_completions, write_samples
-    from verifier_service.tools.inspection import read_rows
+    from verifier_service.tools.inspection.report import read_rows
 
     specs = dataset_specs(dataset, config.spec_column)
     directory = gates_dir(config)
@@ -395,7 +395,7 @@ def run_inspection_gate(config: RunConfig, dataset, *, report_dir: Path, labels_
                         min_agreement: float = MIN_AGREEMENT) -> tuple[dict, Path]:
     """Checks the labels of an inspection report and writes the signed-off (or failed) gate record."""
     from verifier_service.errors import VerifierError
-    from verifier_service.tools import inspection
+    from verifier_service.tools.inspection import report as inspection
 
     if not signed_off_by.strip():
         raise GateError("--signed-off-by NAME is required: the inspection gate is a person's sign-off")
