@@ -9,7 +9,6 @@ verifier, its per-sample fields (an object, or plain text that is the ``gold`` a
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import os
 import threading
@@ -61,13 +60,8 @@ class Remote:
         """Starts verifying; the future's result is the results in order (``asyncio.wrap_future`` awaits it)."""
         requests = [request_from_json({"id": str(i), "completion": c, "spec": spec_of(label)})
                     for i, (c, label) in enumerate(zip(completions, labels, strict=True))]
-
-        async def run() -> list[pb.VerifyResult]:
-            chunks = [requests[i:i + BATCH] for i in range(0, len(requests), BATCH)]
-            parts = await asyncio.gather(*(self.client.verify_batch(chunk) for chunk in chunks))
-            return [result for part in parts for result in part]
-
-        return self.bridge.submit(run())
+        calls = -(-len(requests) // BATCH)  # all at once: the service's admission paces them
+        return self.bridge.submit(self.client.verify_many(requests, BATCH, parallel=calls))
 
     def verify(self, completions: Sequence[str], labels: Sequence[Any]) -> list[pb.VerifyResult]:
         return self.submit(completions, labels).result() if completions else []
