@@ -20,7 +20,7 @@ and the errors it raises. The rest: ``judge_values.py`` (values on the pipe),
 ``candidate_process.py`` (the candidate process), ``remote_objects.py`` (the
 handles on the completion's objects), ``exact_types.py`` (the ``exact_types``
 comparisons), ``sealed_workdir.py`` (the work dir's snapshots and the judge's
-sealed imports), ``solution_module.py`` (the pytest judge's completion module).
+sealed imports), ``remote_module.py`` (the pytest judge's completion module).
 
 Standard library only.
 """
@@ -32,8 +32,8 @@ import signal
 import sys
 
 from judge_values import MAX_DEPTH, dumps, encode, loads
+from remote_module import LazyName
 from remote_objects import Remote
-from solution_module import LazyName
 
 PR_SET_DUMPABLE = 4
 # Modules the judge never imports for the completion's names (importing them does something).

@@ -50,7 +50,7 @@ def pytest_sessionfinish(session, exitstatus):
     """Before the JUnit report is written (this hook runs first: ``tryfirst``): the completion's process and every
     process it started are killed, so none can rewrite the report file once it holds the nonce."""
     import candidate_process
-    from solution_module import SolutionModule
+    from remote_module import SolutionModule
 
     for module in list(sys.modules.values()):
         if isinstance(module, SolutionModule):
@@ -63,7 +63,7 @@ def _snapshot():
     """The work dir's Python sources as they are now (the completion has not run: its module is a lazy
     ``SolutionModule``), the completion's own file left out."""
     import sealed_workdir
-    from solution_module import SolutionModule
+    from remote_module import SolutionModule
 
     solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, SolutionModule)]
     return sealed_workdir.snapshot_workdir(skip=solution)
@@ -77,7 +77,7 @@ def _serve_data_files():
     runs: the judge's ``open`` reads these copies from here on, and each test starts with them restored on
     disk, so a completion cannot rewrite what the tests read."""
     import sealed_workdir
-    from solution_module import SolutionModule
+    from remote_module import SolutionModule
 
     solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, SolutionModule)]
     files = sealed_workdir.snapshot_files(skip=solution)

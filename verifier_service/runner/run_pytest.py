@@ -16,7 +16,7 @@ sys.path.insert(0, "/opt/rlvr")
 import candidate_process
 import judge
 import sealed_workdir  # noqa: F401 - the plugin's (rlvr_pytest), loaded from here before pytest starts
-from solution_module import SolutionModule
+from remote_module import SolutionModule
 
 
 def main():
