@@ -40,6 +40,7 @@ RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "runner"
 sys.path.insert(0, str(RUNNER))
 import io_harness  # noqa: E402
 import judge  # noqa: E402
+from exact_types import same, same_in  # noqa: E402
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -456,19 +457,19 @@ def retyped(value):
 @given(exact_values, st.data())
 def test_same_is_equality_with_exact_types_everywhere(left, data):
     right = data.draw(st.sampled_from([left, retyped(left), data.draw(exact_values)]))
-    assert judge.same(left, right) == (canon(left) == canon(right)), (left, right)
-    assert judge.same(left, left)
+    assert same(left, right) == (canon(left) == canon(right)), (left, right)
+    assert same(left, left)
 
 
 def test_same_cases():
-    assert not judge.same({1: "a"}, {True: "a"}) and not judge.same({1: "a"}, {1.0: "a"})
-    assert not judge.same({(1, 2): 0}, {(1, 2.0): 0}) and not judge.same({frozenset({1}): 0}, {frozenset({True}): 0})
-    assert not judge.same({1, 2}, {1.0, 2}) and not judge.same([{1}], [{True}])
-    assert not judge.same([[1]], [[True]]) and not judge.same((1,), [1])
+    assert not same({1: "a"}, {True: "a"}) and not same({1: "a"}, {1.0: "a"})
+    assert not same({(1, 2): 0}, {(1, 2.0): 0}) and not same({frozenset({1}): 0}, {frozenset({True}): 0})
+    assert not same({1, 2}, {1.0, 2}) and not same([{1}], [{True}])
+    assert not same([[1]], [[True]]) and not same((1,), [1])
     sub = judge._SubList([1, 2])
-    assert not judge.same(sub, judge._SubList([1, 2.0])) and judge.same(sub, judge._SubList([1, 2]))
-    assert not judge.same(sub, [1, 2])
-    assert judge.same({1: {"a": (1, 2.5)}}, {1: {"a": (1, 2.5)}})
+    assert not same(sub, judge._SubList([1, 2.0])) and same(sub, judge._SubList([1, 2]))
+    assert not same(sub, [1, 2])
+    assert same({1: {"a": (1, 2.5)}}, {1: {"a": (1, 2.5)}})
 
 
 @SETTINGS
@@ -476,14 +477,14 @@ def test_same_cases():
 def test_same_in_is_membership_with_exact_types(item, data):
     container = data.draw(st.lists(st.sampled_from([item, retyped(item)]) | exact_values, max_size=4))
     expected = any(canon(item) == canon(element) for element in container)
-    assert judge.same_in(item, container) == expected
-    assert judge.same_in(item, tuple(container)) == expected
+    assert same_in(item, container) == expected
+    assert same_in(item, tuple(container)) == expected
 
 
 def test_same_in_cases():
-    assert not judge.same_in(True, [1, 2]) and not judge.same_in(1.0, {1: "a"}) and judge.same_in(1, {1: "a"})
-    assert not judge.same_in(1, {True}) and judge.same_in((1, "a"), [(1, "a")]) and not judge.same_in((1,), [[1]])
-    assert judge.same_in("b", "abc") and not judge.same_in(b"b", "abc") and not judge.same_in(1, range(0))
+    assert not same_in(True, [1, 2]) and not same_in(1.0, {1: "a"}) and same_in(1, {1: "a"})
+    assert not same_in(1, {True}) and same_in((1, "a"), [(1, "a")]) and not same_in((1,), [[1]])
+    assert same_in("b", "abc") and not same_in(b"b", "abc") and not same_in(1, range(0))
 
 
 def test_tagged_values_are_read_in_bounded_time():

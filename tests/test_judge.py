@@ -26,6 +26,9 @@ from verifier_service.verdict import Verdict
 RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "runner"
 sys.path.insert(0, str(RUNNER))
 import judge  # noqa: E402
+from exact_types import same  # noqa: E402
+from judge_values import encode  # noqa: E402
+from remote_objects import Remote  # noqa: E402
 
 DOUBLE = "assert f(2) == 4\nassert f(5) == 10\n"
 
@@ -105,8 +108,8 @@ def test_wire_values_round_trip_with_their_types():
     cand = judge.Candidate.__new__(judge.Candidate)
     cand.remotes = {}
     value = {"a": [1, 2.5, (3, "x")], 4: {5, 6}, "b": frozenset({b"z"}), "c": None, "d": True, "e": 1 + 2j}
-    back = cand.value(judge.encode(value, lambda obj: pytest.fail(f"{obj!r} is not a built-in value")))
-    assert judge.same(back, value)
+    back = cand.value(encode(value, lambda obj: pytest.fail(f"{obj!r} is not a built-in value")))
+    assert same(back, value)
 
     class Int(int):
         def __eq__(self, other):
@@ -114,13 +117,13 @@ def test_wire_values_round_trip_with_their_types():
 
         __hash__ = int.__hash__
 
-    wire = judge.encode(Int(3), None)
+    wire = encode(Int(3), None)
     assert wire == {"t": "int", "v": 3, "sub": "Int"}
-    assert cand.value(wire) == 3 and not judge.same(cand.value(wire), 3) and cand.value(wire) != 4
+    assert cand.value(wire) == 3 and not same(cand.value(wire), 3) and cand.value(wire) != 4
 
 
 def test_remote_objects_are_unequal_to_judge_values():
-    remote = judge.Remote(None, 1, "Anything")
+    remote = Remote(None, 1, "Anything")
     assert remote != 4 and not (remote == 4) and not (4 == remote) and remote != [remote]
     assert remote == remote and not (remote != remote)  # the same handle: the same object
     assert remote in [remote] and remote in {remote} and remote is remote  # identity stays the judge's
@@ -326,13 +329,13 @@ def test_sealed_imports_refuse_writable_places_and_serve_the_snapshot(tmp_path):
     script = f"""
 import os, sys
 sys.path.insert(0, {str(RUNNER)!r})
-import judge
+import sealed_workdir
 os.chdir({str(work)!r})
 sys.path.insert(0, {str(work)!r})
-snapshot = judge.snapshot_workdir()
+snapshot = sealed_workdir.snapshot_workdir()
 open('helpers.py', 'w').write("VALUE = 'planted'\\n")
 open('colorsys.py', 'w').write("raise SystemExit('planted module ran')\\n")
-judge.seal_imports(snapshot)
+sealed_workdir.seal_imports(snapshot)
 import helpers
 assert helpers.VALUE == 'spec', helpers.VALUE
 import colorsys

@@ -25,9 +25,9 @@ RUNNER = Path(__file__).resolve().parents[1] / "verifier_service" / "runner"
 DRIVER = textwrap.dedent("""\
     import json, sys
     sys.path.insert(0, sys.argv[1])
-    import assert_harness, judge
+    import assert_harness, candidate_process
     job = json.loads(sys.stdin.read())
-    candidate = judge.start_candidate()
+    candidate = candidate_process.start_candidate()
     events = []
     try:
         assert_harness.judge_calls(candidate, job, lambda **event: events.append(event))

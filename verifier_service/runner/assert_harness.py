@@ -24,7 +24,11 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python3 -I leaves the script's dir out
+import candidate_process
+import exact_types
 import judge
+import remote_objects
+import sealed_workdir
 
 _dumps = json.dumps
 _monotonic = time.monotonic
@@ -158,8 +162,8 @@ def _compile_counted(code, filename):
 
 def main():
     judge.make_undumpable()
-    judge.seal_imports()  # whatever the judge imports later (a module the tests use) never comes from the work dir
-    candidate = judge.start_candidate()  # before the job is read: the candidate never holds it
+    sealed_workdir.seal_imports()  # what the judge imports later (a module the tests use) never comes from the work dir
+    candidate = candidate_process.start_candidate()  # before the job is read: the candidate never holds it
     try:
         run(candidate)
     finally:
@@ -176,9 +180,9 @@ def run(candidate):
         asserted[0] += 1
         return value
 
-    tests_builtins = dict(builtins.__dict__, isinstance=judge.remote_isinstance)  # the completion's classes
+    tests_builtins = dict(builtins.__dict__, isinstance=remote_objects.remote_isinstance)  # the completion's classes
     namespace = {"__name__": "tests", "__builtins__": tests_builtins, "__rlvr_explain": _explain,
-                 "__rlvr_same": judge.same, "__rlvr_same_in": judge.same_in,
+                 "__rlvr_same": exact_types.same, "__rlvr_same_in": exact_types.same_in,
                  "__rlvr_asserted": count}
     try:
         setup = compile(job.get("setup", ""), "<setup>", "exec")
@@ -289,9 +293,9 @@ def _judge_call(names, call, exact):
     expected = _literal(call["expected"])
     left, right = (expected, value) if call["swap"] else (value, expected)
     if exact and op in ("==", "!="):
-        holds = judge.same(left, right) == (op == "==")
+        holds = exact_types.same(left, right) == (op == "==")
     elif exact and op in ("in", "not in"):
-        holds = judge.same_in(left, right) == (op == "in")
+        holds = exact_types.same_in(left, right) == (op == "in")
     else:
         holds = _OPS[op](left, right)
     if not holds:

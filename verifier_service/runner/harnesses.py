@@ -5,10 +5,10 @@ Standard library only.
 """
 
 import assert_harness
+import candidate_process
 import io_harness
-import judge
 import pyprog
 import wire
 
 HARNESSES = {wire.ASSERT_HARNESS: assert_harness.main, wire.IO_HARNESS: io_harness.main,
-             wire.CANDIDATE: judge.serve_candidate, wire.PYTHON_PROGRAM: pyprog.main}
+             wire.CANDIDATE: candidate_process.serve_candidate, wire.PYTHON_PROGRAM: pyprog.main}

@@ -38,8 +38,9 @@ import time
 import procs
 
 # The runner's modules: a case's program sees none of them (``import judge`` fails there as in a fresh python3).
-RUNNER_MODULES = ("procs", "stepio", "zygote", "judge", "assert_harness", "io_harness", "pyprog", "rlvr_pytest",
-                  "run_pytest", "runner")
+RUNNER_MODULES = ("procs", "stepio", "zygote", "judge", "judge_values", "candidate_process", "remote_objects",
+                  "exact_types", "sealed_workdir", "remote_module", "assert_harness", "io_harness", "pyprog",
+                  "rlvr_pytest", "run_pytest", "runner")
 ANSWER_TIMEOUT_S = 5.0
 DEFAULT_INT_MAX_STR_DIGITS = 4300  # a fresh interpreter's (the judge lifts it in the zygote; a case gets it back)
 

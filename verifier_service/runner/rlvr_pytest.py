@@ -49,22 +49,24 @@ del _read_nonce, _make_hook
 def pytest_sessionfinish(session, exitstatus):
     """Before the JUnit report is written (this hook runs first: ``tryfirst``): the completion's process and every
     process it started are killed, so none can rewrite the report file once it holds the nonce."""
-    import judge
+    import candidate_process
+    from remote_module import SolutionModule
 
     for module in list(sys.modules.values()):
-        if isinstance(module, judge.SolutionModule):
+        if isinstance(module, SolutionModule):
             module.__dict__["_rlvr"]["candidate"].close()
-    judge.end_other_processes()
+    candidate_process.end_other_processes()
     _record_asserts(session)
 
 
 def _snapshot():
     """The work dir's Python sources as they are now (the completion has not run: its module is a lazy
     ``SolutionModule``), the completion's own file left out."""
-    import judge
+    import sealed_workdir
+    from remote_module import SolutionModule
 
-    solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, judge.SolutionModule)]
-    return judge.snapshot_workdir(skip=solution)
+    solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, SolutionModule)]
+    return sealed_workdir.snapshot_workdir(skip=solution)
 
 
 _SOURCES = _snapshot()
@@ -74,11 +76,12 @@ def _serve_data_files():
     """The spec's data files (fixtures' JSON, CSV, text the tests read) as they are now, before the completion
     runs: the judge's ``open`` reads these copies from here on, and each test starts with them restored on
     disk, so a completion cannot rewrite what the tests read."""
-    import judge
+    import sealed_workdir
+    from remote_module import SolutionModule
 
-    solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, judge.SolutionModule)]
-    files = judge.snapshot_files(skip=solution)
-    judge.serve_files(files)
+    solution = [m.__file__ for m in list(sys.modules.values()) if isinstance(m, SolutionModule)]
+    files = sealed_workdir.snapshot_files(skip=solution)
+    sealed_workdir.serve_files(files)
     return files
 
 
@@ -87,9 +90,9 @@ _DATA_FILES = _serve_data_files()
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    import judge
+    import sealed_workdir
 
-    judge.restore_files(_DATA_FILES)
+    sealed_workdir.restore_files(_DATA_FILES)
 
 
 def pytest_collection_finish(session):
@@ -109,9 +112,9 @@ def pytest_collection_finish(session):
     # From here on the completion runs (when a test first uses one of its names): the judge imports nothing
     # from the work dir or the scratch dirs (pytest put the test dirs first on sys.path); the spec's own helper
     # modules a test imports late come from the sources read before the completion could change them.
-    import judge
+    import sealed_workdir
 
-    judge.seal_imports(_SOURCES)
+    sealed_workdir.seal_imports(_SOURCES)
 
 
 _asserts = [0]  # checks that ran: asserts that held (pytest rewrites the test modules), pytest.raises, unittest

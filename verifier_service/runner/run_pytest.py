@@ -3,7 +3,7 @@
     run_pytest.py --solution solution.py <pytest args>
 
 Before pytest starts (and so before its plugin reads the nonce from stdin), the
-completion's process is forked (``judge.py``); the completion's module is, in
+completion's process is forked (``candidate_process.py``); the completion's module is, in
 this process, a ``SolutionModule`` whose names are asked of that process on
 first use. pytest, the test modules, the assertions and the JUnit report all
 stay here, where the completion's code never runs.
@@ -13,7 +13,10 @@ import sys
 
 sys.path.insert(0, "/opt/rlvr")
 
+import candidate_process
 import judge
+import sealed_workdir  # noqa: F401 - the plugin's (rlvr_pytest), loaded from here before pytest starts
+from remote_module import SolutionModule
 
 
 def main():
@@ -22,9 +25,9 @@ def main():
     if args[:1] == ["--solution"]:
         path, args = args[1], args[2:]
     judge.make_undumpable()
-    candidate = judge.start_candidate()
+    candidate = candidate_process.start_candidate()
     name = path[:-3].replace("/", ".") if path.endswith(".py") else path.replace("/", ".")
-    sys.modules[name] = judge.SolutionModule(name, candidate, path)
+    sys.modules[name] = SolutionModule(name, candidate, path)
     import pytest
 
     try:
