@@ -160,6 +160,50 @@ def test_backpressure(make_service):
     assert [r["verdict"] for r in svc.verify_batch([(OK_CODE, OK_SPEC)] * 2)] == ["PASSED", "PASSED"]
 
 
+def test_the_bytes_of_requests_in_flight_are_bounded(make_service):
+    """A tenant's admitted and not yet answered requests are held in memory: their bytes are bounded per tenant
+    (tenant_pending_bytes) and in all; one more batch is RESOURCE_EXHAUSTED naming the bound, a batch over it on
+    its own INVALID_ARGUMENT (retrying cannot help), and the bytes come back when the batch is answered."""
+    svc = make_service(tenant_pending_bytes=30_000, max_pending_bytes=60_000)
+    admission = svc.app.verifier.admission
+    slow_code, slow_spec = sleeper(2, timeout_s=4)
+    padded = slow_code + "#" * 10_000 + "\n"  # ~10 KB each
+    results: list = []
+    worker = threading.Thread(target=lambda: results.append(svc.verify_batch([(padded, slow_spec)] * 2)))
+    worker.start()
+    try:
+        assert wait_for(lambda: admission.pending_bytes > 20_000, 10), "the slow batch was never admitted"
+        err = rpc_error(svc.stub.Verify, req(padded, OK_SPEC), timeout=30)
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "tenant_pending_bytes=30000" in err.details() and "retry" in err.details()
+    finally:
+        worker.join(60)
+    assert [r["verdict"] for r in results[0]] == ["PASSED", "PASSED"]
+    assert admission.pending_bytes == 0 and not admission.by_tenant
+    err = rpc_error(svc.stub.VerifyBatch, pb.VerifyBatchRequest(requests=[req(padded, OK_SPEC)] * 4), timeout=30)
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and "send smaller batches" in err.details()
+    assert svc.verify(padded, OK_SPEC)["verdict"] == "PASSED"
+
+
+def test_one_tenants_bytes_in_flight_leave_the_others_room():
+    from verifier_service.errors import InvalidSpec, Overloaded
+    from verifier_service.service.verifier import Admission
+
+    admission = Admission(100, max_bytes=1000, tenant_bytes=600)
+    admission.acquire(1, "a", 500)
+    with pytest.raises(Overloaded, match="tenant 'a'"):
+        admission.acquire(1, "a", 200)
+    admission.acquire(1, "b", 450)  # b is not held back by a's bytes
+    with pytest.raises(Overloaded, match="max_pending_bytes"):
+        admission.acquire(1, "c", 100)  # but all together are bounded
+    with pytest.raises(InvalidSpec, match="send smaller batches"):
+        admission.acquire(1, "c", 601)
+    admission.release(1, "a", 500)
+    admission.acquire(1, "c", 100)
+    assert admission.pending == 2 and admission.pending_bytes == 550
+    assert dict(admission.by_tenant) == {"b": 450, "c": 100}
+
+
 # ---- batches and streams -------------------------------------------------------------
 
 def test_verify_batch_keeps_request_order_and_ids_across_kinds(service):

@@ -187,6 +187,30 @@ class TestSplitTests:
             split_tests("assert (", "")
 
 
+
+class TestPytestPaths:
+    @pytest.mark.parametrize("files, solution_path", [
+        ({"test_x.py": "def test_a(): pass"}, "judge.py"),           # the completion as the judge's own module
+        ({"test_x.py": "def test_a(): pass"}, "pkg/procs.py"),
+        ({"sealed_workdir.py": "x = 1", "test_x.py": "def test_a(): pass"}, "solution.py"),  # a support file
+    ])
+    def test_a_module_named_as_a_runner_module_is_refused(self, files, solution_path):
+        """The runner's modules are imported by bare name in the sandbox: a file of the same name would take a
+        judge module's place (its import seal, its comparison of values)."""
+        from verifier_service.kinds import get_kind
+
+        spec = spec_from_json({"kind": "pytest", "files": files, "solution_path": solution_path})
+        with pytest.raises(InvalidSpec, match="one of the judge's own modules"):
+            get_kind("pytest").validate(spec)
+
+    def test_ordinary_names_and_package_markers_pass(self):
+        from verifier_service.kinds import get_kind
+
+        spec = spec_from_json({"kind": "pytest", "solution_path": "pkg/solution.py",
+                               "files": {"pkg/__init__.py": "", "tests/test_x.py": "def test_a():\n    assert 1"}})
+        assert get_kind("pytest").validate(spec).solution_path == "pkg/solution.py"
+
+
 class TestConfig:
     def test_precedence_env_over_file_flags_over_env(self, tmp_path):
         path = tmp_path / "c.yaml"

@@ -67,6 +67,10 @@ class ServiceConfig:
     pool_max_jobs: int = _f(1000, "jobs a warm container runs before it is replaced")
     pool_max_age_s: float = _f(600.0, "seconds a warm container lives before it is replaced")
     max_pending: int = _f(4096, "completions admitted (running + queued) before RESOURCE_EXHAUSTED")
+    max_pending_bytes: int = _f(512 * 1024 * 1024, "bytes of requests (completions, specs) admitted and not yet "
+                                "answered, every tenant together, before RESOURCE_EXHAUSTED")
+    tenant_pending_bytes: int = _f(256 * 1024 * 1024, "bytes of requests one tenant has admitted and not yet "
+                                   "answered before RESOURCE_EXHAUSTED (its share of max_pending_bytes)")
     max_batch_size: int = _f(2048, "completions in one VerifyBatch request")
     max_completion_bytes: int = _f(256 * 1024, "largest completion accepted")
     max_message_bytes: int = _f(64 * 1024 * 1024, "largest gRPC message accepted")
@@ -162,7 +166,8 @@ class ServiceConfig:
 
     def validate(self) -> ServiceConfig:
         problems = []
-        for name in ("max_concurrency", "max_pending", "max_batch_size", "max_completion_bytes",
+        for name in ("max_concurrency", "max_pending", "max_pending_bytes", "tenant_pending_bytes", "max_batch_size",
+                     "max_completion_bytes",
                      "max_message_bytes", "http_max_body_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
                      "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
@@ -246,6 +251,7 @@ SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_ag
                "http_tenant_body_budget_bytes", "fd_reserve", "grpc_max_connection_idle_s", "grpc_max_connections",
                "grpc_handshake_timeout_s", "grpc_max_calls_per_peer", "stream_max_batches", "jupyter_max_output_bytes",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
+               "max_pending_bytes", "tenant_pending_bytes",
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",
                "session_output_limit_bytes", "session_budget_s", "session_idle_ttl_s", "session_max_lifetime_s",
                "tenant_max_sessions", "session_open_rate")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+from pathlib import Path
 
 from defusedxml import ElementTree
 
@@ -24,6 +25,7 @@ from verifier_service.kinds._sandboxed import (
     streams,
 )
 from verifier_service.kinds.base import Context, Param, VerifierKind
+from verifier_service.runner import wire as runner_wire
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
@@ -110,6 +112,11 @@ def _safe_relative(path: str) -> bool:
     return bool(path) and not path.startswith("/") and norm != "." and not norm.startswith("..")
 
 
+# The runner's modules, imported by bare name inside the sandbox: a solution or test module of the same name would
+# take a judge module's place in ``sys.modules``.
+RUNNER_MODULE_NAMES = frozenset(p.stem for p in Path(runner_wire.__file__).parent.glob("*.py")) - {"__init__"}
+
+
 @register
 class PytestSuite(VerifierKind):
     name = "pytest"
@@ -130,6 +137,11 @@ class PytestSuite(VerifierKind):
             raise InvalidSpec(f"spec.files must not contain the solution path {spec.solution_path!r}")
         if REPORT in spec.files:
             raise InvalidSpec(f"{REPORT} is reserved for the test report")
+        for path in [*spec.files, spec.solution_path]:
+            stem = posixpath.splitext(posixpath.basename(path))[0]
+            if path.endswith(".py") and stem in RUNNER_MODULE_NAMES:
+                raise InvalidSpec(f"file path {path!r}: the module name {stem!r} is one of the judge's own modules "
+                                  "in the sandbox (it would replace it); choose another name")
         _check_suite(spec.files)
         return spec
 

@@ -11,6 +11,7 @@ A cancelled call cancels its verifications, which removes their sandboxes.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 from dataclasses import replace
 
@@ -45,20 +46,46 @@ def status_name(exc: BaseException) -> str:
 
 
 class Admission:
-    """Counts admitted completions; refuses a batch that would exceed the limit."""
+    """Counts what is admitted and not yet answered: completions, and the bytes of their requests in all and per
+    tenant (decoded requests stay in memory until answered: these bounds are the service's memory budget for
+    them). A batch that would pass a bound is refused (RESOURCE_EXHAUSTED, retried by clients); a batch over a
+    bound on its own can never pass, and is refused as the caller's (INVALID_ARGUMENT)."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, max_bytes: int = 0, tenant_bytes: int = 0):
         self.limit = limit
+        self.max_bytes = max_bytes        # 0: no bound
+        self.tenant_bytes = tenant_bytes  # 0: no bound
         self.pending = 0
+        self.pending_bytes = 0
+        self.by_tenant: collections.Counter[str] = collections.Counter()
 
-    def acquire(self, n: int) -> None:
+    def acquire(self, n: int, tenant: str = "", size: int = 0) -> None:
+        bounds = [b for b in (self.max_bytes, self.tenant_bytes) if b]
+        if bounds and size > min(bounds):
+            raise InvalidSpec(f"the batch's requests are {size} bytes, over this service's budget of {min(bounds)} "
+                              "bytes per tenant in flight (tenant_pending_bytes, max_pending_bytes): send smaller "
+                              "batches")
         if self.pending + n > self.limit:
             raise Overloaded(f"server busy: {self.pending} completions pending, limit {self.limit}; "
                              f"retry later or send smaller batches")
+        if self.tenant_bytes and self.by_tenant[tenant] + size > self.tenant_bytes:
+            raise Overloaded(f"tenant {tenant!r} has {self.by_tenant[tenant]} bytes of requests being verified, "
+                             f"its limit (tenant_pending_bytes={self.tenant_bytes}); retry when some are answered")
+        if self.max_bytes and self.pending_bytes + size > self.max_bytes:
+            raise Overloaded(f"server busy: {self.pending_bytes} bytes of requests pending, limit {self.max_bytes} "
+                             "(max_pending_bytes); retry later or send smaller batches")
         self.pending += n
+        self.pending_bytes += size
+        if size:
+            self.by_tenant[tenant] += size
 
-    def release(self, n: int) -> None:
+    def release(self, n: int, tenant: str = "", size: int = 0) -> None:
         self.pending -= n
+        self.pending_bytes -= size
+        if size:
+            self.by_tenant[tenant] -= size
+            if self.by_tenant[tenant] <= 0:
+                del self.by_tenant[tenant]
 
 
 class Verifier:
@@ -66,7 +93,8 @@ class Verifier:
                  audit: AuditLog | None = None, metrics=None):
         self.engine = engine
         self.metrics = metrics  # verifier_service.service.metrics.Metrics, or None
-        self.admission = Admission(engine.config.max_pending)
+        config = engine.config
+        self.admission = Admission(config.max_pending, config.max_pending_bytes, config.tenant_pending_bytes)
         self.catalog = catalog if catalog is not None else Catalog()  # replaced on reload
         self.quotas = quotas if quotas is not None else TenantQuotas()
         self.audit = audit if audit is not None else AuditLog()
@@ -83,12 +111,13 @@ class Verifier:
                              labels=labels if results is not None else None, status=status, message=message,
                              duration_s=time.monotonic() - started, metadata=call.metadata)
 
+        tenant, size = call.tenant.name, sum(r.ByteSize() for r in requests)  # (upb: the size is kept, not walked)
         try:
             ticket = await self._admit(call, len(requests), audit)
             try:
                 prepared, labels = self._prepare(requests, call.tenant)
                 await self._check_specs(requests, prepared, call.tenant)
-                self.admission.acquire(len(prepared))
+                self.admission.acquire(len(prepared), tenant, size)
             except BaseException:
                 ticket.release(refund=True)
                 raise
@@ -100,7 +129,7 @@ class Verifier:
             try:
                 results = await self.engine.verify_all(prepared, tenant=call.tenant.name)
             finally:
-                self.admission.release(len(prepared))
+                self.admission.release(len(prepared), tenant, size)
                 ticket.release()
             self._stamp(results, prepared, labels)
             fit_results(results, self.engine.config.max_message_bytes)  # never an answer over the message limit
