@@ -310,6 +310,24 @@ class TestPytest:
         verdicts = {t["name"].split("::")[-1]: t["verdict"] for t in r["tests"]}
         assert verdicts == {"test_cases": "FAILED", "test_path": "PASSED"}, r  # the spec's data, not the rewrite
 
+    def test_isinstance_of_the_completions_classes_holds_for_honest_objects(self, service):
+        # issue 31, class 6 in the pytest kind: the completion's objects live in the candidate process
+        spec = {"kind": "pytest", "files": {"test_stack.py": (
+            "from solution import Stack, make\n\n"
+            "def test_types():\n    s = make()\n    assert isinstance(s, Stack)\n"
+            "    assert isinstance(s, (int, Stack)) and not isinstance(s, int) and isinstance(3, int)\n\n"
+            "class TestMore:\n    def test_push(self):\n        s = Stack()\n        s.push(2)\n"
+            "        assert isinstance(s, Stack) and s.size() == 1\n")}}
+        honest = ("class Stack:\n    def __init__(self):\n        self.items = []\n"
+                  "    def push(self, x):\n        self.items.append(x)\n"
+                  "    def size(self):\n        return len(self.items)\n\n"
+                  "def make():\n    return Stack()\n")
+        r = service.verify(honest, spec)
+        assert r["verdict"] == "PASSED" and r["tests_passed"] == 2, r
+        other = honest.replace("    return Stack()", "    return [1]")  # not a Stack: isinstance must say so
+        verdicts = {t["name"].split("::")[-1]: t["verdict"] for t in service.verify(other, spec)["tests"]}
+        assert verdicts == {"test_types": "FAILED", "test_push": "PASSED"}
+
     def test_solution_path(self, service):
         spec = {"kind": "pytest", "solution_path": "pkg/impl.py",
                 "files": {"pkg/__init__.py": "", "test_impl.py": "from pkg.impl import one\n\n"

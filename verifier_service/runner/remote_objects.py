@@ -115,6 +115,7 @@ class Remote:
 def remote_isinstance(obj, classinfo):
     """``isinstance`` for the tests: where ``classinfo`` names a class of the completion's, the candidate
     answers (a bool it could have given as a plain value); everything else is the built-in's."""
+    obj, classinfo = _resolved(obj), _resolved(classinfo)
     if isinstance(classinfo, tuple):
         return any(remote_isinstance(obj, c) for c in classinfo)
     if isinstance(classinfo, Remote):
@@ -127,3 +128,9 @@ def remote_isinstance(obj, classinfo):
         return classinfo is object
     return isinstance(obj, classinfo)
 
+
+def _resolved(value):
+    """A name of the completion's module not asked for yet (``remote_module.LazyName``, as pytest's tests get
+    them from ``from solution import Stack``) as what it names; anything else as it is."""
+    resolve = type(value).__dict__.get("_rlvr_resolve")
+    return resolve(value) if resolve is not None else value

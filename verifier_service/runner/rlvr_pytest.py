@@ -96,6 +96,7 @@ def pytest_runtest_setup(item):
 
 
 def pytest_collection_finish(session):
+    _remote_isinstance(session)
     workdir = os.path.realpath(os.getcwd()) + os.sep
     modules = {str(item.path) for item in session.items}
     modules.update(str(getattr(m, "__file__", "") or "") for m in session.config.pluginmanager.get_plugins()
@@ -115,6 +116,22 @@ def pytest_collection_finish(session):
     import sealed_workdir
 
     sealed_workdir.seal_imports(_SOURCES)
+
+
+def _remote_isinstance(session):
+    """The test modules (and conftests) get ``isinstance`` that answers for the completion's classes: its objects
+    live in the candidate process, so the built-in would say an honest ``Stack()`` is no ``Stack``. The candidate
+    answers with a bool only (what it could give as a plain value); other classes are the built-in's. A module
+    that defines its own ``isinstance`` keeps it."""
+    from remote_objects import remote_isinstance
+
+    modules = {id(m): m for m in (getattr(item, "module", None) for item in session.items) if m is not None}
+    modules.update((id(m), m) for m in session.config.pluginmanager.get_plugins()
+                   if getattr(m, "__name__", "").endswith("conftest"))
+    for module in modules.values():
+        namespace = getattr(module, "__dict__", None)
+        if isinstance(namespace, dict):
+            namespace.setdefault("isinstance", remote_isinstance)
 
 
 _asserts = [0]  # checks that ran: asserts that held (pytest rewrites the test modules), pytest.raises, unittest
