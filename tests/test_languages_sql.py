@@ -14,6 +14,7 @@ from verifier_service.kinds.sql import (
     query_of,
     results_match,
     rows_match,
+    tie_blocks,
 )
 
 SCHEMA = """
@@ -66,6 +67,13 @@ class TestSqlKind:
                                                   sql_spec(gold=GOLD_ORDERED, match="columns_any_order")),
             "any_order_other_rows": ("SELECT d.name, e.name FROM emp e LEFT JOIN dept d ON e.dept_id = d.id",
                                      sql_spec(gold=GOLD, match="columns_any_order")),
+            # issue 31, class 4: the gold sorts on a column it does not select; ann and bob tie on it
+            "ties_unselected_other_order": ("SELECT name FROM emp ORDER BY dept_id, name DESC",
+                                            sql_spec(gold="SELECT name FROM emp ORDER BY dept_id -- by department")),
+            "ties_unselected_wrong_order": ("SELECT name FROM emp ORDER BY dept_id DESC",
+                                            sql_spec(gold="SELECT name FROM emp ORDER BY dept_id;")),
+            "ties_unselected_rows_moved": ("SELECT name FROM emp ORDER BY salary",
+                                           sql_spec(gold="SELECT name FROM emp ORDER BY dept_id")),
         }
         out = langs_service.verify_batch([item for item in items.values()])
         return dict(zip(items, out, strict=True))
@@ -78,6 +86,8 @@ class TestSqlKind:
         ("several_databases", "PARTIAL"), ("huge_result", "FAILED"), ("text_is_not_number", "FAILED"),
         ("columns_swapped", "FAILED"), ("columns_swapped_any_order", "PASSED"),
         ("columns_swapped_any_order_ordered", "PASSED"), ("any_order_other_rows", "FAILED"),
+        ("ties_unselected_other_order", "PASSED"), ("ties_unselected_wrong_order", "FAILED"),
+        ("ties_unselected_rows_moved", "FAILED"),
     ])
     def test_verdict(self, results, name, verdict):
         assert results[name]["verdict"] == verdict, results[name]["detail"]
@@ -116,6 +126,18 @@ def test_integers_compare_exactly_never_within_the_float_tolerance():
     assert not cells_match(10**20 + 1, 10**20, 1e-6) and cells_match(10**20, 10**20, 0)
     assert cells_match(3, 3.0, 1e-6) and not cells_match(3, 3.0000001, 1e-6)
     assert cells_match(1000000.5, 1000000.0000001 + 0.5, 1e-6)  # two reals: within the tolerance
+
+
+def test_tie_blocks_from_the_gold_run_with_tie_breaks_both_ways():
+    # rows 1-2 tie on the ORDER BY (opposite orders in the two runs), rows 3 and 4 do not
+    blocks = tie_blocks([[1, 10], [1, 20], [2, 30], [3, 40]], [[1, 20], [1, 10], [2, 30], [3, 40]])
+    assert blocks == [(0, 2), (2, 3), (3, 4)]
+    want = [[1, 10], [1, 20], [2, 30], [3, 40]]
+    assert rows_match([[1, 20], [1, 10], [2, 30], [3, 40]], want, True, 0, None, blocks)[0]
+    assert not rows_match([[1, 10], [2, 30], [1, 20], [3, 40]], want, True, 0, None, blocks)[0]
+    assert not rows_match([[1, 10], [1, 20], [3, 40], [2, 30]], want, True, 0, None, blocks)[0]
+    assert tie_blocks([[1]], [[1], [2]]) is None  # runs that do not line up: the whole order counts
+    assert tie_blocks([[1], [2]], [[1], [3]]) == [(0, 1), (1, 2)]  # a LIMIT cut a tie: the cut part stays a block
 
 
 def test_order_keys_of_the_gold():

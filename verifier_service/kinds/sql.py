@@ -13,6 +13,7 @@ sets the same (the completion's columns permuted: ``SELECT age, name`` for a gol
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import re
@@ -133,10 +134,8 @@ def _masked(query: str) -> str:
         text = stripped
 
 
-def order_keys(query: str, columns: list[str]) -> list[int] | None:
-    """The result columns a query's top-level ORDER BY sorts on, in order (``ORDER BY 2``, a column's name or
-    alias, ``t.name``); None when there is none or a term is not a column of the result (an expression, a
-    column not selected: then the whole row order is compared)."""
+def order_span(query: str) -> tuple[int, int] | None:
+    """Where the terms of a query's top-level ORDER BY start and end (before LIMIT, OFFSET or ``;``), or None."""
     masked = _masked(query)
     found = list(_ORDER_BY.finditer(masked))
     if not found:
@@ -144,6 +143,20 @@ def order_keys(query: str, columns: list[str]) -> list[int] | None:
     start = found[-1].end()
     tail = _ORDER_TAIL.search(masked, start)
     end = tail.start() if tail else len(query)
+    while end > start and masked[end - 1].isspace():  # (a comment after the terms is blank in ``masked``)
+        end -= 1
+    return start, end
+
+
+def order_keys(query: str, columns: list[str]) -> list[int] | None:
+    """The result columns a query's top-level ORDER BY sorts on, in order (``ORDER BY 2``, a column's name or
+    alias, ``t.name``); None when there is none or a term is not a column of the result (an expression, a
+    column not selected: then the ties are found by running the gold with tie-breaks, ``tie_blocks``)."""
+    span = order_span(query)
+    if span is None:
+        return None
+    start, end = span
+    masked = _masked(query)
     terms, cut = [], start
     for i in range(start, end + 1):
         if i == end or masked[i] == ",":
@@ -167,13 +180,45 @@ def order_keys(query: str, columns: list[str]) -> list[int] | None:
     return keys or None
 
 
+def tie_blocks(ascending: list[list[Any]], descending: list[list[Any]]) -> list[tuple[int, int]] | None:
+    """Runs of rows that tie on a gold's ORDER BY, from the gold run twice with every result column added to its
+    ORDER BY as a tie-break, ascending and descending (tied rows come out in opposite orders): a block ends
+    wherever the rows so far are the same multiset in both. Rows the ORDER BY puts apart keep their order in both
+    runs, so every block lies within a tie (rows that are equal in every column cannot be told apart, and need
+    not be). None when the runs do not line up."""
+    if len(ascending) != len(descending):
+        return None
+    blocks, start, balance = [], 0, collections.Counter()
+    for n, (a, b) in enumerate(zip(ascending, descending, strict=True)):
+        balance[repr(a)] += 1
+        balance[repr(b)] -= 1
+        if not +balance and not -balance:
+            blocks.append((start, n + 1))
+            start = n + 1
+    if start < len(ascending):
+        blocks.append((start, len(ascending)))  # a LIMIT that cut a tie: which tied rows made it may differ
+    return blocks
+
+
 def rows_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: float,
-               keys: list[int] | None = None) -> tuple[bool, str]:
+               keys: list[int] | None = None, blocks: list[tuple[int, int]] | None = None) -> tuple[bool, str]:
     """Whether two result sets (rows of comparable values) are the same; (False, why) when not. Ordered with
     ``keys`` (the gold's ORDER BY columns): the key columns in the gold's order, rows that tie on them in any
-    order."""
+    order; ordered with ``blocks`` (``tie_blocks``: the ORDER BY is on columns not selected): the blocks in the
+    gold's order, the rows within a block in any order."""
     if len(got) != len(want):
         return False, f"{len(got)} rows, expected {len(want)}"
+    if ordered and not keys and blocks and any(j - i > 1 for i, j in blocks):
+        for i, j in blocks:
+            if j - i == 1:
+                if not all(cells_match(a, b, tol) for a, b in zip(got[i], want[i], strict=True)):
+                    return False, (f"row {i + 1} is {_show(got[i])}, expected {_show(want[i])} (in the order of "
+                                   "the gold's ORDER BY)")
+                continue
+            same, why = rows_match(got[i:j], want[i:j], False, tol)
+            if not same:
+                return False, f"rows {i + 1}-{j} (tied on the ORDER BY): {why}"
+        return True, ""
     if ordered and keys:
         i = 0
         while i < len(want):
@@ -255,17 +300,18 @@ def column_orders(got: list[list[Any]], want: list[list[Any]], tol: float,
 
 
 def results_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: float,
-                  keys: list[int] | None = None, any_column_order: bool = False) -> tuple[bool, str]:
+                  keys: list[int] | None = None, any_column_order: bool = False,
+                  blocks: list[tuple[int, int]] | None = None) -> tuple[bool, str]:
     """``rows_match``; with ``any_column_order`` also under each order of got's columns that gives every
     column want's values (Spider's judge: the same result set with its columns permuted)."""
-    same, why = rows_match(got, want, ordered, tol, keys)
+    same, why = rows_match(got, want, ordered, tol, keys, blocks)
     if same or not any_column_order or len(got) != len(want) or not want:
         return same, why
     limit = max(1, min(MAX_COLUMN_ORDERS, MAX_COLUMN_CELLS // max(1, len(want) * len(want[0]))))
     for order in column_orders(got, want, tol, limit):
         if order == list(range(len(order))):
             continue  # the completion's own order: compared above
-        if rows_match([[r[i] for i in order] for r in got], want, ordered, tol, keys)[0]:
+        if rows_match([[r[i] for i in order] for r in got], want, ordered, tol, keys, blocks)[0]:
             return True, ""
     return False, why
 
@@ -339,16 +385,17 @@ class Sql(VerifierKind):
         cases = spec.cases or ()
         databases = [c.stdin for c in cases] or [""]
         names = [c.name or f"database {i}" for i, c in enumerate(cases)] or ["result"]
+        ordered = spec.compare == "ordered" or (spec.compare == "auto" and bool(spec.gold) and orders_rows(spec.gold))
+        span = order_span(spec.gold) if ordered and spec.gold else None
         payload = json.dumps({"setup": spec.setup, "databases": databases, "gold": spec.gold, "query": query,
-                              "timeout_s": limit, "max_rows": MAX_ROWS})
-        step = Step("query", [*PYTHON, f"{HARNESS_DIR}/sql_harness.py"], limit * (1 + 2 * len(databases)) + 5,
+                              "timeout_s": limit, "max_rows": MAX_ROWS, "gold_ties_at": span[1] if span else None})
+        step = Step("query", [*PYTHON, f"{HARNESS_DIR}/sql_harness.py"], limit * (1 + 4 * len(databases)) + 5,
                     stdin=payload, memory_bytes=ctx.config.memory_mb << 20, output_limit=OUTPUT_LIMIT)
         run = await run_job(ctx, Job(steps=[step]))
         if isinstance(run, Outcome):
             return run
         result = run.steps[0] if run.steps else None
         lines = result.stdout.splitlines() if result is not None else []
-        ordered = spec.compare == "ordered" or (spec.compare == "auto" and bool(spec.gold) and orders_rows(spec.gold))
         tol = spec.float_tolerance if spec.is_set("float_tolerance") else 1e-6
         tests: list[TestOutcome] = []
         for i, name in enumerate(names):
@@ -373,13 +420,20 @@ class Sql(VerifierKind):
             want_cols = len(gold.get("columns", [])) if isinstance(gold, dict) else (
                 len(want_rows[0]) if want_rows else None)
             keys = order_keys(spec.gold, gold.get("columns", [])) if ordered and isinstance(gold, dict) else None
+            blocks = None
+            asc, desc = event.get("gold_asc"), event.get("gold_desc")
+            if (ordered and not keys and isinstance(gold, dict) and isinstance(asc, dict) and "rows" in asc
+                    and isinstance(desc, dict) and "rows" in desc):
+                blocks = tie_blocks([[_value(c) for c in r] for r in asc["rows"]],
+                                    [[_value(c) for c in r] for r in desc["rows"]])
             tests.append(self._judge(name, got, want_rows, want_cols, ordered, tol, keys,
-                                     spec.match == "columns_any_order"))
+                                     spec.match == "columns_any_order", blocks))
         return Outcome.from_tests(tests, **extra, **streams(result))
 
     @staticmethod
     def _judge(name: str, got: Any, want_rows: list, want_cols: int | None, ordered: bool, tol: float,
-               keys: list[int] | None = None, any_column_order: bool = False) -> TestOutcome:
+               keys: list[int] | None = None, any_column_order: bool = False,
+               blocks: list[tuple[int, int]] | None = None) -> TestOutcome:
         if not isinstance(got, dict):
             return TestOutcome(name, Verdict.RUNTIME_ERROR, "the query gave no result")
         error = got.get("error")
@@ -395,5 +449,5 @@ class Sql(VerifierKind):
         if any(len(r) != len(columns) for r in rows) or any(want_cols is not None and len(r) != want_cols
                                                            for r in want_rows):
             return TestOutcome(name, Verdict.FAILED, "rows of different lengths")
-        same, why = results_match(rows, want_rows, ordered, tol, keys, any_column_order)
+        same, why = results_match(rows, want_rows, ordered, tol, keys, any_column_order, blocks)
         return TestOutcome(name, Verdict.PASSED if same else Verdict.FAILED, why)

@@ -2,10 +2,13 @@
 
 Input (stdin, one JSON object): ``setup`` (the SQL script every database starts from), ``databases`` (one
 extra SQL script per database), ``gold`` (the gold query, or ""), ``query`` (the completion's query),
-``timeout_s`` (per query), ``max_rows``. Output (stdout): one JSON line per database, ``{"gold": R,
-"query": R}`` where R is ``{"columns": [...], "rows": [[cell, ...], ...], "more": bool}`` or ``{"error":
-"syntax" | "timeout" | "denied" | "runtime" | "setup", "message": str}``. A cell is tagged: ``["n"]`` (NULL),
-``["i", int]``, ``["f", repr]``, ``["s", str]``, ``["b", hex]``. The comparison happens on the host.
+``timeout_s`` (per query), ``max_rows``, ``gold_ties_at`` (where the gold's top-level ORDER BY terms end, or
+null: the gold runs twice more with every result column added there as a tie-break, ascending then descending,
+so the host sees which rows tie). Output (stdout): one JSON line per database, ``{"gold": R, "gold_asc": R,
+"gold_desc": R, "query": R}`` where R is ``{"columns": [...], "rows": [[cell, ...], ...], "more": bool}`` or
+``{"error": "syntax" | "timeout" | "denied" | "runtime" | "setup", "message": str}``. A cell is tagged:
+``["n"]`` (NULL), ``["i", int]``, ``["f", repr]``, ``["s", str]``, ``["b", hex]``. The comparison happens on the
+host.
 
 The completion's query runs last on each database, under ``PRAGMA query_only`` and an authorizer that allows
 reading only (no ATTACH, no PRAGMA, no writes: nothing it does reaches a file or the next query), with a
@@ -86,6 +89,12 @@ def main():
         else:
             if job.get("gold"):
                 out["gold"] = run(db, job["gold"], job["timeout_s"], job["max_rows"])
+                at, columns = job.get("gold_ties_at"), out["gold"].get("columns")
+                if isinstance(at, int) and columns:
+                    for way in ("asc", "desc"):
+                        tie_break = "".join(f", {n} {way.upper()}" for n in range(1, len(columns) + 1))
+                        query = job["gold"][:at] + tie_break + " " + job["gold"][at:]
+                        out["gold_" + way] = run(db, query, job["timeout_s"], job["max_rows"])
             db.execute("PRAGMA query_only = ON")
             db.set_authorizer(read_only)
             out["query"] = run(db, job["query"], job["timeout_s"], job["max_rows"])
