@@ -103,7 +103,7 @@ os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
 
 @pytest.fixture(scope="module")
 def langs_service(docker_ready):
-    """A Docker service for the languages' tests (tests/test_languages*.py), one per module (gone before the
+    """A Docker service for the languages' tests (tests/sandbox/test_languages*.py), one per module (gone before the
     session's ``service`` checks that nothing is left): compiles get more time than the default 30 s (javac and
     rustc on a loaded CI machine), and the languages image must be there."""
     from verifier_service.errors import SandboxUnavailable

@@ -1,7 +1,7 @@
 """function_io (python_io for other languages): the driver's literals and output on the host, and on Docker a
 right function passing, a wrong one failing, per language and with nested types (lists, maps, tuples,
 optionals). The hostile programs (reading the binary, the source, the class files for the driver's marker) are
-in tests/adversarial/langs/hack_io_* (tests/test_languages_adversarial.py)."""
+in tests/adversarial/langs/hack_io_* (tests/sandbox/test_languages_adversarial.py)."""
 
 from __future__ import annotations
 

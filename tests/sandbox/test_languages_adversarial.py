@@ -1,7 +1,7 @@
 """The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash) on
 Docker: each header says its class, its task and the verdicts that are right for it (as in
-tests/adversarial/, see tests/test_adversarial.py). ``fn_add``: function_tests with the task of
-tests/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged
+tests/adversarial/, see tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
+tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged
 pass); ``escape``: stdio, printing ``held`` only when the isolation held (only ``lo``, no write outside the
 scratch dirs). Also: the compile cache cannot be tampered with by a program that rewrites its own binary."""
 

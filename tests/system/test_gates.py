@@ -174,7 +174,7 @@ def write_base_rate_record(config: RunConfig, passes: int = 3) -> None:
 
 
 def write_audit_record(config: RunConfig) -> None:
-    """A passed reward audit for the config's dataset (tests/test_audit.py runs the real one)."""
+    """A passed reward audit for the config's dataset (tests/system/test_audit.py runs the real one)."""
     from trainer.audit_check import AUDIT_FILE
 
     specs = gates.dataset_specs(load_prompts(config), "verification")

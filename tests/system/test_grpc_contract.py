@@ -118,7 +118,7 @@ class TestInvalidArgument:
 
     def test_completion_too_large_is_its_verdict_not_an_error(self, service):
         limit = service.app.config.max_completion_bytes
-        result = service.verify("#" * (limit + 1), OK_SPEC)  # model output: a verdict (tests/test_robust.py)
+        result = service.verify("#" * (limit + 1), OK_SPEC)  # model output: a verdict (test_untrusted_output.py)
         assert (result["verdict"], result["reward"]) == ("MALFORMED", 0.0) and str(limit) in result["detail"]
         # exactly at the limit is accepted
         assert service.verify(OK_CODE + "#" * (limit - len(OK_CODE)), OK_SPEC)["verdict"] == "PASSED"

@@ -273,7 +273,7 @@ def test_bad_requests_are_4xx_with_a_message(http):
     assert requests.get(http.http_url + "/run_code", timeout=30).status_code == 405
     nowhere = post(http, "/nowhere", {})
     assert nowhere.status_code == 404 and "/run_code" in nowhere.json()["error"]
-    jupyter = post(http, "/run_jupyter", {"cells": "1"})  # tests/test_http_jupyter.py runs it
+    jupyter = post(http, "/run_jupyter", {"cells": "1"})  # tests/system/test_http_jupyter.py runs it
     assert jupyter.status_code == 422 and jupyter.json()["error"].startswith("cells")
     too_big = requests.post(http.http_url + "/get_reward", data=b" " * (2 << 20), timeout=30,
                             headers={"Content-Type": "application/json"})

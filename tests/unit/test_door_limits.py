@@ -1,5 +1,5 @@
 """Issue 38's bounds as units (no sandbox): repeated log lines, a tenant's metrics, connection counting, body
-budgets, schema formats. The same bounds through the real service: tests/test_front_door.py."""
+budgets, schema formats. The same bounds through the real service: tests/system/test_front_door.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The client side of the fleet on Ray without a cluster: the ``ray:`` target, the stub's error mapping, the one
 re-send of INFRA_ERROR samples, session-id routing, pickling. A fake router stands in for Ray (the real one is
-tests/test_ray_fleet.py's)."""
+tests/system/test_ray_fleet.py's)."""
 
 from __future__ import annotations
 
