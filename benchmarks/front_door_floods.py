@@ -247,10 +247,10 @@ def main() -> int:
     args = parser.parse_args()
     import sys
 
-    sys.path.insert(0, str(HERE.parent / "tests"))
-    from tenancy_setup import Keys, write_tenants
-
+    sys.path.insert(0, str(HERE.parent / "tests"))  # the tests' helpers (tests/support)
     from verifier_service.testing import ServedProcess, free_port
+
+    from support.tenancy_setup import Keys, write_tenants
 
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

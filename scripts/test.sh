@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/docker-up.sh
-# Headless Chromium renders the inspection report in tests/test_inspection.py (a test dependency only).
+# Headless Chromium renders the inspection report in tests/system/test_inspection.py (a test dependency only).
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 if ! command -v chromium >/dev/null 2>&1; then

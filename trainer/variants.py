@@ -4,7 +4,7 @@ The base recipe is plain GRPO (``trainer/config.py``). A preset is applied on to
 of it only when a run misbehaves in a way the preset addresses (``trainer
 diagnose`` names the symptom); ``RunConfig.validate`` records it as a deviation
 with the preset's reason. Every value here is a GRPOConfig field of TRL 1.16,
-and every preset trains (tests/test_variants.py runs one step of each).
+and every preset trains (tests/unit/test_variants.py runs one step of each).
 
 What TRL 1.16 does not offer, and so no preset here pretends to:
 - DAPO's *dynamic sampling* (dropping and re-sampling zero-variance groups):

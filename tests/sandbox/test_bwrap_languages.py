@@ -1,0 +1,57 @@
+"""Languages on the bubblewrap backend (issue 30, class 5): a language whose toolchain the host lacks is never
+the completion's fault (INFRA_ERROR naming the backend, no reward); one the host has works (the JVM's
+configuration under /etc and the helper scripts are bound), honest and hostile function tests alike."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_languages_functions import ADD, spec, wrong
+
+pytestmark = pytest.mark.backends("bwrap")
+
+HOSTILE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
+
+
+def test_a_missing_toolchain_is_infra_error_naming_the_backend(make_service):
+    if shutil.which("gdc"):
+        pytest.skip("this host has gdc (D): no toolchain of the table is missing here")
+    svc = make_service()
+    source = 'import std.stdio;\nvoid main() { writeln(3); }\n'
+    r = svc.verify(source, {"kind": "stdio", "language": "d", "cases": [{"stdin": "", "expected_stdout": "3\n"}]})
+    assert r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"], r["detail"]
+    again = svc.verify(source.replace("3", "4"), {"kind": "stdio", "language": "d",
+                                                  "cases": [{"stdin": "", "expected_stdout": "4\n"}]})
+    assert again["verdict"] == "INFRA_ERROR"  # (the probe's answer is kept)
+
+
+@pytest.mark.parametrize("language, tool", [("java", "javac"), ("javascript", "node"), ("c", "gcc"), ("cpp", "g++")])
+def test_host_toolchains_work_and_hostile_programs_fail(make_service, language, tool):
+    if not shutil.which(tool):
+        pytest.skip(f"this host has no {tool}")
+    svc = make_service(compile_timeout_s=120.0)
+    ext = {"java": ".java", "javascript": ".js", "c": ".c", "cpp": ".cpp"}[language]
+    hostile = [p.read_text() for p in sorted(HOSTILE.glob(f"hack_fn_*{ext}"))]
+    items = [(ADD[language][1], spec(language)), (wrong(language), spec(language)),
+             *((src, spec(language)) for src in hostile)]
+    results = svc.verify_batch(items, timeout=900)
+    assert results[0]["verdict"] == "PASSED", results[0]["detail"][:400]
+    assert results[1]["verdict"] == "FAILED", results[1]["detail"][:400]
+    for r in results[2:]:
+        assert r["verdict"] in ("FAILED", "COMPILE_ERROR") and r["correctness_score"] == 0.0, r["detail"][:400]
+
+
+def test_a_library_the_host_lacks_is_infra_error(make_service):
+    """javatuples is on the languages image's classpath; a bubblewrap host without it must not score a program
+    that imports it as a compile error."""
+    import os
+
+    if not shutil.which("javac") or os.path.exists("/usr/share/java/javatuples.jar"):
+        pytest.skip("needs a host with javac and without javatuples")
+    svc = make_service(compile_timeout_s=120.0)
+    source = ("import org.javatuples.Pair;\npublic class Main { public static void main(String[] a) {\n"
+              "  System.out.println(Pair.with(1, 2).getValue0()); } }\n")
+    r = svc.verify(source, {"kind": "stdio", "language": "java", "cases": [{"stdin": "", "expected_stdout": "1\n"}]})
+    assert r["verdict"] == "INFRA_ERROR" and "javatuples" in r["detail"], r["detail"][:300]

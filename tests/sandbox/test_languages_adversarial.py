@@ -1,0 +1,140 @@
+"""The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash) on
+Docker: each header says its class, its task and the verdicts that are right for it (as in
+tests/adversarial/, see tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
+tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged
+pass); ``escape``: stdio, printing ``held`` only when the isolation held (only ``lo``, no write outside the
+scratch dirs). Also: the compile cache cannot be tampered with by a program that rewrites its own binary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_languages_functions import ADD
+
+pytestmark = pytest.mark.docker
+
+HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
+LANGUAGE = {".c": "c", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".ts": "typescript", ".go": "go",
+            ".rs": "rust", ".sh": "bash"}
+
+
+def load() -> list[tuple[str, str, str, set[str], str]]:
+    """(name, language, task, expected verdicts, source) of every program."""
+    out = []
+    for path in sorted(HERE.iterdir()):
+        text = path.read_text()
+        header = {}
+        for line in text.splitlines():
+            stripped = line.removeprefix("// ").removeprefix("# ")
+            if stripped == line or ":" not in stripped:
+                break
+            key, value = stripped.split(":", 1)
+            header[key.strip()] = value.strip()
+        assert {"class", "task", "expect"} <= set(header), f"{path.name}: bad header {header}"
+        out.append((path.name, LANGUAGE[path.suffix], header["task"], set(header["expect"].split()), text))
+    return out
+
+
+PROGRAMS = load()
+IO_ADD = {  # function_io's task: the setup (the completion is the whole function, or continues the class)
+    "cpp": ("#include <string>\nlong add(long a, long b);\n", "", ""),
+    "javascript": ("", "", ""),
+    "java": ("import java.util.*;\nclass Problem {\n    public static long add(long a, long b) {\n", "", ""),
+    "rust": ("", "", ""),
+}
+
+
+def spec_for(language: str, task: str) -> dict:
+    if task == "fn_add":
+        setup, _, tests = ADD[language]
+        return {"kind": "function_tests", "language": language, "setup": setup, "tests": tests, "timeout_s": 30}
+    if task == "io_add":
+        setup, _, _ = IO_ADD[language]
+        return {"kind": "function_io", "language": language, "setup": setup, "entry_point": "add", "timeout_s": 30,
+                "cases": [{"args": [1, 2], "expected": 3}, {"args": [-1, 1], "expected": 0},
+                          {"args": [20, 22], "expected": 42}]}
+    assert task == "escape"
+    return {"kind": "stdio", "language": language, "cases": [{"stdin": "", "expected_stdout": "held\n"}],
+            "compare": "exact", "timeout_s": 30}
+
+
+@pytest.fixture(scope="module")
+def results(langs_service):
+    out = langs_service.verify_batch([(source, spec_for(lang, task)) for _, lang, task, _, source in PROGRAMS],
+                                     timeout=900)
+    return {name: r for (name, *_), r in zip(PROGRAMS, out, strict=True)}
+
+
+@pytest.mark.parametrize("name, expect", [(p[0], p[3]) for p in PROGRAMS], ids=[p[0] for p in PROGRAMS])
+def test_program(results, name, expect):
+    r = results[name]
+    assert r["verdict"] in expect, (r["verdict"], r["detail"][:400], r.get("stdout_tail", "")[-300:])
+    if name.startswith("hack_"):
+        assert r["correctness_score"] == 0.0
+
+
+def test_every_language_is_covered():
+    hacks = {lang for name, lang, task, *_ in PROGRAMS if task == "fn_add"}
+    escapes = {lang for name, lang, task, *_ in PROGRAMS if task == "escape"}
+    assert hacks == set(LANGUAGE.values())
+    assert {"java", "javascript", "go", "rust"} <= escapes  # every toolchain of the languages image
+
+
+TAMPER = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+int main(void) {
+    long a, b;
+    if (scanf("%ld %ld", &a, &b) != 2) return 1;
+    /* Replace the program in the work dir (and anything else it can reach) with one that answers 999. */
+    unlink("solution");
+    FILE *f = fopen("solution", "w");
+    if (f) { fputs("#!/bin/sh\necho 999\n", f); fclose(f); chmod("solution", 0755); }
+    printf("%ld\n", a + b);
+    return 0;
+}
+"""
+
+
+def test_a_program_that_rewrites_its_binary_changes_no_other_job(langs_service):
+    """The first case runs the compiled program, which replaces itself; the second runs the replacement (999, a
+    wrong answer) in the same job. A later job of the same source gets the cached program, not the replacement:
+    the same per-case verdicts, case 0 passing again."""
+    cases = [{"stdin": "1 2\n", "expected_stdout": "3\n"}, {"stdin": "2 2\n", "expected_stdout": "4\n"}]
+    outcomes = []
+    for name in ("first", "second", "third"):  # one after another: the later ones find the compile cached
+        spec = {"kind": "stdio", "language": "c", "cases": [{**c, "name": f"{name} {i}"} for i, c in enumerate(cases)]}
+        r = langs_service.verify(TAMPER, spec)
+        outcomes.append([t["verdict"] for t in r["tests"]])
+    assert outcomes == [["PASSED", "FAILED"]] * 3, outcomes
+    assert langs_service.app.sandbox.artifacts.hits >= 2
+
+
+HACKS = [p for p in PROGRAMS if p[0].startswith("hack_")]
+
+
+def _runsc_registered() -> bool:
+    import subprocess
+
+    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
+                         timeout=30)
+    return "runsc" in out.stdout
+
+
+@pytest.mark.skipif(not _runsc_registered(), reason="gVisor (runsc) is not registered with Docker")
+def test_the_hacks_fail_under_gvisor(make_service):
+    """The same hostile programs (function_tests and function_io) under gVisor's kernel, beside an honest program
+    of each language, which must still pass."""
+    from test_function_io import TASKS, io_spec
+
+    svc = make_service(sandbox_runtime="runsc", compile_timeout_s=180.0, default_timeout_s=30.0)
+    items = [(source, spec_for(lang, task)) for _, lang, task, _, source in HACKS]
+    honest = [(ADD[lang][1], spec_for(lang, "fn_add")) for lang in sorted(ADD)]
+    honest += [(TASKS[name][3], io_spec(name)) for name in ("cpp", "java", "javascript", "rust")]
+    out = svc.verify_batch(items + honest, timeout=1500)
+    for (name, _, _, expect, _), r in zip(HACKS, out, strict=False):
+        assert r["verdict"] in expect and r["correctness_score"] == 0.0, (name, r["verdict"], r["detail"][:300])
+    for r in out[len(items):]:
+        assert r["verdict"] == "PASSED", r["detail"][:300]
