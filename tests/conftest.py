@@ -30,12 +30,17 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_collection_modifyitems(items):
-    """Each backend's tests carry its marker (``-m bwrap``; the leftover checks key on it)."""
+    """Each backend's tests carry its marker (``-m bwrap``; the leftover checks key on it), also a test that uses a
+    sandbox through a fixture without saying so (``service`` unparametrised is Docker's: ``-m "not docker"`` must
+    leave it out)."""
     for item in items:
         backend = getattr(getattr(item, "callspec", None), "params", {}).get("sandbox_backend")
         marker = item.get_closest_marker("backends")
         if backend is None and marker is not None and len(marker.args) == 1:
             backend = marker.args[0]
+        names = set(getattr(item, "fixturenames", ()))
+        if backend is None and names & {"sandbox_backend", "docker_ready", "langs_service"}:
+            backend = "docker"
         if backend is not None:
             item.add_marker(backend)
 
