@@ -29,9 +29,9 @@ def count_batches(service):
     original = admission.acquire
     calls = []
 
-    def counting(n):
+    def counting(n, *args):
         calls.append(n)
-        return original(n)
+        return original(n, *args)
 
     admission.acquire = counting
     return calls, lambda: setattr(admission, "acquire", original)
