@@ -5,7 +5,8 @@ of its own (``stdin``: more rows, for a test-suite style check over several data
 rows (``expected``) where there is no ``gold`` query. The gold query and the completion's run in the sandbox
 (``runner/sql_harness.py``: the completion's read-only, with a time limit); the result sets are
 compared here: the same number of columns, the same rows (a multiset, unless the order counts: then in the
-order of the gold's ORDER BY columns, rows that tie on them in any order), cells equal by type (NULL, number,
+order of the gold's ORDER BY, rows that tie on it in any order: on its columns when they are selected, else on
+the ties the gold shows when run with tie-breaks both ways), cells equal by type (NULL, number,
 text, blob), integers exactly and reals within ``float_tolerance``. The columns are compared in the gold's
 order; with ``match: columns_any_order`` (Spider's official execution judge) in any order that makes the result
 sets the same (the completion's columns permuted: ``SELECT age, name`` for a gold's ``SELECT name, age``).
