@@ -17,11 +17,10 @@ from pathlib import Path
 
 import grpc
 
-from verifier_service.errors import VerifierError
+from verifier_service.errors import RETRY_AFTER_KEY, VerifierError
 
 API_KEY_ENV = "RLVR_VERIFIER_API_KEY"
 TLS_CA_ENV = "RLVR_VERIFIER_TLS_CA"
-RETRY_AFTER_KEY = "retry-after-ms"
 
 
 def _read(path: str, what: str) -> bytes:

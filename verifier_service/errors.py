@@ -90,6 +90,21 @@ STATUS = ((InvalidSpec, "INVALID_ARGUMENT"), (Overloaded, "RESOURCE_EXHAUSTED"),
           (VersionMismatch, "FAILED_PRECONDITION"), (SessionGone, "NOT_FOUND"))
 
 
+RETRY_AFTER_KEY = "retry-after-ms"  # the trailing metadata of a quota refusal on the gRPC wire: when to retry
+
+
+def status_name(exc: BaseException) -> str:
+    """The status a refusal is answered and audited with (``STATUS``)."""
+    return next(code for cls, code in STATUS if isinstance(exc, cls))
+
+
+def wire_refusal(exc: BaseException) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    """A refusal as the gRPC wire carries it (the gRPC door, the Ray ingress): the status name, the message, and
+    a quota's wait as trailing metadata."""
+    wait = ((RETRY_AFTER_KEY, str(round(exc.retry_after_s * 1000))),) if isinstance(exc, QuotaExceeded) else ()
+    return status_name(exc), refusal_message(exc), wait
+
+
 def refusal_message(exc: BaseException) -> str:
     """What a caller is told of a refusal, on every door: its message, and a quota's wait."""
     if isinstance(exc, QuotaExceeded):

@@ -18,9 +18,8 @@ import grpc
 import verifier_service.ray_wire as ray_wire
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig
-from verifier_service.credentials import RETRY_AFTER_KEY
 from verifier_service.doors.grpc.sessions_rpc import cell_result, info, limits_from_proto
-from verifier_service.errors import STATUS, QuotaExceeded, refusal_message
+from verifier_service.errors import wire_refusal
 from verifier_service.ray_wire import Reply
 from verifier_service.service.app import App
 from verifier_service.service.context import Call, current_request_id, request_id_from
@@ -107,9 +106,7 @@ class CoreHandle:
             response = await asyncio.wait_for(self._run(call, method, request), timeout_s)
             return Reply(ray_wire.OK, payload=response.SerializeToString())
         except REFUSALS as exc:
-            code = next(c for cls, c in STATUS if isinstance(exc, cls))
-            hint = ((RETRY_AFTER_KEY, str(round(exc.retry_after_s * 1000))),) if isinstance(exc, QuotaExceeded) else ()
-            return Reply(code, refusal_message(exc), hint)
+            return Reply(*wire_refusal(exc))
         except (TimeoutError, asyncio.TimeoutError):
             return Reply(grpc.StatusCode.DEADLINE_EXCEEDED.name, f"{method} ran past its deadline of {timeout_s:g}s")
         except Exception:

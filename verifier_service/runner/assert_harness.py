@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # python3 -I lea
 import candidate_process
 import exact_types
 import judge
+import procs
 import remote_objects
 import sealed_workdir
 
@@ -161,7 +162,7 @@ def _compile_counted(code, filename):
 
 
 def main():
-    judge.make_undumpable()
+    procs.make_undumpable()
     sealed_workdir.seal_imports()  # what the judge imports later (a module the tests use) never comes from the work dir
     candidate = candidate_process.start_candidate()  # before the job is read: the candidate never holds it
     try:

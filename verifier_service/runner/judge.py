@@ -26,7 +26,6 @@ Standard library only.
 """
 
 import builtins
-import ctypes
 import os
 import signal
 import sys
@@ -35,16 +34,8 @@ from judge_values import MAX_DEPTH, dumps, encode, loads
 from remote_module import LazyName
 from remote_objects import Remote
 
-PR_SET_DUMPABLE = 4
 # Modules the judge never imports for the completion's names (importing them does something).
 NOT_IMPORTED = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "webbrowser"})
-
-
-def make_undumpable():
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 class Interrupted(BaseException):

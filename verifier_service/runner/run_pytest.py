@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, "/opt/rlvr")
 
 import candidate_process
-import judge
+import procs
 import sealed_workdir  # noqa: F401 - the plugin's (rlvr_pytest), loaded from here before pytest starts
 from remote_module import SolutionModule
 
@@ -24,7 +24,7 @@ def main():
     path = "solution.py"
     if args[:1] == ["--solution"]:
         path, args = args[1], args[2:]
-    judge.make_undumpable()
+    procs.make_undumpable()
     candidate = candidate_process.start_candidate()
     name = path[:-3].replace("/", ".") if path.endswith(".py") else path.replace("/", ".")
     sys.modules[name] = SolutionModule(name, candidate, path)

@@ -79,15 +79,16 @@ class _SnapshotLoader:
         exec(compile(self.source, self.path, "exec"), module.__dict__)
 
 
-def snapshot_workdir(skip=(), max_files=2000, max_bytes=32 << 20):
-    """The Python sources under the work dir now, before the completion runs: ``{real path: source}``."""
+def _snapshot(take, skip_dir, skip, max_files, max_bytes):
+    """``{real path: bytes}`` of the files under the work dir that ``take(name)`` keeps, in folders that
+    ``skip_dir(name)`` does not leave out; at most ``max_files`` files and ``max_bytes`` bytes in all."""
     out, total = {}, 0
     skip = {os.path.realpath(p) for p in skip}
     for folder, dirs, files in os.walk(os.getcwd()):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not skip_dir(d)]
         for file in files:
             real = os.path.realpath(os.path.join(folder, file))
-            if not file.endswith(".py") or real in skip or len(out) >= max_files:
+            if not take(file) or real in skip or len(out) >= max_files:
                 continue
             try:
                 with open(real, "rb") as fh:
@@ -99,29 +100,18 @@ def snapshot_workdir(skip=(), max_files=2000, max_bytes=32 << 20):
                 return out
             out[real] = data
     return out
+
+
+def snapshot_workdir(skip=(), max_files=2000, max_bytes=32 << 20):
+    """The Python sources under the work dir now, before the completion runs: ``{real path: source}``."""
+    return _snapshot(lambda name: name.endswith(".py"), lambda name: False, skip, max_files, max_bytes)
 
 
 def snapshot_files(skip=(), max_files=2000, max_bytes=32 << 20):
     """The spec's files under the work dir now, before the completion runs, other than Python sources (those
     are ``snapshot_workdir``'s): ``{real path: bytes}``. Dot-files and dot-dirs (the report) are left out."""
-    out, total = {}, 0
-    skip = {os.path.realpath(p) for p in skip}
-    for folder, dirs, files in os.walk(os.getcwd()):
-        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
-        for file in files:
-            real = os.path.realpath(os.path.join(folder, file))
-            if file.endswith((".py", ".pyc")) or file.startswith(".") or real in skip or len(out) >= max_files:
-                continue
-            try:
-                with open(real, "rb") as fh:
-                    data = fh.read(max_bytes - total + 1)
-            except OSError:
-                continue
-            total += len(data)
-            if total > max_bytes:
-                return out
-            out[real] = data
-    return out
+    return _snapshot(lambda name: not name.endswith((".py", ".pyc")) and not name.startswith("."),
+                     lambda name: name.startswith("."), skip, max_files, max_bytes)
 
 
 def serve_files(snapshot):

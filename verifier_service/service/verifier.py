@@ -28,6 +28,7 @@ from verifier_service.errors import (
     UnknownVerifier,
     VersionMismatch,
     refusal_message,
+    status_name,
 )
 from verifier_service.sandbox.base import Job, SandboxRun
 from verifier_service.service.audit import AuditLog
@@ -38,11 +39,6 @@ from verifier_service.tenancy.quota import TenantQuotas, Ticket
 
 REFUSALS = tuple(cls for cls, _ in STATUS)
 HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
-
-
-def status_name(exc: BaseException) -> str:
-    """The status a refusal is audited (and, on gRPC, answered) with."""
-    return next(code for cls, code in STATUS if isinstance(exc, cls))
 
 
 class Admission:

@@ -15,10 +15,9 @@ import grpc
 
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-from verifier_service.credentials import RETRY_AFTER_KEY
 from verifier_service.doors.grpc.rpclog import trailing_metadata
 from verifier_service.doors.grpc.sessions_rpc import cell_result, info, limits_from_proto
-from verifier_service.errors import STATUS, QuotaExceeded, refusal_message
+from verifier_service.errors import wire_refusal
 from verifier_service.service.context import Call, current_request_id
 from verifier_service.service.sessions import SessionManager
 from verifier_service.service.verifier import REFUSALS, Verifier
@@ -30,9 +29,8 @@ log = logging.getLogger(__name__)
 def refusal_status(exc: BaseException):
     """The one refusal -> status table of the gRPC door (``errors.STATUS``; a quota's wait as ``retry-after-ms``):
     (code, message, trailing metadata)."""
-    code = grpc.StatusCode[next(c for cls, c in STATUS if isinstance(exc, cls))]
-    hint = ((RETRY_AFTER_KEY, str(round(exc.retry_after_s * 1000))),) if isinstance(exc, QuotaExceeded) else ()
-    return code, refusal_message(exc), trailing_metadata(*hint)
+    name, message, wait = wire_refusal(exc)
+    return grpc.StatusCode[name], message, trailing_metadata(*wait)
 
 
 async def abort_refusal(context, exc: BaseException) -> None:
