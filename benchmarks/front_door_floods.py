@@ -30,6 +30,8 @@ import time
 import zlib
 from pathlib import Path
 
+from benchmarks import cpus
+
 HERE = Path(__file__).resolve().parent
 DEADLINE_S = 30.0
 
@@ -244,6 +246,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--runtime", default="", help="sandbox_runtime ('runsc': gVisor)")
     parser.add_argument("--backend", default="docker")
+    parser.add_argument("--service-cpus", default="", help="cores for the service and its sandboxes (e.g. 0-7)")
+    parser.add_argument("--client-cpus", default="", help="cores for the victim and the flood (e.g. 8-15)")
+    parser.add_argument("--allow-host-root", action="store_true",
+                        help="bwrap: --bwrap-allow-host-root true (a host whose interpreter is out of an "
+                             "unprivileged uid's reach)")
+    parser.add_argument("--note", default="a shared machine (other work ran beside it)")
     args = parser.parse_args()
     import sys
 
@@ -260,23 +268,30 @@ def main() -> int:
     http_port = free_port()
     service = ServedProcess("--tenants", tenants, "--http-port", str(http_port), "--max-concurrency", "2",
                             "--sandbox-backend", args.backend, "--sandbox-runtime", args.runtime,
-                            "--log-format", "json", log_path=tmp / "service.log",
+                            "--log-format", "json",
+                            *(["--bwrap-allow-host-root", "true"] if args.allow_host_root else []),
+                            log_path=tmp / "service.log",
                             env={k: v for k, v in os.environ.items() if k.startswith("RLVR_VERIFIER_SANDBOX_")})
     service.http_port = http_port  # type: ignore[attr-defined]
     load_start = os.getloadavg()[0]
+    with cpus.children_on(args.service_cpus):
+        service.start()
+    cpus.pin_self(args.client_cpus)
     with service:
         time.sleep(3)  # the warm pool
         rows = asyncio.run(run_phases(Bench(service, keys, args.phase_s), args.phases.split(",")))
     machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "backend": args.backend,
-               "runtime": args.runtime or "runc", "load_start": load_start, "load_end": os.getloadavg()[0],
-               "note": "a shared machine (other work ran beside it)"}
+               "runtime": args.runtime or ("runc" if args.backend == "docker" else "none"),
+               "load_start": load_start, "load_end": os.getloadavg()[0],
+               "cores": cpus.describe(args.service_cpus, args.client_cpus), "note": args.note}
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = f"_{args.runtime}" if args.runtime else ""  # runc: the files' plain names
+    suffix = (f"_{args.runtime}" if args.runtime else "") + (f"_{args.backend}" if args.backend != "docker" else "") \
+        + ("_own_cores" if args.service_cpus else "")  # docker with runc, shared cores: the files' plain names
     (args.out / f"front_door_floods{suffix}.json").write_text(json.dumps({"machine": machine, "phases": rows},
                                                                          indent=1))
     lines = ["# The doors under floods (issue 38)", "",
              f"`python -m benchmarks.front_door_floods --phase-s {args.phase_s:g}`, backend {args.backend} "
-             f"({machine['runtime']}), {machine['cpus']} CPUs, {machine['note']}: load average "
+             f"({machine['runtime']}), {machine['cpus']} CPUs ({machine['cores']}), {machine['note']}: load average "
              f"{machine['load_start']:.1f} at the start, {machine['load_end']:.1f} at the end. The victim tenant's "
              "trivial python_assert Verify, one at a time, while another client floods; ratios to the idle phase of "
              "the same run.", "",

@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import cpus
+
 HERE = Path(__file__).resolve().parent
 TRIVIAL = ("def f():\n    return 1\n", {"kind": "python_assert", "tests": "assert f() == 1", "timeout_s": 10})
 FORMAT = ("answer 7", {"kind": "format", "pattern": r"answer \d+"})
@@ -153,8 +155,9 @@ def report(result: dict) -> str:
              f"Backend {result['backend']}{' (' + result['runtime'] + ')' if result['runtime'] else ''}, "
              f"{result['max_concurrency']} sandboxes, {result['pure_workers']} pure workers, {result['seconds']:g} s "
              f"per phase, B's deadline {result['deadline_s']:g} s; load average at the start "
-             f"{result['load_start']:.1f}, at the end {result['load_end']:.1f} on {result['cpus']} CPUs (a machine "
-             f"shared with other work: absolute figures are noisy, the ratios are side by side in one run).", "",
+             f"{result['load_start']:.1f}, at the end {result['load_end']:.1f} on {result['cpus']} CPUs, "
+             f"{cpus.describe(result.get('service_cpus', ''), result.get('client_cpus', ''))} (absolute figures "
+             "are noisy where other work shares the machine; the ratios are side by side in one run).", "",
              "| phase | B's calls | missed deadlines | errors | p50 ms | p99 ms | p50 / idle | p99 / idle | target |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, p in result["phases"].items():
@@ -180,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-host-root", action="store_true",
                         help="bwrap: --bwrap-allow-host-root true (a host whose interpreter is out of an "
                              "unprivileged uid's reach)")
+    parser.add_argument("--service-cpus", default="", help="cores for the service and its sandboxes (e.g. 0-7)")
+    parser.add_argument("--client-cpus", default="", help="cores for the tenants' clients (e.g. 8-15)")
     args = parser.parse_args(argv)
     keys = {name: new_key() for name in ("team-a", "team-b")}
     size_limit = 256 * 1024
@@ -193,16 +198,21 @@ def main(argv: list[str] | None = None) -> int:
         if args.runtime:
             flags += ["--sandbox-runtime", args.runtime]
         load_start = os.getloadavg()[0]
-        with ServedProcess(*flags).start(timeout=600) as served:  # (a loaded machine starts slowly)
+        with cpus.children_on(args.service_cpus):
+            served = ServedProcess(*flags).start(timeout=600)  # (a loaded machine starts slowly)
+        cpus.pin_self(args.client_cpus)
+        with served:
             phases = asyncio.run(run(served.address, keys, args.seconds, args.deadline, size_limit,
                                      args.max_concurrency, args.only))
         result = {"backend": args.backend, "runtime": args.runtime, "max_concurrency": args.max_concurrency,
                   "pure_workers": 2, "seconds": args.seconds, "deadline_s": args.deadline, "cpus": os.cpu_count(),
+                  "service_cpus": args.service_cpus, "client_cpus": args.client_cpus,
                   "load_start": load_start, "load_end": os.getloadavg()[0], "python": platform.python_version(),
                   "phases": phases}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    suffix = f"_{args.backend}" + (f"_{args.runtime}" if args.runtime else "")
+    suffix = f"_{args.backend}" + (f"_{args.runtime}" if args.runtime else "") + \
+        ("_own_cores" if args.service_cpus else "")
     (out / f"noisy_neighbour{suffix}.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / f"NOISY_NEIGHBOUR{suffix.upper()}.md").write_text(report(result))
     print(report(result))

@@ -87,13 +87,17 @@ class ServedProcess:
 
     def start(self, timeout: float = 90.0, wait: bool = True) -> ServedProcess:
         """Starts the process; with ``wait``, returns once it is SERVING (``RuntimeError`` with the log tail
-        when it exits or does not get there within ``timeout`` seconds)."""
+        when it exits or does not get there within ``timeout`` seconds, the process stopped)."""
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd,
                                          start_new_session=self.new_session)
         if wait:
-            self.wait_serving(timeout)
+            try:
+                self.wait_serving(timeout)
+            except BaseException:  # never left running when it did not start: nothing stops it later
+                self.stop(timeout=10)
+                raise
         return self
 
     def wait_serving(self, timeout: float = 90.0) -> None:

@@ -3,13 +3,16 @@ budgets, schema formats. The same bounds through the real service: tests/system/
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import zlib
 
 import pytest
 
 from verifier_service.doors.http.app import own_series
 from verifier_service.doors.http.calls import HttpError
-from verifier_service.doors.http.limits import BodyBudget, Connections
+from verifier_service.doors.http.limits import BodyBudget, Connections, read_body
 from verifier_service.doors.logs import RepeatFilter
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds.json_schema import CHECKED_FORMATS, check_schema, schema_problem
@@ -113,3 +116,46 @@ def test_a_format_that_cannot_be_checked_is_refused():
     # a property named "format", and data that looks like a format keyword, are no format keywords
     check_schema({"type": "object", "properties": {"format": {"type": "string"}},
                   "default": {"format": "int32"}, "enum": [{"format": "x"}]}, "spec.schema")
+
+
+class _Body:
+    """What ``read_body`` reads of an aiohttp request: headers, the declared length and the body as sent."""
+
+    def __init__(self, sent: bytes, encoding: str = ""):
+        self.headers = {"Content-Encoding": encoding} if encoding else {}
+        self.content_length = len(sent)
+        self.content = asyncio.StreamReader()
+        self.content.feed_data(sent)
+        self.content.feed_eof()
+
+
+def _read(sent: bytes, encoding: str = "", limit: int = 1 << 20) -> bytes:
+    async def read():  # (the stream is made on the loop that reads it)
+        return await read_body(_Body(sent, encoding), limit, 10.0, BodyBudget(1 << 30, 1 << 30), "t", [0])
+    return asyncio.run(read())
+
+
+def _packed(data: bytes, wbits: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize("encoding, wbits", [("gzip", 31), ("x-gzip", 31), ("deflate", 15), ("deflate", -15)])
+def test_compressed_bodies_are_inflated_by_the_door(encoding, wbits):
+    body = json.dumps({"query": ["x" * 300_000]}).encode()
+    assert _read(_packed(body, wbits), encoding) == body
+    assert _read(body, "identity") == body
+
+
+def test_compressed_bodies_are_refused_past_the_limit_and_when_broken():
+    with pytest.raises(HttpError, match="once inflated") as over:
+        _read(_packed(b" " * (8 << 20), 31), "gzip", limit=1 << 20)
+    assert over.value.status == 413
+    whole = _packed(b"[1, 2, 3]", 31)
+    for broken in (whole[:-6], whole + b"more", b"\x1f\x8b" + b"\x00" * 20):
+        with pytest.raises(HttpError, match="not valid gzip data") as bad:
+            _read(broken, "gzip")
+        assert bad.value.status == 400
+    with pytest.raises(HttpError, match="'br' is not accepted") as unknown:
+        _read(b"[]", "br")
+    assert unknown.value.status == 415

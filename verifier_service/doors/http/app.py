@@ -121,7 +121,7 @@ class HttpFrontDoor:
         """Serves on the bound socket: each connection counted (``limits.Connections``), a request's handler
         cancelled when its client goes away, a connection without a whole header in ``http_idle_timeout_s`` closed."""
         config = self.app.config
-        self.runner = web.AppRunner(self.web_app, access_log=None, handler_cancellation=True,
+        self.runner = web.AppRunner(self.web_app, access_log=None, handler_cancellation=True, auto_decompress=False,
                                     keepalive_timeout=config.http_idle_timeout_s,
                                     lingering_time=LINGER_S)
         await self.runner.setup()

@@ -9,11 +9,15 @@ import collections
 import json
 import logging
 import resource
+import zlib
+from collections.abc import AsyncIterator
 
 from verifier_service.doors.http.calls import HttpError
 
 log = logging.getLogger("verifier_service.http")
-CHUNK = 64 * 1024  # the most of a body read (and inflated) at once
+CHUNK = 64 * 1024  # the most of a body read at once
+# Content-Encoding -> zlib's wbits (deflate: zlib's format; the raw form some clients send is found by its header)
+ENCODINGS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
 
 
 def fd_limit() -> int:
@@ -134,14 +138,65 @@ class BodyBudget:
             del self.by_tenant[tenant]
 
 
+class Inflater:
+    """A compressed body undone chunk by chunk, never past what the caller has room for. zlib releases the GIL
+    while it inflates, so in a thread a compressed body costs the event loop (every other tenant's calls) nothing:
+    the door reads bodies as sent (the server's own inflating, on the event loop, is off)."""
+
+    def __init__(self, encoding: str):
+        self.encoding = encoding
+        self._zlib: zlib._Decompress | None = None
+
+    async def inflate(self, chunk: bytes, room: int) -> AsyncIterator[bytes]:
+        """What ``chunk`` inflates to, in pieces of at most ``CHUNK`` (each held against the budget before the
+        next is made), and no more than ``room`` bytes in all (more would be over the limit anyway)."""
+        if self._zlib is None:  # deflate as zlib's format, or raw (RFC 1951) when the zlib header is not there
+            raw = self.encoding == "deflate" and (chunk[0] & 0x0F) != 8
+            self._zlib = zlib.decompressobj(-15 if raw else ENCODINGS[self.encoding])
+        inflating = self._zlib
+        while room > 0:
+            most = min(room, CHUNK)
+            try:
+                piece = await asyncio.to_thread(inflating.decompress, chunk, most)
+            except zlib.error:
+                raise HttpError(400, f"the request body is not valid {self.encoding} data") from None
+            room -= len(piece)
+            chunk = inflating.unconsumed_tail
+            if piece:
+                yield piece
+            if not chunk and len(piece) < most:  # (a full piece may leave output inside zlib: ask again)
+                return
+
+    def check_end(self) -> None:
+        if self._zlib is not None and (not self._zlib.eof or self._zlib.unused_data):
+            raise HttpError(400, f"the request body is not valid {self.encoding} data (it ends early, or goes on "
+                                 "past its end)")
+
+
+async def _one(chunk: bytes) -> AsyncIterator[bytes]:
+    yield chunk
+
+
+def inflater(request) -> Inflater | None:
+    """The ``Inflater`` of the request's Content-Encoding (None: sent as is); 415 for an encoding not accepted."""
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding not in ENCODINGS:
+        raise HttpError(415, f"Content-Encoding {encoding!r} is not accepted here: send the body as is, or as "
+                             "gzip or deflate")
+    return Inflater(encoding)
+
+
 async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, tenant: str, held: list[int]) -> bytes:
-    """The request's body (inflated), read in chunks of at most ``CHUNK``: refused (413) as soon as it is over
-    ``limit`` as declared or as inflated so far, never inflated past it; 408 past ``timeout_s``; each chunk is held
-    against ``budget`` (``held[0]`` counts it, for the caller to release)."""
+    """The request's body (inflated, ``Inflater``), read in chunks of at most ``CHUNK``: refused (413) as soon as
+    it is over ``limit`` as declared or as inflated so far, never inflated past it; 408 past ``timeout_s``; each
+    chunk is held against ``budget`` (``held[0]`` counts it, for the caller to release)."""
     declared = request.content_length
     if declared is not None and declared > limit:
         raise HttpError(413, f"the request body ({declared} bytes) is over this service's limit of {limit} bytes "
                              "(http_max_body_bytes): send fewer or smaller items per request")
+    inflating = inflater(request)
     body = bytearray()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
@@ -149,14 +204,18 @@ async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, t
         while True:
             chunk = await asyncio.wait_for(request.content.read(CHUNK), max(0.0, deadline - loop.time()))
             if not chunk:
+                if inflating is not None:
+                    inflating.check_end()
                 break
-            if len(body) + len(chunk) > limit:
-                inflated = " once inflated" if request.headers.get("Content-Encoding") else ""
-                raise HttpError(413, f"the request body is over this service's limit of {limit} bytes{inflated} "
-                                     "(http_max_body_bytes): send fewer or smaller items per request")
-            budget.hold(tenant, len(chunk))
-            held[0] += len(chunk)
-            body.extend(chunk)
+            async for piece in (inflating.inflate(chunk, limit - len(body) + 1) if inflating else _one(chunk)):
+                if len(body) + len(piece) > limit:
+                    inflated = " once inflated" if inflating else ""
+                    raise HttpError(413, f"the request body is over this service's limit of {limit} "
+                                         f"bytes{inflated} (http_max_body_bytes): send fewer or smaller items per "
+                                         "request")
+                budget.hold(tenant, len(piece))
+                held[0] += len(piece)
+                body.extend(piece)
     except asyncio.TimeoutError:
         raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
                              f"{len(body)} bytes came", {"Connection": "close"}) from None

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# A benchmark module on the GPU machine's quiet CPU cores (no Docker, no network there): this service on its
+# bwrap backend, with the Python wheels (DIR/whl: grpcio, protobuf, jsonschema, math-verify, ... for the host's
+# Python) and bubblewrap (DIR/deb: it and the libraries it links) carried in DIR.
+#   bash benchmarks/gpu_host.sh DIR MODULE ARGS...
+#   e.g. bash benchmarks/gpu_host.sh .gpubench benchmarks.front_door_floods --backend bwrap --service-cpus 0-7
+set -uo pipefail
+DIR=$1; shift
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bench-site \
+    "$DIR"/whl/*.whl || exit 1
+mkdir -p /tmp/bw /tmp/bin
+for f in "$DIR"/deb/*.deb; do dpkg -x "$f" /tmp/bw; done
+libs=/tmp/bw/lib/x86_64-linux-gnu:/tmp/bw/usr/lib/x86_64-linux-gnu
+printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" /tmp/bw/usr/bin/bwrap > /tmp/bin/bwrap
+chmod +x /tmp/bin/bwrap
+/tmp/bin/bwrap --ro-bind / / --dev /dev --proc /proc true && echo "bwrap works" || echo "bwrap FAILED"
+export PATH=/tmp/bin:$PATH PYTHONPATH=$PWD:/tmp/bench-site PYTHONUNBUFFERED=1
+export RLVR_VERIFIER_SANDBOX_BACKEND=bwrap RLVR_VERIFIER_BWRAP_PATH=/tmp/bin/bwrap
+python3 -m "$@"
