@@ -5,8 +5,11 @@ math-verify used as its README shows, and against a procedural generator's own s
 
 Real rows: MATH test and GSM8K test as ``scripts/datasets/fetch.py`` leaves them under ``--data``. For each row
 the completions are built from the row itself (its reference solution, its gold) and a *wrong* value: another
-row's gold that math-verify itself judges different. Generated rows: reasoning-gym tasks whose answers are
-numbers or expressions, each scored by that dataset's own ``score_answer`` on the ``<answer>`` it extracts.
+row's gold that math-verify itself judges different, and *near misses* of the gold (issue 31, class 1: the
+first number of an expression, its digits in another base, a decimal changed at the 11th significant digit;
+each kept only where math-verify, or for generated rows the generator's own scorer, judges it wrong).
+Generated rows: reasoning-gym tasks whose answers are numbers or expressions, each scored by that dataset's own
+``score_answer`` on the ``<answer>`` it extracts.
 math-verify and reasoning-gym are installed at benchmark time only (``pip install math-verify reasoning-gym``;
 math-verify is the kind's own dependency, reasoning-gym is never one of the package's).
 
@@ -35,7 +38,13 @@ from verifier_service.verdict import Verdict
 HERE = Path(__file__).resolve().parent
 STYLES = ("right", "wrong", "hedge", "unfinished")
 RG_TASKS = ("basic_arithmetic", "decimal_arithmetic", "fraction_simplification", "gcd", "lcm",
-            "simple_equations", "power_function", "products")
+            "simple_equations", "power_function", "products",
+            # answers in Python/sympy syntax (``10*x**7 + 4*x**3/5 + C``): issue 31's golds that parsed to one number
+            # (not intermediate_integration: its own scorer simplifies trigonometric integrals for minutes a row)
+            "simple_integration", "polynomial_multiplication")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_BASE = re.compile(r"^\s*(\w+)_\{?(\d+)\}?\s*$")
+_DECIMAL = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
 
 
 def _mv() -> Any:
@@ -87,6 +96,28 @@ def _replace_last_box(text: str, value: str) -> str:
     return text[:open_at] + value + text[open_at + len(inner):]
 
 
+def near_misses(gold: str) -> dict[str, str]:
+    """Wrong answers one slip away from the gold (issue 31, class 1): its first number alone (a gold whose
+    parse fell back to one number passed it), the same digits in another base (``52_9`` for ``52_8``), a
+    decimal that differs only at its 11th significant digit. Only the ones that apply to this gold."""
+    out = {}
+    base = _BASE.match(gold)
+    # an expression: two numbers, a variable or a command once units, degrees, percent and dollars are set aside
+    # (the number alone is right for ``5\text{ cm}``, ``90^\circ``, ``60\%``, and for ``52_8`` in base 10)
+    bare = re.sub(r"\\(?:text|mbox|mathrm)\{[^{}]*\}|\^\s*\\circ|°|\\%|%|\\\$|\$|\\[,;! ]|\{,\}", "", gold)
+    expression = len(_NUMBER.findall(bare)) >= 2 or re.search(r"[a-zA-Z]", bare)  # a variable, or a command (``\pi``)
+    first = _NUMBER.search(bare)
+    if first and expression and not base and "=" not in gold:  # ``x = 5``: the value alone is right
+        out["first number of an expression"] = first.group()
+    if base:
+        out["another base"] = f"{base.group(1)}_{{{int(base.group(2)) + 1}}}"
+    if _DECIMAL.match(gold):
+        digits = gold.strip().lstrip("-").replace(".", "").lstrip("0")
+        value = gold.strip() if "." in gold else gold.strip() + "."
+        out["11th significant digit changed"] = value + "0" * max(0, 10 - len(digits)) + "1"
+    return out
+
+
 def completions(reference: str, gold: str, wrong: str) -> dict[str, dict[str, str]]:
     """Completions of each style for one problem."""
     first = re.search(r"\\(?:boxed|fbox)\s*\{", reference)  # before any box: a solution may box twice
@@ -133,6 +164,13 @@ def _gsm8k_rows(data: Path, n: int, rng: random.Random) -> list[dict[str, str]]:
     return out
 
 
+def _mv_same(gold: str, other: str) -> bool:
+    mv = _mv()
+    parsed = mv.parse(f"${gold}$", parsing_timeout=None)
+    return bool(parsed) and bool(mv.verify(parsed, mv.parse(f"${other}$", parsing_timeout=None),
+                                           timeout_seconds=None))
+
+
 def _wrong_for(gold: str, pool: list[str], rng: random.Random) -> str | None:
     mv = _mv()
     parsed = mv.parse(f"${gold}$", parsing_timeout=None)
@@ -159,7 +197,11 @@ def score_rows(rows: list[dict[str, str]], scorers: dict[str, Callable[[str, str
         wrong = _wrong_for(row["gold"], golds, rng)
         if wrong is None:
             continue
-        for style, variants in completions(row["reference"], row["gold"], wrong).items():
+        styles = completions(row["reference"], row["gold"], wrong)
+        for variant, value in near_misses(row["gold"]).items():
+            if not _mv_same(row["gold"], value):  # math-verify judges it a different value
+                styles["wrong"][f"near miss: {variant}"] = f"So the answer is \\boxed{{{value}}}."
+        for style, variants in styles.items():
             for variant, text in variants.items():
                 for name, scorer in scorers.items():
                     verdict = scorer(row["gold"], text)
@@ -195,6 +237,7 @@ def generated(n_per_task: int, seed: int) -> dict[str, Any]:
             print(f"reasoning-gym {task}: {exc}", file=sys.stderr)
             continue
         entries = list(data)
+        print(f"reasoning-gym {task}: {len(entries)} rows", file=sys.stderr, flush=True)
         answers = [str(e["answer"]) for e in entries]
         rng = random.Random(seed)
         for entry in entries:
@@ -205,7 +248,9 @@ def generated(n_per_task: int, seed: int) -> dict[str, Any]:
                 continue
             texts = {
                 "right": {"answer_tag": f"<answer>{gold}</answer>", "boxed": f"\\boxed{{{gold}}}"},
-                "wrong": {"answer_tag": f"<answer>{wrong}</answer>"},
+                "wrong": {"answer_tag": f"<answer>{wrong}</answer>"} | {
+                    f"near miss: {variant}": f"<answer>{value}</answer>" for variant, value in near_misses(gold).items()
+                    if data.score_answer(answer=value, entry=entry) < 1.0},  # the generator's scorer: wrong
                 "hedge": {"two tags": f"<answer>{wrong}</answer> <answer>{gold}</answer>",
                           "or in a tag": f"<answer>{wrong} or {gold}</answer>"},
                 "unfinished": {"empty tag": "Let me compute. <answer></answer>",
@@ -246,7 +291,10 @@ def report(results: dict[str, Any]) -> str:
              "is math-verify's parse + verify of the whole completion. Right answers that a scorer misses are "
              "its reading: math-verify's default extraction does not read `<answer>` tags, reasoning-gym's "
              "`extract_answer` reads only them (so its `boxed` variants fail). *unfinished*: the reference cut "
-             "before its first box, the final box empty, or cut inside it.", ""]
+             "before its first box, the final box empty, or cut inside it. *wrong, near miss*: a value one slip "
+             "from the gold (its first number alone, as a gold that parsed to one number took; its digits in "
+             "another base; the 11th significant digit changed), kept where math-verify (for generated rows: the "
+             "generator's scorer) judges it wrong.", ""]
     for source in ("MATH", "GSM8K"):
         block = results.get(source)
         if not block:
