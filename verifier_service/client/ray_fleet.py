@@ -40,10 +40,6 @@ SCHEME = "ray:"
 RAY_RETRY = RetryPolicy(attempts=10, initial_backoff_s=0.2, max_backoff_s=2.0)
 
 
-def is_ray_target(target) -> bool:
-    return isinstance(target, str) and target.startswith(SCHEME)
-
-
 def app_of(target: str) -> str:
     return target[len(SCHEME):].strip("/") or ray_wire.APP_NAME
 

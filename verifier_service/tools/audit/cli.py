@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +89,3 @@ def run_and_report(args: argparse.Namespace, *, server: str | None, config=None,
         console.print(f"[bold red]{summary['infra_errors']} row(s) could not be judged (INFRA_ERROR): the audit is "
                       "inconclusive; fix the service and run it again[/]")
     return code, summary, audits
-
-
-def print_error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
