@@ -270,7 +270,7 @@ def rust_tests(tests: str, name: str) -> tuple[str, list[str], str]:
     harness is not used: its pass is a line the completion could print. A ``#[should_panic]`` test passes when it
     panics (with the expected message, when given); an ``#[ignore]`` one is not run; a test that returns a
     ``Result`` passes on ``Ok``. The tests' own ``main`` (if any) is not run then, as under ``cargo test``."""
-    found = rust_source.test_program(tests)
+    found = rust_source.read_tests(tests)
     blanked = rust_source.blank(tests)
     main = re.search(r"(?<![\w])fn\s+main\s*\(\s*\)", blanked)
     if not found.tests:
@@ -527,7 +527,7 @@ def _function_language(base: Language, tests: str = "") -> Language:
         return replace(base, run=(*base.run[:-1], "-e", NODE_LAUNCHER, base.run[-1]))
     if base.name == "bash":
         return replace(base, run=("bash", "-c", BASH_LAUNCHER))
-    if base.name == "rust" and rust_source.test_program(tests).tests:
+    if base.name == "rust" and rust_source.read_tests(tests).tests:
         # #[test] functions: `#[cfg(test)]` holds, as under `cargo test` (the tests run from the end: rust_tests).
         at = base.compile.index("-o")
         return replace(base, compile=(*base.compile[:at], "--cfg", "test", *base.compile[at:]))

@@ -111,7 +111,7 @@ def _close(blanked: str, at: int, open_: str, close: str) -> int:
     return len(blanked)
 
 
-def test_program(source: str) -> TestProgram:
+def read_tests(source: str) -> TestProgram:
     """The ``#[test]`` functions of ``source`` (a test program) and the modules that hold them. Functions inside
     a function's body or an ``impl`` are not tests libtest would run either; they are skipped."""
     blanked = blank(source)
