@@ -407,7 +407,8 @@ def _go_with_import(program: str, name: str) -> str:
 FORGEABLE = {
     "c": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
     "cpp": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
-    "rust": "its own binary or memory (/proc/self/exe, /proc/self/mem)",
+    "rust": "its own binary or memory (/proc/self/exe, /proc/self/mem); with no setup that declares the function, "
+            "a return type of its own whose == always holds",
     "go": "its own binary or memory (/proc/self/exe, /proc/self/mem)",
     "java": "the JVM's memory (/proc/self/mem); the end's class file is deleted before the completion runs",
     "javascript": "an in-process inspector session (node:inspector shows the end's source); prototype methods "
@@ -430,8 +431,8 @@ class FunctionTests(VerifierKind):
     sandboxed = True
     default_extract = "raw"
     params = (
-        Param("tests", "string", "the test program, in the completion's language (its main runs the checks)",
-              required=True),
+        Param("tests", "string", "the test program, in the completion's language (its main runs the checks; Rust: "
+              "a main, or #[test] functions, as in a #[cfg(test)] module)", required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
     )
