@@ -55,8 +55,10 @@ def test_the_test_functions_and_their_modules():
     assert [(t.modules, t.name) for t in found.tests] == [
         (("tests",), "first"), (("tests",), "second"), (("tests", "inner"), "skipped"),
         (("tests", "inner"), "third")]
-    assert found.tests[1].should_panic and found.tests[1].expected == 'bad \\"input\\"'
+    assert found.tests[1].should_panic and found.tests[1].expected == '"bad \\"input\\""'
     assert found.tests[2].ignored and not found.tests[0].should_panic
+    raw = read_tests('#[test]\n#[should_panic(expected = r#"a "b" c"#)]\nfn t() {}\n').tests[0]
+    assert raw.expected == 'r#"a "b" c"#'
     assert [m.path for m in found.modules] == [("tests",), ("tests", "inner")]
 
 

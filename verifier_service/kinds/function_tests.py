@@ -285,7 +285,7 @@ def rust_tests(tests: str, name: str) -> tuple[str, list[str], str]:
         if test.ignored:
             continue
         if test.should_panic:
-            expected = f'::core::option::Option::Some("{test.expected}")' if test.expected is not None else \
+            expected = f"::core::option::Option::Some({test.expected})" if test.expected is not None else \
                 "::core::option::Option::None"
             run = f"crate::{name}_panics(|| {{ let _ = {test.name}(); }}, {expected})"
         else:

@@ -74,7 +74,7 @@ class TestFn:
     end: int                       # the offset just after its body's closing brace
     attributes: tuple[tuple[int, int], ...]  # (start, end) of its #[test], #[should_panic...] and #[ignore...]
     should_panic: bool = False
-    expected: str | None = None    # #[should_panic(expected = "...")]
+    expected: str | None = None    # #[should_panic(expected = "...")]: the string literal, as written
     ignored: bool = False
 
 
@@ -158,7 +158,7 @@ def read_tests(source: str) -> TestProgram:
                     head = re.sub(r"\s+", "", text).split("(")[0]
                     if head == "should_panic":
                         test.should_panic = True
-                        e = re.search(r"expected\s*=\s*\"((?:[^\"\\]|\\.)*)\"", text)
+                        e = re.search(r"expected\s*=\s*(\"(?:[^\"\\]|\\.)*\"|r(#*)\".*?\"\2)", text, re.S)
                         test.expected = e.group(1) if e else None
                     elif head == "ignore":
                         test.ignored = True
