@@ -102,6 +102,10 @@ def results(langs_service):
                                                                   "panic!"),
          {"kind": "function_tests", "language": "rust", "setup": RUST_SETUP, "tests": RUST_TESTS}),
         ("rust crates stdio", RUST_CRATES_STDIO, stdio("rust")),
+        ("rust result alias", "type Result<T> = std::result::Result<T, String>;\n"  # (an idiom the end allows)
+         "fn half(x: i64) -> Result<i64> { if x % 2 == 0 { Ok(x / 2) } else { Err(\"odd\".to_string()) } }\n",
+         {"kind": "function_tests", "language": "rust",
+          "tests": "fn main() {\n    assert_eq!(half(4), Ok(2));\n    assert!(half(3).is_err());\n}\n"}),
         ("cpp multipl-e argv", "    return a + b;\n",
          {"kind": "function_tests", "language": "cpp",
           "setup": "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b) {\n",
@@ -121,6 +125,7 @@ def test_debian_languages_judge_stdio(results, language):
 
 @pytest.mark.parametrize("name", [*(f"java {n}" for n in JAVA_FORMS), "node deep", "c deep", "ts default import",
                                   "js implicit globals", "rust multipl-e", "rust test module", "rust crates stdio",
+                                  "rust result alias",
                                   "cpp multipl-e argv"])
 def test_correct_programs_pass(results, name):
     assert results[name]["verdict"] == "PASSED", (results[name]["detail"][:400], results[name].get("stderr_tail"))
