@@ -46,6 +46,7 @@ digest="$(bash "$here/../scripts/sandbox-digest.sh")"
 context="$(mktemp -d /tmp/rlvr-sandbox-context.XXXXXX)"
 cp -R "$here/python" "$context/python"
 cp -R "$here/langs" "$context/langs"
+rm -rf "$context/langs/rust-crates"  # (built for a bubblewrap host's rustc: langs/rust-crates.sh; the image builds its own)
 cp -R "$here/../verifier_service/runner" "$context/runner"
 find "$context" -name __pycache__ -prune -exec rm -rf {} + -o -name '*.pyc' -exec rm -f {} +
 case " $IMAGES " in *" python "*)

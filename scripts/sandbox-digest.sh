@@ -6,7 +6,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 list() {  # list DIR NAME: sha256sum lines of DIR's files, named NAME/...
-    (cd "$1/.." && find "$(basename "$1")" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | sort -z \
+    # (rust-crates/: Rust's crates built for a bubblewrap host's rustc, sandboxes/langs/rust-crates.sh; no image has it)
+    (cd "$1/.." && find "$(basename "$1")" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' ! -path '*/rust-crates/*' \
+        -print0 | sort -z \
         | xargs -0 sha256sum) | sed "s#  $(basename "$1")/#  $2/#"
 }
 { list "$root/sandboxes/python" python; list "$root/sandboxes/langs" langs; list "$root/verifier_service/runner" runner; } | sha256sum | cut -c1-16

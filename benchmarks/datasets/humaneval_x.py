@@ -6,6 +6,7 @@ program per task), as ``function_tests`` requests; a per-language table of what 
     D=/work/data/humaneval-x; mkdir -p $D && for l in cpp java js rust go; do git --git-dir=MIRROR show \\
         HEAD:codegeex/benchmark/humaneval-x/$l/data/humaneval_$l.jsonl.gz > $D/humaneval_$l.jsonl.gz; done
     python -m benchmarks.datasets.humaneval_x [--data /work/data/humaneval-x] [--backend docker|bwrap] [--out FILE]
+        [--languages rust] [--negative]   # (--negative: a completion that solves nothing, as a control)
 
 Prints one line per failing task (language, task, verdict, the first lines of the detail) and the table.
 """
@@ -15,17 +16,20 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import sys
 import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from verifier_service.config import ServiceConfig
+from verifier_service.config import load_config
 from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.testing import InProcessService
 
 LANGUAGES = {"cpp": "cpp", "java": "java", "js": "javascript", "rust": "rust", "go": "go"}
+# --negative: a completion that solves nothing (every task's tests must then fail: they ran), per language.
+NEGATIVE = {"rust": "    todo!()\n}\n"}
 
 
 def requests_for(data: Path, language: str) -> list[dict]:
@@ -47,8 +51,13 @@ def main() -> int:
     parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument("--backend", default="docker", choices=("docker", "bwrap"))
     parser.add_argument("--out", type=Path, help="write the results (JSON lines) here")
+    parser.add_argument("--negative", action="store_true",
+                        help=f"a control: every completion solves nothing ({', '.join(NEGATIVE)})")
     args = parser.parse_args()
-    config = replace(ServiceConfig(), port=0, sandbox_backend=args.backend, compile_timeout_s=120.0,
+    if args.negative and set(args.languages.split(",")) - set(NEGATIVE):
+        parser.error(f"--negative has a completion for {', '.join(NEGATIVE)} only")
+    # (the environment's RLVR_VERIFIER_* settings apply: RLVR_VERIFIER_SANDBOX_LANGS_IMAGE picks the image)
+    config = replace(load_config(), port=0, sandbox_backend=args.backend, compile_timeout_s=120.0,
                      max_concurrency=2)
     table = {}
     lines = []
@@ -60,11 +69,24 @@ def main() -> int:
 
         for language in args.languages.split(","):
             rows = requests_for(args.data, language)
+            if args.negative:
+                rows = [{**row, "completion": NEGATIVE[language]} for row in rows]
             started = time.perf_counter()
-            with grpc.insecure_channel(service.address) as channel:
-                response = pb_grpc.VerifierStub(channel).VerifyBatch(
-                    pb.VerifyBatchRequest(requests=[request_from_json(r) for r in rows]), timeout=3600)
-            results = [result_to_json(r) for r in response.results]
+            refused: dict[int, str] = {}  # a request the service refuses (INVALID_ARGUMENT): the spec is at fault
+            while True:
+                sent = [k for k in range(len(rows)) if k not in refused]
+                try:
+                    with grpc.insecure_channel(service.address) as channel:
+                        response = pb_grpc.VerifierStub(channel).VerifyBatch(
+                            pb.VerifyBatchRequest(requests=[request_from_json(rows[k]) for k in sent]), timeout=3600)
+                    break
+                except grpc.RpcError as exc:
+                    which = re.match(r"request (\d+)\b", exc.details() or "")
+                    if exc.code() != grpc.StatusCode.INVALID_ARGUMENT or which is None:
+                        raise
+                    refused[sent[int(which.group(1))]] = exc.details()
+            answered = dict(zip(sent, (result_to_json(r) for r in response.results), strict=True))
+            results = [answered.get(k) or {"verdict": "REFUSED", "detail": refused[k]} for k in range(len(rows))]
             verdicts = Counter(r["verdict"] for r in results)
             table[language] = (len(rows), verdicts, time.perf_counter() - started)
             for row, r in zip(rows, results, strict=True):

@@ -8,5 +8,8 @@ apt-get update
 apt-get install -y --no-install-recommends default-jdk-headless nodejs node-typescript golang-go rustc \
     php-cli ruby lua5.4 perl r-base-core mono-mcs gdc \
     libboost-dev libssl-dev node-lodash libjavatuples-java
+# Rust's crates of HumanEval-X's Cargo project (rand, regex, md5): their sources and cargo, which builds them once
+# (langs/rust-crates.sh).
+apt-get install -y --no-install-recommends cargo librust-rand-dev librust-regex-dev librust-md5-dev
 apt-get clean
 rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*

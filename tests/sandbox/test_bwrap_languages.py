@@ -55,3 +55,22 @@ def test_a_library_the_host_lacks_is_infra_error(make_service):
               "  System.out.println(Pair.with(1, 2).getValue0()); } }\n")
     r = svc.verify(source, {"kind": "stdio", "language": "java", "cases": [{"stdin": "", "expected_stdout": "1\n"}]})
     assert r["verdict"] == "INFRA_ERROR" and "javatuples" in r["detail"], r["detail"][:300]
+
+
+def test_rust_crates_pass_or_are_infra_error(make_service):
+    """HumanEval-X's Rust programs use rand, regex and md5 (the languages image's, sandboxes/langs/rust-crates.sh).
+    On bubblewrap they work where the host has rustc and the crates were built for it (into the checkout's
+    sandboxes/langs/rust-crates); elsewhere the answer is INFRA_ERROR naming the backend (the host lacks rustc, or
+    the crates), never a compile error with a reward. A program without crates is judged as usual either way."""
+    svc = make_service(compile_timeout_s=120.0)
+    crates = ('use rand::Rng;\nuse regex::Regex;\nfn main() { let _ = rand::thread_rng().gen::<u8>();\n'
+              '  println!("{} {:x}", Regex::new("o+").unwrap().find("ok").unwrap().as_str(), md5::compute(b"ok")); }\n')
+    spec = {"kind": "stdio", "language": "rust",
+            "cases": [{"stdin": "", "expected_stdout": "o 444bcb3a3fcf8389296c49467f27e1d6\n"}]}
+    plain = 'fn main() { println!("o 444bcb3a3fcf8389296c49467f27e1d6"); }\n'
+    got = svc.verify_batch([(crates, spec), (plain, spec)], timeout=600)
+    for r in got:
+        assert r["verdict"] == "PASSED" or (r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"]), \
+            (r["verdict"], r["detail"][:300])
+    if got[1]["verdict"] == "PASSED":  # the host's rustc works: then only the crates may be missing
+        assert got[0]["verdict"] == "PASSED" or "rust crates" in got[0]["detail"], got[0]["detail"][:300]

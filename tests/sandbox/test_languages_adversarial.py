@@ -45,7 +45,20 @@ IO_ADD = {  # function_io's task: the setup (the completion is the whole functio
 }
 
 
+# fn_even_mod: Rust function tests of HumanEval-X's form (its declaration's crates, a #[cfg(test)] module of #[test]
+# functions); the completion continues the setup's function.
+EVEN_MOD = ("use rand::Rng;\nuse regex::Regex;\nuse md5;\n\nfn is_even(n: i64) -> bool {\n",
+            "    n % 2 == 0\n}\n",
+            "\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn test_is_even() {\n"
+            "        assert_eq!(vec![is_even(2), is_even(3), is_even(0), is_even(-7)],\n"
+            "                   vec![true, false, true, false]);\n"
+            "    }\n}\n")
+
+
 def spec_for(language: str, task: str) -> dict:
+    if task == "fn_even_mod":
+        return {"kind": "function_tests", "language": "rust", "setup": EVEN_MOD[0], "tests": EVEN_MOD[2],
+                "timeout_s": 30}
     if task == "fn_add":
         setup, _, tests = ADD[language]
         return {"kind": "function_tests", "language": language, "setup": setup, "tests": tests, "timeout_s": 30}
@@ -72,6 +85,14 @@ def test_program(results, name, expect):
     assert r["verdict"] in expect, (r["verdict"], r["detail"][:400], r.get("stdout_tail", "")[-300:])
     if name.startswith("hack_"):
         assert r["correctness_score"] == 0.0
+
+
+def test_the_rust_test_module_task_passes_the_right_answer_only(langs_service):
+    """fn_even_mod's honest completion passes (so its hacks fail for what they do) and a wrong one fails."""
+    right, wrong = EVEN_MOD[1], EVEN_MOD[1].replace("== 0", "== 1")
+    out = langs_service.verify_batch([(right, spec_for("rust", "fn_even_mod")),
+                                      (wrong, spec_for("rust", "fn_even_mod"))], timeout=600)
+    assert [r["verdict"] for r in out] == ["PASSED", "FAILED"], [r["detail"][:300] for r in out]
 
 
 def test_every_language_is_covered():

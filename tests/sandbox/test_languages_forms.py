@@ -46,6 +46,31 @@ C_DEEP = ("#include <stdio.h>\nlong down(long n) { volatile char pad[32]; pad[0]
           "int main(void) { long a, b; if (scanf(\"%ld %ld\", &a, &b) != 2) return 1;\n"
           "  printf(\"%ld\\n\", down(1000000) - 1000000 + a + b); return 0; }\n")
 
+# HumanEval-X's Rust form: the declaration's crates (rand, regex, md5: the languages image's), #[test] functions in
+# a #[cfg(test)] module, here also nested, #[should_panic], a Result and an #[ignore]d one.
+RUST_SETUP = ("use std::collections::HashMap;\nuse rand::Rng;\nuse regex::Regex;\nuse md5;\n\n"
+              "fn words_md5(text: &str) -> Vec<String> {\n")
+RUST_SOLUTION = ("    if text.is_empty() { panic!(\"empty text\"); }\n"
+                 "    let _: HashMap<u8, u8> = HashMap::new();\n"
+                 "    let _ = rand::thread_rng().gen_range(0..4);\n"
+                 "    Regex::new(r\"\\s+\").unwrap().split(text)\n"
+                 "        .map(|w| format!(\"{:x}\", md5::compute(w))).collect()\n}\n")
+RUST_TESTS = ("\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn test_words() {\n"
+              "        assert_eq!(words_md5(\"ok  ok\"), vec![\"444bcb3a3fcf8389296c49467f27e1d6\"; 2]);\n    }\n\n"
+              "    #[test]\n    #[should_panic(expected = \"empty\")]\n"
+              "    fn test_empty() {\n        words_md5(\"\");\n    }\n\n"
+              "    mod more {\n        use super::super::*;\n        #[test]\n"
+              "        fn test_one() -> Result<(), String> {\n"
+              "            if words_md5(\"a\").len() == 1 { Ok(()) } else { Err(\"not one word\".to_string()) }\n"
+              "        }\n    }\n\n    #[test]\n    #[ignore]\n"
+              "    fn test_ignored() {\n        panic!(\"not run\");\n    }\n}\n")
+RUST_CRATES_STDIO = ("use rand::Rng;\nuse regex::Regex;\nuse std::io::Read;\nfn main() {\n"
+                     "    let mut s = String::new();\n    std::io::stdin().read_to_string(&mut s).unwrap();\n"
+                     "    let n: Vec<i64> = Regex::new(r\"-?\\d+\").unwrap().find_iter(&s)"
+                     ".map(|m| m.as_str().parse().unwrap()).collect();\n"
+                     "    let r: i64 = rand::thread_rng().gen_range(0..1);\n"
+                     "    let _ = md5::compute(s.as_bytes());\n    println!(\"{}\", n[0] + n[1] + r);\n}\n")
+
 
 def stdio(language: str) -> dict:
     return {"kind": "stdio", "language": language, "cases": SUM, "timeout_s": 30}
@@ -71,6 +96,16 @@ def results(langs_service):
         ("rust multipl-e", "    a + b\n",
          {"kind": "function_tests", "language": "rust", "setup": "fn add(a: isize, b: isize) -> isize {\n",
           "tests": "}\n\nfn main() {\n    let candidate = add;\n    assert_eq!(candidate(1, 2), 3);\n}\n"}),
+        ("rust test module", RUST_SOLUTION,
+         {"kind": "function_tests", "language": "rust", "setup": RUST_SETUP, "tests": RUST_TESTS}),
+        ("rust test module wrong", RUST_SOLUTION.replace("panic!", "return vec![]; #[allow(unreachable_code)] "
+                                                                  "panic!"),
+         {"kind": "function_tests", "language": "rust", "setup": RUST_SETUP, "tests": RUST_TESTS}),
+        ("rust crates stdio", RUST_CRATES_STDIO, stdio("rust")),
+        ("rust result alias", "type Result<T> = std::result::Result<T, String>;\n"  # (an idiom the end allows)
+         "fn half(x: i64) -> Result<i64> { if x % 2 == 0 { Ok(x / 2) } else { Err(\"odd\".to_string()) } }\n",
+         {"kind": "function_tests", "language": "rust",
+          "tests": "fn main() {\n    assert_eq!(half(4), Ok(2));\n    assert!(half(3).is_err());\n}\n"}),
         ("cpp multipl-e argv", "    return a + b;\n",
          {"kind": "function_tests", "language": "cpp",
           "setup": "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b) {\n",
@@ -89,10 +124,19 @@ def test_debian_languages_judge_stdio(results, language):
 
 
 @pytest.mark.parametrize("name", [*(f"java {n}" for n in JAVA_FORMS), "node deep", "c deep", "ts default import",
-                                  "js implicit globals", "rust multipl-e", "cpp multipl-e argv"])
+                                  "js implicit globals", "rust multipl-e", "rust test module", "rust crates stdio",
+                                  "rust result alias",
+                                  "cpp multipl-e argv"])
 def test_correct_programs_pass(results, name):
     assert results[name]["verdict"] == "PASSED", (results[name]["detail"][:400], results[name].get("stderr_tail"))
 
 
 def test_java_runs_with_assertions_on_in_stdio(results):
     assert results["java assert"]["verdict"] == "RUNTIME_ERROR", results["java assert"]["detail"][:300]
+
+
+def test_a_rust_test_module_fails_a_wrong_answer(results):
+    """The #[should_panic] test of "rust test module" fails when the function returns instead of panicking."""
+    r = results["rust test module wrong"]
+    assert r["verdict"] == "FAILED" and "test tests::test_empty failed" in r.get("stderr_tail", ""), (
+        r["verdict"], r["detail"][:300], r.get("stderr_tail"))

@@ -18,7 +18,7 @@ import re
 import secrets
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import java_source, register
+from verifier_service.kinds import java_source, register, rust_source
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
@@ -52,9 +52,10 @@ def _guard(lang: str, name: str) -> str:
         # The tests' own translation unit: no macro of the completion's reaches it; this only renames its main.
         return f"\n#undef main\n#define main {name}_tests_main\n"
     if lang == "rust":
-        # A completion's macro_rules! assert_eq shadows the standard one for the code after it: these shadow it back.
-        return "".join(f"\n#[allow(unused_macros)]\nmacro_rules! {m} {{ ($($t:tt)*) => {{ ::core::{m}!($($t)*) }}; }}\n"
-                       for m in ("assert", "assert_eq", "assert_ne"))
+        # A completion's macro_rules! (assert_eq, vec, ...) shadows the standard one for the code after it: these
+        # shadow it back (a `vec!` that ignores its elements would make the tests' expected values what it returns).
+        return "".join(f"\n#[allow(unused_macros)]\nmacro_rules! {m} {{ ($($t:tt)*) => {{ ::{src}::{m}!($($t)*) }}; }}"
+                       for src, names in RUST_MACROS.items() for m in names) + "\n"
     if lang == "bash":
         # POSIX mode: special builtins (exit, return, set, trap, unset, eval) come before the completion's
         # functions of the same name; the other commands the tests may rely on are its functions no more.
@@ -64,6 +65,13 @@ def _guard(lang: str, name: str) -> str:
                 "unset -f test echo printf builtin command enable declare local type read true false 2>/dev/null\n"
                 "enable test echo printf builtin command true false 2>/dev/null\n")
     return "\n"
+
+
+# The standard macros a test program uses, by the crate that exports them (the guard's ``macro_rules!``).
+RUST_MACROS = {"core": ("assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne",
+                        "panic", "unreachable", "todo", "unimplemented", "matches", "write", "writeln", "concat",
+                        "stringify"),
+               "std": ("vec", "format", "print", "println", "eprint", "eprintln", "dbg")}
 
 
 def _end(lang: str, name: str, a: bytes, b: bytes, args: str = "") -> str:
@@ -216,34 +224,126 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
                 "        StringBuilder s = new StringBuilder();\n"
                 "        for (int i = 0; i < x.length; i++) s.append(String.format(\"%02x\", (x[i] ^ y[i]) & 0xff));\n"
                 "        System.out.flush();\n        System.out.println(s);\n        System.out.flush();\n    }\n}\n")
-    if lang in ("rust", "go"):
+    if lang == "rust":
+        return rust_program(setup, completion, tests, a, b, name)
+    if lang == "go":
         # The tests' main becomes a function of a name drawn per job; the end is the real main.
-        renamed = tests.replace("fn main()", f"fn {name}_tests_main()", 1) if lang == "rust" else \
-            tests.replace("func main()", f"func {name}_tests_main()", 1)
-        hexed = f"{{{_bytes_literal(a, lang)}}}" if lang == "go" else f"[{_bytes_literal(a, lang)}]"
-        hexed_b = f"{{{_bytes_literal(b, lang)}}}" if lang == "go" else f"[{_bytes_literal(b, lang)}]"
-        if lang == "rust":
-            end = (f"\nfn main() {{\n    {name}_tests_main();\n    let x: [u8; {len(a)}] = {hexed};\n"
-                   f"    let y: [u8; {len(b)}] = {hexed_b};\n    use std::io::Write;\n"
-                   "    let s: String = x.iter().zip(y.iter()).map(|(p, q)| format!(\"{:02x}\", p ^ q)).collect();\n"
-                   "    let mut out = std::io::stdout();\n    let _ = out.flush();\n"
-                   "    let _ = writeln!(out, \"{}\", s);\n    let _ = out.flush();\n}\n")
-        else:
-            end = (f"\nfunc main() {{\n\t{name}_tests_main()\n\t{name}_x := []byte{hexed}\n"
-                   f"\t{name}_y := []byte{hexed_b}\n\t{name}_s := make([]byte, 0, {2 * len(a)})\n"
-                   f"\tfor i := range {name}_x {{\n\t\tv := {name}_x[i] ^ {name}_y[i]\n"
-                   f"\t\t{name}_s = append({name}_s, \"0123456789abcdef\"[v>>4], \"0123456789abcdef\"[v&15])\n\t}}\n"
-                   f"\t{name}_s = append({name}_s, '\\n')\n\t{name}_os.Stdout.Write({name}_s)\n}}\n")
-            return _go_with_import(f"{body}\n{renamed}{end}", name)
-        if renamed.lstrip().startswith("}"):  # MultiPL-E's Rust tests begin by closing the completion's function
-            body, renamed = f"{body}\n}}\n", renamed.lstrip()[1:]
-        return f"{body}{_guard(lang, name)}{renamed}{end}"
+        renamed = tests.replace("func main()", f"func {name}_tests_main()", 1)
+        hexed, hexed_b = f"{{{_bytes_literal(a, lang)}}}", f"{{{_bytes_literal(b, lang)}}}"
+        end = (f"\nfunc main() {{\n\t{name}_tests_main()\n\t{name}_x := []byte{hexed}\n"
+               f"\t{name}_y := []byte{hexed_b}\n\t{name}_s := make([]byte, 0, {2 * len(a)})\n"
+               f"\tfor i := range {name}_x {{\n\t\tv := {name}_x[i] ^ {name}_y[i]\n"
+               f"\t\t{name}_s = append({name}_s, \"0123456789abcdef\"[v>>4], \"0123456789abcdef\"[v&15])\n\t}}\n"
+               f"\t{name}_s = append({name}_s, '\\n')\n\t{name}_os.Stdout.Write({name}_s)\n}}\n")
+        return _go_with_import(f"{body}\n{renamed}{end}", name)
     prologue = ""
     if lang == "bash":
         prologue = "unset -v s\n"  # the launcher's copy of the program's text (BASH_LAUNCHER)
     if lang in ("javascript", "typescript"):
         prologue, tests = _node_trusted(tests, name)
     return f"{prologue}{body}{_guard(lang, name)}{tests}\n{_end(lang, name, a, b)}"
+
+
+# Names a Rust program's items can shadow (an item beats the prelude, and a primitive type's name too): the end
+# checks at compile time that each still means the standard one, so a completion's `struct bool` whose `==`
+# always holds (met by the setup's signature and the tests' `assert_eq!`) does not compile. Not `Result`: honest
+# code often has its own `type Result<T> = ...`.
+_RUST_PRIMITIVES = ("bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+                    "usize", "f32", "f64")
+_RUST_NAMES = (
+    "fn s(x: &str) -> &::core::primitive::str { x }\n"
+    "fn st(x: String) -> ::std::string::String { x }\n"
+    "fn v<T>(x: Vec<T>) -> ::std::vec::Vec<T> { x }\n"
+    "fn o<T>(x: Option<T>) -> ::core::option::Option<T> { x }\n"
+    "fn b<T>(x: Box<T>) -> ::std::boxed::Box<T> { x }\n"
+    "fn p(x: ::core::option::Option<u8>) -> ::core::option::Option<u8> "
+    "{ match x { Some(v) => Some(v), None => None } }\n"
+    "fn q(x: ::core::result::Result<u8, u8>) -> ::core::result::Result<u8, u8> "
+    "{ match x { Ok(v) => Ok(v), Err(v) => Err(v) } }\n")
+
+
+def rust_tests(tests: str, name: str) -> tuple[str, list[str], str]:
+    """(the tests as compiled, the end's calls, the end's helpers). Two forms: a ``fn main()`` that runs the checks
+    (MultiPL-E's; renamed ``{name}_tests_main``, which the end calls), or ``#[test]`` functions (HumanEval-X's
+    ``#[cfg(test)] mod tests``, compiled with ``--cfg test`` as ``cargo test`` does): each gets a wrapper of a name
+    drawn per job beside it, which the end calls in order (its module made visible to the crate root), and libtest's
+    harness is not used: its pass is a line the completion could print. A ``#[should_panic]`` test passes when it
+    panics (with the expected message, when given); an ``#[ignore]`` one is not run; a test that returns a
+    ``Result`` passes on ``Ok``. The tests' own ``main`` (if any) is not run then, as under ``cargo test``."""
+    found = rust_source.read_tests(tests)
+    blanked = rust_source.blank(tests)
+    main = re.search(r"(?<![\w])fn\s+main\s*\(\s*\)", blanked)
+    if not found.tests:
+        if main is None:
+            return tests, [], ""
+        return f"{tests[:main.start()]}fn {name}_tests_main(){tests[main.end():]}", [f"{name}_tests_main();"], ""
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), applied from the last
+    calls = []
+    for k, test in enumerate(found.tests):
+        for start, stop in test.attributes:
+            edits.append((start, stop, " " * (stop - start)))
+        if test.ignored:
+            continue
+        if test.should_panic:
+            expected = f"::core::option::Option::Some({test.expected})" if test.expected is not None else \
+                "::core::option::Option::None"
+            run = f"crate::{name}_panics(|| {{ let _ = {test.name}(); }}, {expected})"
+        else:
+            run = f"crate::{name.capitalize()}Passed::passed({test.name}())"
+        edits.append((test.end, test.end,
+                      f"\n#[allow(dead_code)]\npub(crate) fn {name}_case{k}() -> bool {{ {run} }}\n"))
+        path = "::".join(("crate", *test.modules, f"{name}_case{k}"))
+        label = "::".join((*test.modules, test.name))
+        calls.append(f"if {name}_ok && !{path}() {{ {name}_ok = false; "
+                     f"::std::eprintln!(\"test {label} failed\"); }}")
+    used = {m for t in found.tests if not t.ignored for m in range(1, len(t.modules) + 1)
+            for m in [t.modules[:m]]}
+    for module in found.modules:
+        if module.path in used:
+            edits.append((module.keyword, module.mod_at, "pub(crate) "))
+    if main is not None:
+        edits.append((main.start(), main.end(), f"#[allow(dead_code)] fn {name}_tests_main()"))
+    for start, stop, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        tests = tests[:start] + text + tests[stop:]
+    trait = f"{name.capitalize()}Passed"
+    helpers = (f"\n#[allow(dead_code)]\ntrait {trait} {{ fn passed(self) -> ::core::primitive::bool; }}\n"
+               f"impl {trait} for () {{ fn passed(self) -> ::core::primitive::bool {{ true }} }}\n"
+               f"impl<E: ::core::fmt::Debug> {trait} for ::core::result::Result<(), E> {{\n"
+               "    fn passed(self) -> ::core::primitive::bool { match self { ::core::result::Result::Ok(()) => true,\n"
+               "        ::core::result::Result::Err(e) => { ::std::eprintln!(\"Error: {:?}\", e); false } } }\n}\n"
+               f"#[allow(dead_code)]\nfn {name}_panics<F: ::core::ops::FnOnce()>(f: F, expected: "
+               "::core::option::Option<&'static ::core::primitive::str>) -> ::core::primitive::bool {\n"
+               "    match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(f)) {\n"
+               "        ::core::result::Result::Ok(()) => false,\n"
+               "        ::core::result::Result::Err(p) => match expected {\n"
+               "            ::core::option::Option::None => true,\n"
+               "            ::core::option::Option::Some(m) => p.downcast_ref::<&'static ::core::primitive::str>()"
+               ".map(|s| s.contains(m))\n"
+               "                .or_else(|| p.downcast_ref::<::std::string::String>().map(|s| s.contains(m)))"
+               ".unwrap_or(false),\n        },\n    }\n}\n")
+    return tests, [f"let mut {name}_ok = true;", *calls], helpers
+
+
+def rust_program(setup: str, completion: str, tests: str, a: bytes, b: bytes, name: str) -> str:
+    """Rust's program: setup + completion (+ the ``}`` MultiPL-E's tests begin with) + guard + tests + the end, the
+    real ``main``: it runs the tests (``rust_tests``) and then prints the nonce, only if every test passed."""
+    body = f"{setup}{completion}"
+    tests, calls, helpers = rust_tests(tests, name)
+    if tests.lstrip().startswith("}"):  # MultiPL-E's Rust tests begin by closing the completion's function
+        body, tests = f"{body}\n}}\n", tests.lstrip()[1:]
+    passed = (f"{name}_ok" if calls[0].startswith("let mut") else "true") if calls else "false"
+    checks = "".join(f"fn {t}_(x: {t}) -> ::core::primitive::{t} {{ x }}\n" for t in _RUST_PRIMITIVES)
+    end = (f"{helpers}\n#[allow(dead_code, non_snake_case, unused_imports, clippy::all)]\nmod {name}_names {{\n"
+           f"use super::*;\n{checks}{_RUST_NAMES}}}\n"
+           f"\nfn main() {{\n    " + "\n    ".join(calls) + "\n"
+           f"    if !{passed} {{ ::std::process::exit(101); }}\n"
+           f"    let x: [u8; {len(a)}] = [{_bytes_literal(a, 'rust')}];\n"
+           f"    let y: [u8; {len(b)}] = [{_bytes_literal(b, 'rust')}];\n    use ::std::io::Write;\n"
+           "    let s: ::std::string::String = x.iter().zip(y.iter()).map(|(p, q)| ::std::format!(\"{:02x}\", p ^ q))"
+           ".collect();\n"
+           "    let mut out = ::std::io::stdout();\n    let _ = out.flush();\n"
+           "    let _ = ::std::writeln!(out, \"{}\", s);\n    let _ = out.flush();\n}\n")
+    return f"{body}{_guard('rust', name)}{tests}{end}"
 
 
 _NODE_GLOBALS = ("Object", "Array", "JSON", "Math", "Number", "String", "Boolean", "Symbol", "Map", "Set",
@@ -307,7 +407,8 @@ def _go_with_import(program: str, name: str) -> str:
 FORGEABLE = {
     "c": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
     "cpp": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
-    "rust": "its own binary or memory (/proc/self/exe, /proc/self/mem)",
+    "rust": "its own binary or memory (/proc/self/exe, /proc/self/mem); with no setup that declares the function, "
+            "a return type of its own whose == always holds",
     "go": "its own binary or memory (/proc/self/exe, /proc/self/mem)",
     "java": "the JVM's memory (/proc/self/mem); the end's class file is deleted before the completion runs",
     "javascript": "an in-process inspector session (node:inspector shows the end's source); prototype methods "
@@ -330,8 +431,8 @@ class FunctionTests(VerifierKind):
     sandboxed = True
     default_extract = "raw"
     params = (
-        Param("tests", "string", "the test program, in the completion's language (its main runs the checks)",
-              required=True),
+        Param("tests", "string", "the test program, in the completion's language (its main runs the checks; Rust: "
+              "a main, or #[test] functions, as in a #[cfg(test)] module)", required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
     )
@@ -343,8 +444,8 @@ class FunctionTests(VerifierKind):
         self.require(spec, "tests", "language")
         if spec.language not in SUPPORTED:
             raise InvalidSpec(f"spec.language {spec.language!r} is not supported; valid: {', '.join(SUPPORTED)}")
-        if spec.language == "rust" and "fn main()" not in spec.tests:
-            raise InvalidSpec("spec.tests (rust) must define fn main()")
+        if spec.language == "rust" and not rust_tests(spec.tests, "t")[1]:
+            raise InvalidSpec("spec.tests (rust) must define fn main() or #[test] functions")
         if spec.language == "go" and ("func main()" not in spec.tests or "package main" not in spec.setup + spec.tests):
             raise InvalidSpec("spec.tests (go) must define func main() and the program must say package main")
         if spec.language in ("c", "cpp") and "main(" not in spec.tests:
@@ -355,7 +456,7 @@ class FunctionTests(VerifierKind):
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         base = LANGUAGES[spec.language]
-        lang = _function_language(base)
+        lang = _function_language(base, spec.tests)
         # Drawn once per program (kept with the compile cache), so that the same completion and tests make the same
         # program and are compiled once; see docs/security.md for why a per-source secret is as strong here.
         cache = getattr(ctx.sandbox, "artifacts", None)
@@ -407,11 +508,12 @@ class FunctionTests(VerifierKind):
                                   stderr_tail=tail(step.stderr))
 
 
-def _function_language(base: Language) -> Language:
+def _function_language(base: Language, tests: str = "") -> Language:
     """The language row for test programs: C++ built with -O0 -fno-unreachable-traps (MultiPL-E's C++ tests'
     main has no ``return``: once renamed, falling off its end is undefined behaviour, which GCC turns into a trap
     at -O0 and into a jump to anywhere when optimising; this way the function returns), Java with assertions on,
-    Node.js and Bash through their launchers, C and C++ as two units (``c_compile``)."""
+    Node.js and Bash through their launchers, C and C++ as two units (``c_compile``), Rust tests of the ``#[test]``
+    form with ``--cfg test``."""
     from dataclasses import replace
 
     if base.name == "cpp":
@@ -426,4 +528,8 @@ def _function_language(base: Language) -> Language:
         return replace(base, run=(*base.run[:-1], "-e", NODE_LAUNCHER, base.run[-1]))
     if base.name == "bash":
         return replace(base, run=("bash", "-c", BASH_LAUNCHER))
+    if base.name == "rust" and rust_source.read_tests(tests).tests:
+        # #[test] functions: `#[cfg(test)]` holds, as under `cargo test` (the tests run from the end: rust_tests).
+        at = base.compile.index("-o")
+        return replace(base, compile=(*base.compile[:at], "--cfg", "test", *base.compile[at:]))
     return base

@@ -103,7 +103,7 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
         error_line=r"^\S*solution\.go:\d+"),
     Language(
         "rust", "solution.rs",
-        compile=("rustc", "--edition", "2021", "-O", "-C", "debuginfo=0", "-C", "strip=symbols",
+        compile=("sh", f"{LANGS_DIR}/rustc.sh", "--edition", "2021", "-O", "-C", "debuginfo=0", "-C", "strip=symbols",
                  "-o", "solution", "solution.rs"),
         run=("./solution",), image=IMAGE_LANGS, version=("rustc", "--version"), artifacts=("solution",),
         memory_markers=("memory allocation of",), error_line=r"^error"),
@@ -157,9 +157,17 @@ def families() -> list[str]:
     return sorted({lang.image for lang in LANGUAGES.values()})
 
 
+# Libraries an image gives a language's programs, with the command that lists them and their versions (`doctor`).
+LIBRARIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("rust-crates", IMAGE_LANGS, ("sh", f"{LANGS_DIR}/rustc.sh", "--crates")),  # sandboxes/langs/rust-crates.sh
+)
+
+
 def toolchain_steps(family: str) -> list[tuple[str, list[str]]]:
-    """(language, version command) of every language whose toolchain is in ``family``'s image."""
-    return [(lang.name, list(lang.version)) for lang in LANGUAGES.values() if lang.image == family]
+    """(language, version command) of every language whose toolchain is in ``family``'s image, then (library,
+    the command that lists it) of ``LIBRARIES``."""
+    return [(lang.name, list(lang.version)) for lang in LANGUAGES.values() if lang.image == family] + \
+        [(name, list(argv)) for name, image, argv in LIBRARIES if image == family]
 
 
 def version_line(stdout: str, stderr: str) -> str:

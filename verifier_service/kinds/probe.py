@@ -32,6 +32,13 @@ HELLO = {
     "csharp": 'class P { static void Main() { System.Console.WriteLine("ok"); } }\n',
     "d": 'import std.stdio;\nvoid main() { writeln("ok"); }\n',
 }
+# The crates the languages image gives Rust programs (sandboxes/langs/rust-crates.sh): asked only once a program
+# failed to compile for want of one of them (kinds/compiled.py), so that a backend without them answers INFRA_ERROR.
+RUST_CRATES = ("rand", "regex", "md5")
+CRATES_HELLO = ('use rand::Rng;\nuse regex::Regex;\nfn main() {\n    let _ = rand::thread_rng().gen::<u8>();\n'
+                '    let ok = Regex::new("^o+k$").unwrap().is_match("ok");\n'
+                '    let sum = format!("{:x}", md5::compute(b"ok"));\n'
+                '    println!("{}", if ok && sum == "444bcb3a3fcf8389296c49467f27e1d6" { "ok" } else { "no" });\n}\n')
 PROBE_TIMEOUT_S = 120.0
 
 # sandbox -> {language: None (works) | the reason it does not}; a probe under way is a task others await.
@@ -52,27 +59,44 @@ async def problem(ctx: Context, lang: Language) -> str | None:
         results = _RESULTS.setdefault(ctx.sandbox, {})
     except TypeError:  # a sandbox that cannot be weakly referenced: probe every time is too slow; trust it
         return None
-    found = results.get(lang.name)
+    return await _ask(results, lang.name, lambda: _probe(ctx, LANGUAGES[lang.name], HELLO[lang.name]))
+
+
+async def crates_problem(ctx: Context) -> str | None:
+    """None when Rust's crates (``RUST_CRATES``) work on this sandbox backend, else why not."""
+    if ctx.sandbox is None:
+        return None
+    try:
+        results = _RESULTS.setdefault(ctx.sandbox, {})
+    except TypeError:
+        return None
+    return await _ask(results, "rust crates", lambda: _probe(ctx, LANGUAGES["rust"], CRATES_HELLO,
+                                                            what=f"the rust crates ({', '.join(RUST_CRATES)})"))
+
+
+async def _ask(results: dict, key: str, start) -> str | None:
+    found = results.get(key)
     if found is None:
-        found = results[lang.name] = asyncio.ensure_future(_probe(ctx, LANGUAGES[lang.name]))
+        found = results[key] = asyncio.ensure_future(start())
     try:
         reason = await asyncio.shield(found)
     except Exception:  # noqa: BLE001 - a probe that could not run says nothing about the language
-        results.pop(lang.name, None)
+        results.pop(key, None)
         return None
     if reason == "unknown":
-        results.pop(lang.name, None)  # (a limit hit under load: asked again next time, the check goes on)
+        results.pop(key, None)  # (a limit hit under load: asked again next time, the check goes on)
         return None
     return reason
 
 
-async def _probe(ctx: Context, lang: Language) -> str | None:
-    file, compile_argv, run = lang.files(HELLO[lang.name])
+async def _probe(ctx: Context, lang: Language, source: str, what: str = "") -> str | None:
+    what = what or f"the {lang.name} toolchain"
+    file, compile_argv, run = lang.files(source)
     job = Job(steps=[Step("compile", list(compile_argv), PROBE_TIMEOUT_S, stop_on_failure=True,
                           output_limit=64 * 1024),
                      Step("run", run_argv(lang, run, ctx.config.cpus, ctx.config.memory_mb), PROBE_TIMEOUT_S,
                           output_limit=64 * 1024)],
-              files={file: HELLO[lang.name]}, image=lang.image)
+              files={file: source}, image=lang.image)
     run_result = await ctx.sandbox.run(job)
     steps = run_result.steps
     if not steps and (run_result.host_timeout or run_result.oom_killed):
@@ -83,10 +107,10 @@ async def _probe(ctx: Context, lang: Language) -> str | None:
         if not step.ok:
             said = (step.spawn_error or step.stderr.strip() or step.stdout.strip() or
                     f"exit code {step.exit_code}").splitlines()
-            return (f"the {lang.name} toolchain does not work on the {backend_name(ctx)} sandbox backend "
+            return (f"{what} does not work on the {backend_name(ctx)} sandbox backend "
                     f"(its {step.name} step of a hello-world program failed: {truncate(' | '.join(said[:3]), 300)})")
     if len(steps) < 2 or steps[-1].stdout.strip() != "ok":
-        return (f"the {lang.name} toolchain does not work on the {backend_name(ctx)} sandbox backend (a hello-world "
+        return (f"{what} does not work on the {backend_name(ctx)} sandbox backend (a hello-world "
                 f"program printed {truncate(steps[-1].stdout.strip(), 80) if steps else 'nothing'!r})")
     return None
 
