@@ -11,6 +11,7 @@ import logging
 import resource
 import zlib
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 
 from verifier_service.doors.http.calls import HttpError
 
@@ -18,6 +19,9 @@ log = logging.getLogger("verifier_service.http")
 CHUNK = 64 * 1024  # the most of a body read at once
 # Content-Encoding -> zlib's wbits (deflate: zlib's format; the raw form some clients send is found by its header)
 ENCODINGS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
+# Threads of their own: a flood of compressed bodies queues here, not in the default executor that other tenants'
+# calls use (large extractions, large JSON bodies)
+INFLATING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="inflate")
 
 
 def fd_limit() -> int:
@@ -157,7 +161,8 @@ class Inflater:
         while room > 0:
             most = min(room, CHUNK)
             try:
-                piece = await asyncio.to_thread(inflating.decompress, chunk, most)
+                piece = await asyncio.get_running_loop().run_in_executor(INFLATING, inflating.decompress, chunk,
+                                                                         most)
             except zlib.error:
                 raise HttpError(400, f"the request body is not valid {self.encoding} data") from None
             room -= len(piece)
