@@ -8,5 +8,7 @@ apt-get update
 apt-get install -y --no-install-recommends default-jdk-headless nodejs node-typescript golang-go rustc \
     php-cli ruby lua5.4 perl r-base-core mono-mcs gdc \
     libboost-dev libssl-dev node-lodash libjavatuples-java
+# testify for Go's `go test` form (HumanEval-X's tests: assert.New(t)), with its dependencies (prepare-go.sh).
+apt-get install -y --no-install-recommends golang-github-stretchr-testify-dev
 apt-get clean
 rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*
