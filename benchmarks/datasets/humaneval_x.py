@@ -35,10 +35,27 @@ def requests_for(data: Path, language: str) -> list[dict]:
             row = json.loads(line)
             # The harness's program: declaration (prompt's code) + canonical solution + test.
             setup = row["declaration"] if language != "js" else row["prompt"]
+            if language == "go":
+                setup = go_setup(row)
             out.append({"id": row["task_id"], "completion": row["canonical_solution"],
                         "spec": {"kind": "function_tests", "language": LANGUAGES[language], "setup": setup,
                                  "tests": row["test"], "timeout_s": 30}})
     return out
+
+
+# CodeGeeX's IMPORT_HELPER["go"]: packages its harness imports when the solution names them.
+GO_IMPORT_HELPER = ("math", "strings", "fmt", "strconv", "time", "bytes", "regexp", "sort", "math/rand", "crypto/md5")
+
+
+def go_setup(row: dict) -> str:
+    """CodeGeeX's Go program before the solution (``process_humaneval_test``): the test setup (``package main``,
+    ``testing`` and testify), the helper's imports of the packages the solution names that the setup does not
+    import, then the prompt without its own import block; the program is run as ``go test main_test.go``."""
+    prompt = row["prompt"].replace(row["import"], "")
+    others = [f'"{pkg}"' for pkg in GO_IMPORT_HELPER
+              if pkg not in row["test_setup"] and pkg.split("/")[-1] + "." in row["canonical_solution"]]
+    imports = "import (\n" + "    ".join(p + "\n" for p in others) + ")\n" if others else ""
+    return f"{row['test_setup']}\n{imports}{prompt}"
 
 
 def main() -> int:
