@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from verifier_service.config import ServiceConfig
+from verifier_service.config import load_config
 from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.testing import InProcessService
 
@@ -65,7 +65,8 @@ def main() -> int:
     parser.add_argument("--backend", default="docker", choices=("docker", "bwrap"))
     parser.add_argument("--out", type=Path, help="write the results (JSON lines) here")
     args = parser.parse_args()
-    config = replace(ServiceConfig(), port=0, sandbox_backend=args.backend, compile_timeout_s=120.0,
+    # The environment's settings (RLVR_VERIFIER_SANDBOX_IMAGE, ..._LANGS_IMAGE: the images to measure) count.
+    config = replace(load_config(), port=0, sandbox_backend=args.backend, compile_timeout_s=120.0,
                      max_concurrency=2)
     table = {}
     lines = []

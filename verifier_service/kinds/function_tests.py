@@ -22,7 +22,7 @@ from dataclasses import replace
 from fnmatch import fnmatch
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import go_tests, java_source, register
+from verifier_service.kinds import go_tests, java_source, probe, register
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
@@ -386,6 +386,9 @@ class FunctionTests(VerifierKind):
         program = "\n".join(files.values()) if files else \
             assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
         extra = dict(extracted=truncate(text, 4000))
+        missing = await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
+        if missing is not None:
+            return Outcome(Verdict.INFRA_ERROR, detail=missing, **extra)
         prepared = await prepare(ctx, lang, program)
         if isinstance(prepared, Outcome):
             return Outcome(prepared.verdict, detail=prepared.detail, **extra, stdout_tail=prepared.stdout_tail,
