@@ -386,7 +386,9 @@ class FunctionTests(VerifierKind):
         program = "\n".join(files.values()) if files else \
             assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
         extra = dict(extracted=truncate(text, 4000))
-        missing = await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
+        # (the toolchain first: a host without Go lacks testify too, and that is not what it should be told)
+        missing = await probe.problem(ctx, lang) or \
+            await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
         if missing is not None:
             return Outcome(Verdict.INFRA_ERROR, detail=missing, **extra)
         prepared = await prepare(ctx, lang, program)
