@@ -6,8 +6,10 @@ program per task), as ``function_tests`` requests; a per-language table of what 
     D=/work/data/humaneval-x; mkdir -p $D && for l in cpp java js rust go; do git --git-dir=MIRROR show \\
         HEAD:codegeex/benchmark/humaneval-x/$l/data/humaneval_$l.jsonl.gz > $D/humaneval_$l.jsonl.gz; done
     python -m benchmarks.datasets.humaneval_x [--data /work/data/humaneval-x] [--backend docker|bwrap] [--out FILE]
+        [--languages cpp,go] [--negative]
 
-Prints one line per failing task (language, task, verdict, the first lines of the detail) and the table.
+Prints one line per failing task (language, task, verdict, the first lines of the detail; with --negative, per
+passing task) and the table.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ from verifier_service.testing import InProcessService
 LANGUAGES = {"cpp": "cpp", "java": "java", "js": "javascript", "rust": "rust", "go": "go"}
 
 
-def requests_for(data: Path, language: str) -> list[dict]:
+# --negative: each canonical solution replaced by a body that fails at the first call (the same prompt, the same
+# tests): a run where any of these passes is a forged pass.
+NEGATIVE = {"cpp": "    throw 0;\n}\n", "go": "    panic(\"no answer\")\n}\n"}
+
+
+def requests_for(data: Path, language: str, negative: bool = False) -> list[dict]:
     out = []
     with gzip.open(data / f"humaneval_{language}.jsonl.gz", "rt", encoding="utf-8") as f:
         for line in f:
@@ -37,7 +44,8 @@ def requests_for(data: Path, language: str) -> list[dict]:
             setup = row["declaration"] if language != "js" else row["prompt"]
             if language == "go":
                 setup = go_setup(row)
-            out.append({"id": row["task_id"], "completion": row["canonical_solution"],
+            completion = NEGATIVE[language] if negative else row["canonical_solution"]
+            out.append({"id": row["task_id"], "completion": completion,
                         "spec": {"kind": "function_tests", "language": LANGUAGES[language], "setup": setup,
                                  "tests": row["test"], "timeout_s": 30}})
     return out
@@ -64,6 +72,8 @@ def main() -> int:
     parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument("--backend", default="docker", choices=("docker", "bwrap"))
     parser.add_argument("--out", type=Path, help="write the results (JSON lines) here")
+    parser.add_argument("--negative", action="store_true",
+                        help="a failing body in place of each solution (NEGATIVE: cpp, go)")
     args = parser.parse_args()
     # The environment's settings (RLVR_VERIFIER_SANDBOX_IMAGE, ..._LANGS_IMAGE: the images to measure) count.
     config = replace(load_config(), port=0, sandbox_backend=args.backend, compile_timeout_s=120.0,
@@ -77,7 +87,7 @@ def main() -> int:
         from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 
         for language in args.languages.split(","):
-            rows = requests_for(args.data, language)
+            rows = requests_for(args.data, language, args.negative)
             started = time.perf_counter()
             with grpc.insecure_channel(service.address) as channel:
                 response = pb_grpc.VerifierStub(channel).VerifyBatch(
@@ -88,7 +98,7 @@ def main() -> int:
             for row, r in zip(rows, results, strict=True):
                 lines.append({"language": language, "task": row["id"], "verdict": r["verdict"],
                               "detail": r["detail"][:600], "stderr": r.get("stderr_tail", "")[-600:]})
-                if r["verdict"] != "PASSED":
+                if (r["verdict"] == "PASSED") == args.negative:
                     first = " | ".join(r["detail"].splitlines()[:3])[:300]
                     print(f"{language}\t{row['id']}\t{r['verdict']}\t{first}", flush=True)
     if args.out:
