@@ -30,9 +30,9 @@ from verifier_service.testing import InProcessService
 LANGUAGES = {"cpp": "cpp", "java": "java", "js": "javascript", "rust": "rust", "go": "go"}
 
 
-# --negative: each canonical solution replaced by a body that fails at the first call (the same prompt, the same
-# tests): a run where any of these passes is a forged pass.
-NEGATIVE = {"cpp": "    throw 0;\n}\n", "go": "    panic(\"no answer\")\n}\n"}
+# --negative: each canonical solution with a first statement that fails the call (the rest stays, unreachable, so
+# that Go's imports are still used; the same prompt and tests): a run where any of these passes is a forged pass.
+NEGATIVE = {"cpp": "    throw 0;\n", "go": "    panic(\"no answer\")\n"}
 
 
 def requests_for(data: Path, language: str, negative: bool = False) -> list[dict]:
@@ -44,7 +44,7 @@ def requests_for(data: Path, language: str, negative: bool = False) -> list[dict
             setup = row["declaration"] if language != "js" else row["prompt"]
             if language == "go":
                 setup = go_setup(row)
-            completion = NEGATIVE[language] if negative else row["canonical_solution"]
+            completion = NEGATIVE[language] * negative + row["canonical_solution"]
             out.append({"id": row["task_id"], "completion": completion,
                         "spec": {"kind": "function_tests", "language": LANGUAGES[language], "setup": setup,
                                  "tests": row["test"], "timeout_s": 30}})
@@ -73,7 +73,7 @@ def main() -> int:
     parser.add_argument("--backend", default="docker", choices=("docker", "bwrap"))
     parser.add_argument("--out", type=Path, help="write the results (JSON lines) here")
     parser.add_argument("--negative", action="store_true",
-                        help="a failing body in place of each solution (NEGATIVE: cpp, go)")
+                        help="each solution made to fail at its first statement (NEGATIVE: cpp, go)")
     args = parser.parse_args()
     # The environment's settings (RLVR_VERIFIER_SANDBOX_IMAGE, ..._LANGS_IMAGE: the images to measure) count.
     config = replace(load_config(), port=0, sandbox_backend=args.backend, compile_timeout_s=120.0,
