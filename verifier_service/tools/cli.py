@@ -458,8 +458,9 @@ def _doctor(config: ServiceConfig) -> int:
           "listed by `verifier-service doctor --sandbox-backend docker`):")
     seen = set()
     rows = asyncio.run(_toolchains(config))
-    for label, libraries in (("", False), ("libraries the datasets' harnesses provide (pinned by the image's Debian "
-                                           "suite):", True)):
+    libs = ("libraries the datasets' harnesses provide (Debian's, pinned by each image's suite):" if images else
+            "libraries the datasets' harnesses provide (this host's; a spec including one it lacks: INFRA_ERROR):")
+    for label, libraries in (("", False), (libs, True)):
         if label:
             print(label)
         for family, name, version in rows:
