@@ -11,5 +11,7 @@ apt-get install -y --no-install-recommends default-jdk-headless nodejs node-type
 # Rust's crates of HumanEval-X's Cargo project (rand, regex, md5): their sources and cargo, which builds them once
 # (langs/rust-crates.sh).
 apt-get install -y --no-install-recommends cargo librust-rand-dev librust-regex-dev librust-md5-dev
+# testify for Go's `go test` form (HumanEval-X's tests: assert.New(t)), with its dependencies (prepare-go.sh).
+apt-get install -y --no-install-recommends golang-github-stretchr-testify-dev
 apt-get clean
 rm -rf /var/lib/apt/lists/* /usr/share/doc/* /usr/share/man/*

@@ -5,7 +5,9 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
 # bc and the scientific stack Python tasks import (class 3 of issue 30): Debian's, pinned by the suite.
-pkgs="g++ libc6-dev bc"
+# Boost's headers and OpenSSL's (libcrypto, linked when present: kinds/languages.py) for the C and C++ programs
+# that run in this image (HumanEval-X's C++ tests include boost/any.hpp and openssl/md5.h).
+pkgs="g++ libc6-dev bc libboost-dev libssl-dev"
 if ! command -v python3 >/dev/null 2>&1; then
     pkgs="$pkgs python3 python3-pytest python3-numpy python3-sympy python3-scipy python3-pandas"
 fi

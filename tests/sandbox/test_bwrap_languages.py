@@ -74,3 +74,24 @@ def test_rust_crates_pass_or_are_infra_error(make_service):
             (r["verdict"], r["detail"][:300])
     if got[1]["verdict"] == "PASSED":  # the host's rustc works: then only the crates may be missing
         assert got[0]["verdict"] == "PASSED" or "rust crates" in got[0]["detail"], got[0]["detail"][:300]
+
+
+def test_the_new_forms_pass_or_are_infra_error_never_a_verdict_with_a_reward(make_service):
+    """Boost and OpenSSL (C++) and Go's `go test` form with testify (issue 30): where the host has the toolchain
+    and the library the spec's setup or tests include, the honest program passes; where it lacks either, the
+    answer is INFRA_ERROR naming it, never a COMPILE_ERROR scored as the completion's."""
+    from test_languages_adversarial import GO_TEST, spec_for
+    from test_languages_forms import CPP_LIBS, CPP_LIBS_SETUP, CPP_LIBS_TESTS
+
+    if not shutil.which("g++"):
+        pytest.skip("this host has no g++")
+    svc = make_service(compile_timeout_s=120.0)
+    cpp = {"kind": "function_tests", "language": "cpp", "setup": CPP_LIBS_SETUP, "tests": CPP_LIBS_TESTS}
+    assert GO_TEST[0].startswith("package main")
+    results = svc.verify_batch([(CPP_LIBS, cpp), (ADD["go"][1], spec_for("go", "fn_add_gotest"))], timeout=900)
+    boost = Path("/usr/include/boost/any.hpp").exists() and Path("/usr/include/openssl/md5.h").exists()
+    assert results[0]["verdict"] == ("PASSED" if boost else "INFRA_ERROR"), results[0]["detail"][:300]
+    assert results[1]["verdict"] in ("PASSED", "INFRA_ERROR"), results[1]["detail"][:300]
+    for r in results:
+        if r["verdict"] == "INFRA_ERROR":
+            assert "bwrap" in r["detail"] and r["correctness_score"] == 0.0, r["detail"][:300]

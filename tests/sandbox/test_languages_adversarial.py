@@ -1,9 +1,10 @@
-"""The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash) on
-Docker: each header says its class, its task and the verdicts that are right for it (as in
-tests/adversarial/, see tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
-tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged
-pass); ``escape``: stdio, printing ``held`` only when the isolation held (only ``lo``, no write outside the
-scratch dirs). Also: the compile cache cannot be tampered with by a program that rewrites its own binary."""
+"""The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash) on Docker:
+each header says its class, its task and the verdicts that are right for it (as in tests/adversarial/, see
+tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
+tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged pass);
+``fn_add_gotest``: the same task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
+printing ``held`` only when the isolation held (only ``lo``, no write outside the scratch dirs). Also: the compile
+cache cannot be tampered with by a program that rewrites its own binary."""
 
 from __future__ import annotations
 
@@ -55,10 +56,17 @@ EVEN_MOD = ("use rand::Rng;\nuse regex::Regex;\nuse md5;\n\nfn is_even(n: i64) -
             "    }\n}\n")
 
 
+GO_TEST = ('package main\n\nimport (\n    "testing"\n    "github.com/stretchr/testify/assert"\n)\n\n',
+           "func TestAdd(t *testing.T) {\n    assert := assert.New(t)\n    assert.Equal(3, add(1, 2))\n"
+           "    assert.Equal(0, add(-1, 1))\n    assert.Equal(42, add(20, 22))\n}\n")
+
+
 def spec_for(language: str, task: str) -> dict:
     if task == "fn_even_mod":
         return {"kind": "function_tests", "language": "rust", "setup": EVEN_MOD[0], "tests": EVEN_MOD[2],
                 "timeout_s": 30}
+    if task == "fn_add_gotest":
+        return {"kind": "function_tests", "language": "go", "setup": GO_TEST[0], "tests": GO_TEST[1], "timeout_s": 30}
     if task == "fn_add":
         setup, _, tests = ADD[language]
         return {"kind": "function_tests", "language": language, "setup": setup, "tests": tests, "timeout_s": 30}
@@ -93,6 +101,12 @@ def test_the_rust_test_module_task_passes_the_right_answer_only(langs_service):
     out = langs_service.verify_batch([(right, spec_for("rust", "fn_even_mod")),
                                       (wrong, spec_for("rust", "fn_even_mod"))], timeout=600)
     assert [r["verdict"] for r in out] == ["PASSED", "FAILED"], [r["detail"][:300] for r in out]
+
+
+def test_an_honest_program_passes_the_gotest_form(langs_service):
+    """The task the `go test` hacks answer wrong, answered right (so their FAILED is not the form's)."""
+    r = langs_service.verify(ADD["go"][1], spec_for("go", "fn_add_gotest"))
+    assert r["verdict"] == "PASSED", (r["detail"][:400], r.get("stdout_tail", "")[-300:])
 
 
 def test_every_language_is_covered():
@@ -153,6 +167,7 @@ def test_the_hacks_fail_under_gvisor(make_service):
     svc = make_service(sandbox_runtime="runsc", compile_timeout_s=180.0, default_timeout_s=30.0)
     items = [(source, spec_for(lang, task)) for _, lang, task, _, source in HACKS]
     honest = [(ADD[lang][1], spec_for(lang, "fn_add")) for lang in sorted(ADD)]
+    honest += [(ADD["go"][1], spec_for("go", "fn_add_gotest"))]
     honest += [(TASKS[name][3], io_spec(name)) for name in ("cpp", "java", "javascript", "rust")]
     out = svc.verify_batch(items + honest, timeout=1500)
     for (name, _, _, expect, _), r in zip(HACKS, out, strict=False):

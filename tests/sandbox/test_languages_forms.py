@@ -72,6 +72,42 @@ RUST_CRATES_STDIO = ("use rand::Rng;\nuse regex::Regex;\nuse std::io::Read;\nfn 
                      "    let _ = md5::compute(s.as_bytes());\n    println!(\"{}\", n[0] + n[1] + r);\n}\n")
 
 
+# Go's `go test` form: HumanEval-X's (package main, testify's assert.New(t)) and MultiPL-E's (package x_test,
+# subtests through t.Run); "wrong" turns + into -, "broken" does not compile.
+GO_HEX_SETUP = 'package main\n\nimport (\n    "testing"\n    "github.com/stretchr/testify/assert"\n)\n\n'
+GO_HEX_TESTS = ("func TestAdd(t *testing.T) {\n    assert := assert.New(t)\n    assert.Equal(3, Add(1, 2))\n"
+                "    assert.Equal(0, Add(-1, 1))\n}\n\nfunc TestAddMore(t *testing.T) {\n"
+                "    require.Equal(t, 42, Add(40, 2))\n}\n")
+GO_MULTIPLE_SETUP = 'package add_test\n\nimport (\n    "testing"\n    "fmt"\n)\n\n'
+GO_MULTIPLE_TESTS = ("func TestAdd(t *testing.T) {\n  candidate := Add\n"
+                     "  type test struct {\n    actual   interface{}\n    expected interface{}\n  }\n"
+                     "  tests := []test{\n    { actual: candidate(1, 2), expected: 3 },\n"
+                     "    { actual: candidate(-1, 1), expected: 0 },\n  }\n"
+                     "  for i, tc := range tests {\n    t.Run(fmt.Sprintf(\"test num % d\", i), func(t *testing.T) {\n"
+                     "      if fmt.Sprintf(\"%v\", tc.actual) != fmt.Sprintf(\"%v\", tc.expected) {\n"
+                     "        t.Errorf(\"expected '%s', got '%s'\", tc.expected, tc.actual)\n      }\n    })\n  }\n}\n")
+GO_ADD = "func Add(a int, b int) int {\n    return a + b\n}\n"
+GO_FORMS = {
+    "go test testify": (GO_HEX_SETUP.replace('assert"\n', 'assert"\n    "github.com/stretchr/testify/require"\n'),
+                        GO_HEX_TESTS),
+    "go test multipl-e": (GO_MULTIPLE_SETUP, GO_MULTIPLE_TESTS),
+}
+# C++ with the libraries HumanEval-X's C++ tests include (CPP/22: boost/any.hpp; CPP/162: openssl/md5.h and
+# libcrypto): function_tests (two units) and stdio.
+CPP_LIBS_SETUP = "#include<stdio.h>\n#include<string>\n#include<boost/any.hpp>\n#include<openssl/md5.h>\n" \
+                 "using namespace std;\nstring md5hex(string text){\n"
+CPP_LIBS = ("    unsigned char d[MD5_DIGEST_LENGTH];\n    MD5((const unsigned char*)text.c_str(), text.size(), d);\n"
+            "    char out[33];\n    for (int i = 0; i < 16; i++) sprintf(out + 2 * i, \"%02x\", d[i]);\n"
+            "    return string(out);\n}\n")
+CPP_LIBS_TESTS = ("#undef NDEBUG\n#include<assert.h>\nint main(){\n    boost::any x = 3;\n"
+                  "    assert(boost::any_cast<int>(x) == 3);\n"
+                  "    assert(md5hex(\"Hello world\") == \"3e25960a79dbc69b674cd4ec67a72c62\");\n}\n")
+CPP_LIBS_STDIO = ("#include <openssl/md5.h>\n#include <boost/any.hpp>\n#include <cstdio>\nint main() {\n"
+                  "    unsigned char d[MD5_DIGEST_LENGTH];\n    MD5((const unsigned char*)\"abc\", 3, d);\n"
+                  "    boost::any x = (int)d[0];\n    long a, b;\n    if (scanf(\"%ld %ld\", &a, &b) != 2) return 1;\n"
+                  "    printf(\"%ld\\n\", a + b + boost::any_cast<int>(x) - 0x90);\n}\n")
+
+
 def stdio(language: str) -> dict:
     return {"kind": "stdio", "language": language, "cases": SUM, "timeout_s": 30}
 
@@ -112,6 +148,14 @@ def results(langs_service):
           "tests": "}\nint main(int argc, char* argv[]) {\n    auto candidate = add;\n"
                    "    assert(candidate(1, 2) == 3);\n}\n"}),
     ]
+    for form, (setup, tests) in GO_FORMS.items():
+        spec = {"kind": "function_tests", "language": "go", "setup": setup, "tests": tests}
+        items += [(f"{form} right", GO_ADD, spec), (f"{form} wrong", GO_ADD.replace("a + b", "a - b"), spec),
+                  (f"{form} broken", GO_ADD.replace("a + b", "a +"), spec)]
+    cpp_libs = {"kind": "function_tests", "language": "cpp", "setup": CPP_LIBS_SETUP, "tests": CPP_LIBS_TESTS}
+    items += [("cpp libraries right", CPP_LIBS, cpp_libs),
+              ("cpp libraries wrong", CPP_LIBS.replace("text.size()", "text.size() - 1"), cpp_libs),
+              ("cpp libraries stdio", CPP_LIBS_STDIO, stdio("cpp"))]
     out = langs_service.verify_batch([(src, spec) for _, src, spec in items], timeout=900)
     return {name: r for (name, _, _), r in zip(items, out, strict=True)}
 
@@ -129,6 +173,22 @@ def test_debian_languages_judge_stdio(results, language):
                                   "cpp multipl-e argv"])
 def test_correct_programs_pass(results, name):
     assert results[name]["verdict"] == "PASSED", (results[name]["detail"][:400], results[name].get("stderr_tail"))
+
+
+@pytest.mark.parametrize("form", sorted(GO_FORMS))
+def test_go_test_form(results, form):
+    """`go test` functions run by the service's test main, testify from the image (issue 30, class 2)."""
+    got = {what: results[f"{form} {what}"]["verdict"] for what in ("right", "wrong", "broken")}
+    assert got == {"right": "PASSED", "wrong": "FAILED", "broken": "COMPILE_ERROR"}, {
+        what: (results[f"{form} {what}"]["detail"][:300], results[f"{form} {what}"].get("stdout_tail", "")[-300:])
+        for what in got}
+
+
+def test_cpp_has_boost_and_openssl(results):
+    """Boost's and OpenSSL's headers, and libcrypto linked, where C++ runs (the default image)."""
+    got = {what: results[f"cpp libraries {what}"]["verdict"] for what in ("right", "wrong", "stdio")}
+    assert got == {"right": "PASSED", "wrong": "FAILED", "stdio": "PASSED"}, {
+        what: results[f"cpp libraries {what}"]["detail"][:300] for what in got}
 
 
 def test_java_runs_with_assertions_on_in_stdio(results):

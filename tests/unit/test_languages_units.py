@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from verifier_service.kinds.languages import LANGUAGES, first_error_line, java_main_class, run_argv
+from verifier_service.kinds import go_tests
+from verifier_service.kinds.languages import LANGUAGES, first_error_line, java_main_class, link_libs, run_argv
 from verifier_service.sandbox.artifacts import ArtifactCache, Built, artifact_key
 from verifier_service.sandbox.base import StepResult
 from verifier_service.sandbox.warm import Demand
@@ -105,3 +106,46 @@ def test_secrets_are_stable_per_ident():
     cache = ArtifactCache()
     assert cache.secret("a", 38) == cache.secret("a", 38) != cache.secret("b", 38)
     assert len(cache.secret("a", 38)) == 38
+
+
+def test_c_and_cpp_link_libcrypto_only_where_the_compiler_finds_it():
+    import subprocess
+
+    _, argv, _ = LANGUAGES["cpp"].files("int main() {}")
+    assert argv[:2] == ("sh", "-c") and "solution.cpp" in argv[2] and "-lcrypto" in argv[2]
+    assert LANGUAGES["python"].files("print(1)")[1] == LANGUAGES["python"].compile
+    # The probe's words, run by a shell: -lcrypto where libcrypto.so is found, nothing where it is not.
+    words = link_libs("gcc", ("crypto", "surely_not_a_library_here"))
+    out = subprocess.run(["sh", "-c", f"echo {words}"], capture_output=True, text=True, timeout=60).stdout.split()
+    assert "-lsurely_not_a_library_here" not in out and out[0] == "-Wl,--as-needed"
+
+
+def test_go_test_form_names_the_tests_from_the_tests_text_only():
+    tests = ("func TestAdd(t *testing.T) {}\nfunc Testlower(t *testing.T) {}\nfunc Test(t *testing.T) {}\n"
+             "func TestB(tt *testing.T) {}\nfunc helper(t *testing.T) {}\nfunc TestAdd(t *testing.T) {}\n")
+    assert go_tests.test_names(tests) == ["TestAdd", "Test", "TestB"]
+    assert go_tests.test_names("func main() {}\nfunc TestAdd(t *testing.T) {}\n") == []  # the main form
+    files = go_tests.units("package add_test\n\nimport \"testing\"\n", "func TestOwn(t *testing.T) {}\n",
+                           "func TestAdd(t *testing.T) {}\n", b"\x01" * 16, b"\x02" * 16, "tabc")
+    assert list(files) == [go_tests.MAIN_FILE, go_tests.SOURCE_FILE]  # the test main is compiled first
+    main = files[go_tests.MAIN_FILE]
+    assert '{Name: "TestAdd", F: func(t *tabc_testing.T) { TestAdd(t); tabc_done[0] = !t.Failed() }}' in main
+    assert "TestOwn" not in main and "var tabc_done [1]bool" in main
+    assert files[go_tests.SOURCE_FILE].startswith("package main\n")
+    assert "03" * 16 not in "".join(files.values())  # the end's nonce is not in the program
+
+
+def test_go_test_form_specs():
+    from verifier_service.errors import InvalidSpec
+    from verifier_service.kinds.function_tests import FunctionTests
+    from verifier_service.spec import Spec
+
+    kind = FunctionTests()
+    ok = Spec(kind="function_tests", language="go", setup="package main\nimport \"testing\"\n",
+              tests="func TestA(t *testing.T) {}\n")
+    assert kind.validate(ok) is ok
+    for setup, tests in (("import \"testing\"\n", "func TestA(t *testing.T) {}\n"),
+                         ("package main\n", "func TestA(t *testing.T) {}\nfunc TestMain(m *testing.M) {}\n"),
+                         ("package main\n", "func helper() {}\n")):
+        with pytest.raises(InvalidSpec):
+            kind.validate(Spec(kind="function_tests", language="go", setup=setup, tests=tests))

@@ -7,8 +7,10 @@ simple ways a completion neuters the checks that follow it, such as ``#define as
 ``assert_eq!`` or a patched ``node:assert``) and an end that runs only once the tests' code has returned
 (``_ENDS``). The end prints a per-job nonce as the program's last line. The nonce never appears as such in
 the program or the sandbox: the end holds two random byte strings, as local constants under names drawn
-per job, and prints their XOR. Pass = exit status 0 and the nonce as the last line of stdout. What a
-completion can still forge in this form is in docs/security.md (*function_tests*).
+per job, and prints their XOR. Pass = exit status 0 and the nonce as the last line of stdout. A compiled
+program's source files are removed before it runs (the binary stays). Go's `go test` form (``func TestXxx(t
+*testing.T)``, no ``main``) runs through a test main of the service's: ``kinds/go_tests.py``. What a completion
+can still forge in this form is in docs/security.md (*function_tests*).
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from dataclasses import replace
+from fnmatch import fnmatch
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import java_source, register, rust_source
+from verifier_service.kinds import go_tests, java_source, probe, register, rust_source
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
-from verifier_service.kinds.languages import LANGUAGES, Language, run_argv
+from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, Language, link_libs, run_argv
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
@@ -182,13 +186,13 @@ def c_compile(lang: Language) -> tuple[str, ...]:
         "set -e\n"
         f"{cc} {flags} -c -o completion.o completion.{ext}\n"
         f"{cc} {flags} -c -o tests.o tests.{ext}\n"
-        "for l in libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1; do\n"
+        "for l in libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1 libcrypto.so; do\n"
         f"  f=$({cc} -print-file-name=$l); [ ! -f \"$f\" ] || nm -D --defined-only \"$f\"\n"
         "done | awk '{print $NF}' | sed 's/@.*//' | sort -u > .libsyms\n"
         "nm -g --defined-only completion.o | awk '{print $NF}' | sort -u > .defsyms\n"
         "comm -12 .libsyms .defsyms > .localize\n"
         "[ ! -s .localize ] || objcopy --localize-symbols=.localize completion.o\n"
-        f"{cc} -o solution tests.o completion.o -lm\n"
+        f"{cc} -o solution tests.o completion.o -lm {link_libs(cc, lang.libs)}\n"
         "rm -f completion.o tests.o .libsyms .defsyms .localize\n")
     return ("sh", "-c", script)
 
@@ -432,7 +436,8 @@ class FunctionTests(VerifierKind):
     default_extract = "raw"
     params = (
         Param("tests", "string", "the test program, in the completion's language (its main runs the checks; Rust: "
-              "a main, or #[test] functions, as in a #[cfg(test)] module)", required=True),
+              "a main, or #[test] functions, as in a #[cfg(test)] module; Go: a main, or `go test` functions "
+              "func TestXxx(t *testing.T), testify available)", required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
     )
@@ -446,8 +451,16 @@ class FunctionTests(VerifierKind):
             raise InvalidSpec(f"spec.language {spec.language!r} is not supported; valid: {', '.join(SUPPORTED)}")
         if spec.language == "rust" and not rust_tests(spec.tests, "t")[1]:
             raise InvalidSpec("spec.tests (rust) must define fn main() or #[test] functions")
-        if spec.language == "go" and ("func main()" not in spec.tests or "package main" not in spec.setup + spec.tests):
-            raise InvalidSpec("spec.tests (go) must define func main() and the program must say package main")
+        if spec.language == "go" and go_tests.test_names(spec.tests):  # the `go test` form (kinds/go_tests.py)
+            if go_tests.PACKAGE.search(spec.setup + spec.tests) is None:
+                raise InvalidSpec("spec.setup or spec.tests (go) must hold the package clause")
+            if go_tests.has_test_main(spec.tests):
+                raise InvalidSpec("spec.tests (go): TestMain is not supported (the service's test main runs the "
+                                  "tests)")
+        elif spec.language == "go" and ("func main()" not in spec.tests or
+                                        "package main" not in spec.setup + spec.tests):
+            raise InvalidSpec("spec.tests (go) must define func main() (or test functions, func TestXxx(t "
+                              "*testing.T)) and the program must say package main")
         if spec.language in ("c", "cpp") and "main(" not in spec.tests:
             raise InvalidSpec(f"spec.tests ({spec.language}) must define main")
         if spec.language == "java" and "static void main(" not in spec.tests:
@@ -464,22 +477,38 @@ class FunctionTests(VerifierKind):
         secret = cache.secret(ident, 38) if cache is not None else secrets.token_bytes(38)
         name, a, b = "t" + secret[:6].hex(), secret[6:22], secret[22:38]
         nonce = bytes(p ^ q for p, q in zip(a, b, strict=True)).hex()
-        program = assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
-        files = c_units(spec.language, spec.setup, text, spec.tests, a, b, name) \
-            if spec.language in ("c", "cpp") else None
+        files = None
+        if spec.language in ("c", "cpp"):
+            files = c_units(spec.language, spec.setup, text, spec.tests, a, b, name)
+        elif spec.language == "go" and go_tests.test_names(spec.tests):
+            files = go_tests.units(spec.setup, text, spec.tests, a, b, name)
+            lang = replace(lang, compile=("sh", f"{LANGS_DIR}/go-build.sh", go_tests.MAIN_FILE, "solution",
+                                          go_tests.SOURCE_FILE))
+        program = "\n".join(files.values()) if files else \
+            assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
         extra = dict(extracted=truncate(text, 4000))
+        # (the toolchain first: a host without Go lacks testify too, and that is not what it should be told)
+        missing = await probe.problem(ctx, lang) or \
+            await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
+        if missing is not None:
+            return Outcome(Verdict.INFRA_ERROR, detail=missing, **extra)
         prepared = await prepare(ctx, lang, program)
         if isinstance(prepared, Outcome):
             return Outcome(prepared.verdict, detail=prepared.detail, **extra, stdout_tail=prepared.stdout_tail,
                            stderr_tail=prepared.stderr_tail)
         limit = min(ctx.timeout_s, ctx.config.max_timeout_s)
         run_cmd = prepared.run if spec.language != "java" else (*prepared.run[:-1], name)
-        steps = [*prepared.steps, Step("tests", run_argv(lang, run_cmd, ctx.config.cpus, ctx.config.memory_mb), limit,
+        files = files or {prepared.file: program}
+        # A compiled program's sources (which hold the end's constants) are removed before any of its code runs.
+        sources = [f for f in files if lang.artifacts and not any(fnmatch(f, g) for g in lang.artifacts)]
+        hide = [Step("hide", ["rm", "-f", "--", *sources], 30.0, stop_on_failure=True)] if sources else []
+        steps = [*prepared.steps, *hide,
+                 Step("tests", run_argv(lang, run_cmd, ctx.config.cpus, ctx.config.memory_mb), limit,
                                        memory_bytes=(ctx.config.memory_mb << 20) if lang.address_space_limit else None,
                                        output_limit=ctx.config.output_limit_bytes)]
         on_step = prepared.then(lambda step: True)
 
-        job = Job(steps=steps, files=files or {prepared.file: program}, image=lang.image)
+        job = Job(steps=steps, files=files, image=lang.image)
         run = await run_compiled(ctx, prepared, lang, job, on_step, extra)
         if isinstance(run, Outcome):
             return run
@@ -514,14 +543,12 @@ def _function_language(base: Language, tests: str = "") -> Language:
     at -O0 and into a jump to anywhere when optimising; this way the function returns), Java with assertions on,
     Node.js and Bash through their launchers, C and C++ as two units (``c_compile``), Rust tests of the ``#[test]``
     form with ``--cfg test``."""
-    from dataclasses import replace
-
     if base.name == "cpp":
         flags = ("-O0", "-fno-unreachable-traps")
         cpp = replace(base, compile=tuple(f for a in base.compile for f in (flags if a == "-O2" else (a,))))
-        return replace(cpp, file="completion.cpp", compile=c_compile(cpp))
+        return replace(cpp, file="completion.cpp", compile=c_compile(cpp), libs=())
     if base.name == "c":
-        return replace(base, file="completion.c", compile=c_compile(base))
+        return replace(base, file="completion.c", compile=c_compile(base), libs=())
     if base.name == "java":
         return replace(base, run=(base.run[0], "-ea", "-XX:+DisableAttachMechanism", *base.run[1:]))
     if base.name in ("javascript", "typescript"):

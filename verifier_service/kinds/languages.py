@@ -11,6 +11,7 @@ only chooses the source file's content (and, for Java, the name of its public cl
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 from verifier_service.kinds import java_source
@@ -33,17 +34,30 @@ class Language:
     memory_markers: tuple[str, ...] = ()  # stderr texts of a program that ran out of memory
     error_line: str = r"error"     # (regex) the compile output's first line that says what is wrong
     address_space_limit: bool = False  # RLIMIT_AS per run (Python: MemoryError); else the sandbox's cgroup limit
+    libs: tuple[str, ...] = ()     # libraries linked where the sandbox has them (C, C++: OpenSSL's libcrypto)
 
     def files(self, source: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         """(source file name, compile argv, run argv) for this source: Java's file is named after the source's
         public top-level type (javac requires it) and the class run is the one that declares ``main``
-        (``kinds/java_source.py``: comments and literals name nothing)."""
+        (``kinds/java_source.py``: comments and literals name nothing); C and C++ link ``libs`` where the
+        sandbox has them (``link_libs``)."""
+        if self.libs:
+            return self.file, ("sh", "-c", f"{shlex.join(self.compile)} {link_libs(self.compile[0], self.libs)}"), \
+                self.run
         if self.name != "java":
             return self.file, self.compile, self.run
         cls = java_main_class(source)
         file = f"{java_source.public_type(source) or 'Main'}.java"
         return (file, tuple(file if a == "Main.java" else a for a in self.compile),
                 tuple(cls if a == "Main" else a for a in self.run))
+
+
+def link_libs(cc: str, libs: tuple[str, ...]) -> str:
+    """Shell words that link each of ``libs`` the compiler finds (``-print-file-name`` answers the bare name when
+    it finds none: a bubblewrap host without OpenSSL's headers still compiles every program that does not use
+    it), only where a program needs it (``--as-needed``)."""
+    words = [f'$(f=$({cc} -print-file-name=lib{lib}.so); [ "$f" = lib{lib}.so ] || echo -l{lib})' for lib in libs]
+    return " ".join(["-Wl,--as-needed", *words]) if words else ""
 
 
 def java_main_class(source: str) -> str:
@@ -69,11 +83,12 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
         "cpp", "solution.cpp",
         compile=("g++", "-O2", "-std=c++17", "-pipe", "-o", "solution", "solution.cpp"),
         run=("./solution",), image=IMAGE_DEFAULT, version=("g++", "--version"), artifacts=("solution",),
-        memory_markers=("std::bad_alloc",)),
+        memory_markers=("std::bad_alloc",), libs=("crypto",)),
     Language(
         "c", "solution.c",
         compile=("gcc", "-O2", "-std=gnu17", "-pipe", "-o", "solution", "solution.c", "-lm"),
-        run=("./solution",), image=IMAGE_DEFAULT, version=("gcc", "--version"), artifacts=("solution",)),
+        run=("./solution",), image=IMAGE_DEFAULT, version=("gcc", "--version"), artifacts=("solution",),
+        libs=("crypto",)),
     Language(
         "bash", "solution.sh", compile=("bash", "-n", "solution.sh"), run=("bash", "solution.sh"),
         image=IMAGE_DEFAULT, version=("bash", "--version"),
@@ -157,17 +172,43 @@ def families() -> list[str]:
     return sorted({lang.image for lang in LANGUAGES.values()})
 
 
-# Libraries an image gives a language's programs, with the command that lists them and their versions (`doctor`).
+def toolchain_steps(family: str) -> list[tuple[str, list[str]]]:
+    """(language, version command) of every language whose toolchain is in ``family``'s image."""
+    return [(lang.name, list(lang.version)) for lang in LANGUAGES.values() if lang.image == family]
+
+
+def _deb(package: str) -> tuple[str, ...]:
+    return ("sh", "-c", f"dpkg-query -W -f '${{Version}}\\n' {package} 2>/dev/null")
+
+
+def _py(module: str) -> tuple[str, ...]:
+    return ("python3", "-s", "-c", f"import {module}; print({module}.__version__)")
+
+
+# The libraries the datasets' harnesses provide (issue 30, class 3), per image family: (family, name, a command
+# that prints its version, nothing where it is missing). Debian's packages, pinned by the suite; `doctor` lists them.
 LIBRARIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("rust-crates", IMAGE_LANGS, ("sh", f"{LANGS_DIR}/rustc.sh", "--crates")),  # sandboxes/langs/rust-crates.sh
+    (IMAGE_DEFAULT, "boost", ("sh", "-c", "sed -n 's/^#define BOOST_LIB_VERSION \"\\(.*\\)\"/\\1/p' "
+                                          "/usr/include/boost/version.hpp 2>/dev/null")),
+    (IMAGE_DEFAULT, "openssl", ("sh", "-c", "sed -n 's/^# *define OPENSSL_FULL_VERSION_STR \"\\(.*\\)\"/\\1/p' "
+                                            "/usr/include/openssl/opensslv.h 2>/dev/null")),
+    (IMAGE_DEFAULT, "bc", _deb("bc")),
+    (IMAGE_DEFAULT, "numpy", _py("numpy")),
+    (IMAGE_DEFAULT, "scipy", _py("scipy")),
+    (IMAGE_DEFAULT, "sympy", _py("sympy")),
+    (IMAGE_DEFAULT, "pandas", _py("pandas")),
+    (IMAGE_LANGS, "testify", ("sh", "-c", f"grep -q '^packagefile github.com/stretchr/testify/assert=' "
+                                          f"{LANGS_DIR}/go/importcfg 2>/dev/null && dpkg-query -W -f "
+                                          "'${Version}\\n' golang-github-stretchr-testify-dev 2>/dev/null")),
+    (IMAGE_LANGS, "javatuples", _deb("libjavatuples-java")),
+    (IMAGE_LANGS, "lodash", _deb("node-lodash")),
+    (IMAGE_LANGS, "rust-crates", ("sh", f"{LANGS_DIR}/rustc.sh", "--crates")),  # sandboxes/langs/rust-crates.sh
 )
 
 
-def toolchain_steps(family: str) -> list[tuple[str, list[str]]]:
-    """(language, version command) of every language whose toolchain is in ``family``'s image, then (library,
-    the command that lists it) of ``LIBRARIES``."""
-    return [(lang.name, list(lang.version)) for lang in LANGUAGES.values() if lang.image == family] + \
-        [(name, list(argv)) for name, image, argv in LIBRARIES if image == family]
+def library_steps(family: str) -> list[tuple[str, list[str]]]:
+    """(library, version command) of every library of ``family``'s image."""
+    return [(name, list(argv)) for fam, name, argv in LIBRARIES if fam == family]
 
 
 def version_line(stdout: str, stderr: str) -> str:

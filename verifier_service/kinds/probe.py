@@ -11,7 +11,7 @@ import asyncio
 import weakref
 
 from verifier_service.kinds.base import Context
-from verifier_service.kinds.languages import LANGUAGES, Language, run_argv
+from verifier_service.kinds.languages import LANGUAGES, LIBRARIES, Language, run_argv
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.verdict import truncate
 
@@ -53,40 +53,15 @@ def backend_name(ctx: Context) -> str:
 
 async def problem(ctx: Context, lang: Language) -> str | None:
     """None when ``lang`` works on this sandbox backend, else why not (the INFRA_ERROR's detail)."""
-    if ctx.sandbox is None or lang.name not in HELLO:
+    if lang.name not in HELLO:
         return None
-    try:
-        results = _RESULTS.setdefault(ctx.sandbox, {})
-    except TypeError:  # a sandbox that cannot be weakly referenced: probe every time is too slow; trust it
-        return None
-    return await _ask(results, lang.name, lambda: _probe(ctx, LANGUAGES[lang.name], HELLO[lang.name]))
+    return await _cached(ctx, lang.name, lambda: _probe(ctx, LANGUAGES[lang.name], HELLO[lang.name]))
 
 
 async def crates_problem(ctx: Context) -> str | None:
     """None when Rust's crates (``RUST_CRATES``) work on this sandbox backend, else why not."""
-    if ctx.sandbox is None:
-        return None
-    try:
-        results = _RESULTS.setdefault(ctx.sandbox, {})
-    except TypeError:
-        return None
-    return await _ask(results, "rust crates", lambda: _probe(ctx, LANGUAGES["rust"], CRATES_HELLO,
-                                                            what=f"the rust crates ({', '.join(RUST_CRATES)})"))
-
-
-async def _ask(results: dict, key: str, start) -> str | None:
-    found = results.get(key)
-    if found is None:
-        found = results[key] = asyncio.ensure_future(start())
-    try:
-        reason = await asyncio.shield(found)
-    except Exception:  # noqa: BLE001 - a probe that could not run says nothing about the language
-        results.pop(key, None)
-        return None
-    if reason == "unknown":
-        results.pop(key, None)  # (a limit hit under load: asked again next time, the check goes on)
-        return None
-    return reason
+    return await _cached(ctx, "lib:rust crates", lambda: _probe(ctx, LANGUAGES["rust"], CRATES_HELLO,
+                                                               what=f"the rust crates ({', '.join(RUST_CRATES)})"))
 
 
 async def _probe(ctx: Context, lang: Language, source: str, what: str = "") -> str | None:
@@ -115,10 +90,63 @@ async def _probe(ctx: Context, lang: Language, source: str, what: str = "") -> s
     return None
 
 
+# What a spec's own text (its setup and tests, never the completion) names that needs a library of
+# ``languages.LIBRARIES``: (languages, text, library).
+NEEDS = ((("c", "cpp"), "boost/", "boost"), (("c", "cpp"), "openssl/", "openssl"),
+         (("go",), "github.com/stretchr/testify", "testify"))
+
+
+async def library_problems(ctx: Context, lang: Language, trusted: str) -> str | None:
+    """None when every library ``trusted`` (the spec's setup and tests) needs is in this backend's sandbox, else
+    why not (the INFRA_ERROR's detail: a bubblewrap host without Boost's headers is not the completion's
+    fault). What the completion includes decides nothing here (it could name a missing library to dodge)."""
+    for langs, text, library in NEEDS:
+        if lang.name in langs and text in trusted:
+            reason = await _cached(ctx, f"lib:{library}", lambda library=library: _probe_library(ctx, lang, library))
+            if reason is not None:
+                return reason
+    return None
+
+
+async def _cached(ctx: Context, key: str, make) -> str | None:
+    if ctx.sandbox is None:
+        return None
+    try:
+        results = _RESULTS.setdefault(ctx.sandbox, {})
+    except TypeError:  # a sandbox that cannot be weakly referenced: probe every time is too slow; trust it
+        return None
+    found = results.get(key)
+    if found is None:
+        found = results[key] = asyncio.ensure_future(make())
+    try:
+        reason = await asyncio.shield(found)
+    except Exception:  # noqa: BLE001 - a probe that could not run says nothing about the toolchain or library
+        results.pop(key, None)
+        return None
+    if reason == "unknown":
+        results.pop(key, None)  # (a limit hit under load: asked again next time, the check goes on)
+        return None
+    return reason
+
+
+async def _probe_library(ctx: Context, lang: Language, library: str) -> str | None:
+    argv = next(list(a) for fam, name, a in LIBRARIES if name == library)
+    run_result = await ctx.sandbox.run(Job(steps=[Step("library", argv, PROBE_TIMEOUT_S, output_limit=4096)],
+                                           image=lang.image))
+    step = run_result.steps[0] if run_result.steps else None
+    if step is None or step.timed_out:
+        return "unknown"
+    if step.ok and step.stdout.strip():
+        return None
+    return (f"{library} is not in the {backend_name(ctx)} sandbox backend's {lang.name} environment (the spec's "
+            "setup or tests use it)")
+
+
 def known(sandbox) -> dict[str, str | None]:
     """The languages probed so far on ``sandbox``: {language: None (works) | why not}."""
     out = {}
     for name, task in _RESULTS.get(sandbox, {}).items():
-        if task.done() and not task.cancelled() and task.exception() is None and task.result() != "unknown":
+        if (not name.startswith("lib:") and task.done() and not task.cancelled() and task.exception() is None
+                and task.result() != "unknown"):
             out[name] = task.result()
     return out

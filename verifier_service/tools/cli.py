@@ -457,28 +457,35 @@ def _doctor(config: ServiceConfig) -> int:
           f"toolchains of this host (the {config.sandbox_backend} backend runs the host's; the Docker images' are "
           "listed by `verifier-service doctor --sandbox-backend docker`):")
     seen = set()
-    for family, name, version in asyncio.run(_toolchains(config)):
-        if not images and name in seen:
-            continue  # the host has one of each, whichever image family asks
-        seen.add(name)
-        print(f"  {name:<11} {version}" + (f"  [{family} image]" if images and family else "  [host]" if not images
-                                           else ""))
+    rows = asyncio.run(_toolchains(config))
+    libs = ("libraries the datasets' harnesses provide (Debian's, pinned by each image's suite):" if images else
+            "libraries the datasets' harnesses provide (this host's; a spec including one it lacks: INFRA_ERROR):")
+    for label, libraries in (("", False), (libs, True)):
+        if label:
+            print(label)
+        for family, name, version in rows:
+            if name.startswith("lib:") != libraries or (not images and name in seen):
+                continue  # the host has one of each, whichever image family asks
+            seen.add(name)
+            print(f"  {name.removeprefix('lib:'):<11} {version}" +
+                  (f"  [{family} image]" if images and family else "  [host]" if not images else ""))
     return 0
 
 
 async def _toolchains(config: ServiceConfig) -> list[tuple[str, str, str]]:
     """(image family, language, version) of every language of the table, each asked in a fresh sandbox of its
-    image (a missing image or tool says so in place of a version)."""
+    image (a missing image or tool says so in place of a version), then (family, ``lib:`` + library, version) of
+    every library of ``languages.LIBRARIES``."""
     from dataclasses import replace
 
-    from verifier_service.kinds.languages import families, toolchain_steps, version_line
+    from verifier_service.kinds.languages import families, library_steps, toolchain_steps, version_line
     from verifier_service.sandbox import Job, Step, make_sandbox
 
     sandbox = make_sandbox(replace(config, sandbox_pool=False))
     rows = []
     try:
         for family in families():
-            steps = toolchain_steps(family)
+            steps = toolchain_steps(family) + [(f"lib:{name}", argv) for name, argv in library_steps(family)]
             try:
                 run = await sandbox.run(Job(steps=[Step(name, argv, 60.0) for name, argv in steps], image=family))
             except SandboxUnavailable as exc:
@@ -487,6 +494,10 @@ async def _toolchains(config: ServiceConfig) -> list[tuple[str, str, str]]:
             found = {step.name: step for step in run.steps}
             for name, _ in steps:
                 step = found.get(name)
+                if name.startswith("lib:"):  # (a library's command prints nothing, or fails, where it is missing)
+                    line = version_line(step.stdout, "") if step is not None and step.ok else ""
+                    rows.append((family, name, line or "not installed"))
+                    continue
                 rows.append((family, name, "not installed" if step is None or step.spawn_error
                              else version_line(step.stdout, step.stderr)))
     finally:
