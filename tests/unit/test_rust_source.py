@@ -113,4 +113,5 @@ def test_a_missing_crate_is_infra_error_only_where_the_backend_has_none(crates):
         assert "rust crates" in got.detail and "sandbox backend" in got.detail
     other = StepResult("compile", 1, None, False, False, 0.1, "", "error[E0308]: mismatched types")
     assert asyncio.run(compiled._without_crates(ctx, LANGUAGES["rust"], outcome, other)) is outcome
-    assert sandbox.jobs == 1 and set(probe.known(sandbox)) == {"rust crates"}
+    # probed once, and kept beside the languages' probes (not one of them: `known` lists languages only)
+    assert sandbox.jobs == 1 and set(probe._RESULTS[sandbox]) == {"lib:rust crates"} and not probe.known(sandbox)
