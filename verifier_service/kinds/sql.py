@@ -15,6 +15,7 @@ sets the same (the completion's columns permuted: ``SELECT age, name`` for a gol
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import math
 import re
@@ -394,7 +395,12 @@ def results_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, to
     if same or not any_column_order or len(got) != len(want) or not want:
         return same, why
     limit = max(1, min(MAX_COLUMN_ORDERS, MAX_COLUMN_CELLS // max(1, len(want) * len(want[0]))))
-    for order in column_orders(got, want, tol, limit):
+    orders: Iterator[Any] = column_orders(got, want, tol, limit)
+    if ordered and cut is not None and 0 <= cut[0] < len(want):  # rows past the cut may hold other tied values
+        orders = (column_orders(got[:cut[0]], want[:cut[0]], tol, limit) if cut[0]
+                  else itertools.islice(itertools.permutations(range(len(want[0]))), limit))
+    for order in orders:
+        order = list(order)
         if order == list(range(len(order))):
             continue  # the completion's own order: compared above
         if rows_match([[r[i] for i in order] for r in got], want, ordered, tol, keys, blocks, cut)[0]:
