@@ -6,7 +6,9 @@ rows (``expected``) where there is no ``gold`` query. The gold query and the com
 (``runner/sql_harness.py``: the completion's read-only, with a time limit); the result sets are
 compared here: the same number of columns, the same rows (a multiset, unless the order counts: then in the
 order of the gold's ORDER BY, rows that tie on it in any order: on its columns when they are selected, else on
-the ties the gold shows when run with tie-breaks both ways), cells equal by type (NULL, number,
+the ties the gold shows when run with tie-breaks both ways; where the gold's ``LIMIT k`` cuts a tie, the rows
+from that tie on may be any rows of the tie, each once, as the gold run without its LIMIT shows them; a LIMIT
+with an OFFSET keeps the gold's own rows), cells equal by type (NULL, number,
 text, blob), integers exactly and reals within ``float_tolerance``. The columns are compared in the gold's
 order; with ``match: columns_any_order`` (Spider's official execution judge) in any order that makes the result
 sets the same (the completion's columns permuted: ``SELECT age, name`` for a gold's ``SELECT name, age``).
@@ -445,7 +447,8 @@ class Sql(VerifierKind):
         Param("gold", "string", "the gold query (its rows are the expected ones), or give cases' expected rows"),
         Param("cases", "cases", "databases: each {stdin: more SQL run after setup, expected: rows (list of lists; "
               "without gold)}; default one database, setup alone"),
-        Param("compare", "string", "row order: auto (ordered when the gold query has a top-level ORDER BY), "
+        Param("compare", "string", "row order: auto (ordered when the gold query has a top-level ORDER BY; rows "
+              "that tie on it in any order, and where its LIMIT (without OFFSET) cuts a tie any of the tied rows), "
               "ordered or unordered", default="auto", choices=COMPARE_MODES),
         Param("float_tolerance", "number", "numbers match within tol * max(1, |expected|)", default=1e-6),
         Param("match", "string", "columns: in the gold's (or expected rows') order, or in any order that makes "
