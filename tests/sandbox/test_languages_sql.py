@@ -224,6 +224,21 @@ def test_limit_cut_finds_the_tie_the_limit_cuts():
     assert limit_cut([f, [("s", "z")]], [f, b], [f, d], [f, b, c, d], [f, d, c, b]) is None
 
 
+def test_the_harness_cuts_the_runs_without_the_limit_after_the_tie():
+    from verifier_service.runner.sql_harness import through_tie
+
+    def run(*names):
+        return {"columns": ["name"], "rows": [[["s", n]] for n in names], "more": True}
+
+    asc, desc = through_tie(run("f", "b", "c", "d", "a", "e"), run("f", "d", "c", "b", "a", "e"), 2)
+    assert asc == {"columns": ["name"], "rows": [[["s", n]] for n in "fbcd"], "more": False}
+    assert desc["rows"] == [[["s", n]] for n in "fdcb"] and not desc["more"]
+    assert through_tie(run("f", "b", "a"), run("f", "b", "a"), 2)[0]["rows"] == [[["s", "f"]], [["s", "b"]]]
+    assert through_tie(run("f", "b", "c"), run("f", "d", "c"), 2)[0]["more"]  # no end to the tie: unchanged
+    failed = {"error": "timeout", "message": "..."}
+    assert through_tie(failed, run("f"), 1) == (failed, run("f"))
+
+
 def test_limit_cut_with_selected_keys_and_reals():
     want = [[("s", "f"), 60], [("s", "b"), 70.0]]
     pool = [[("s", "b"), 70.0], [("s", "c"), 70.0], [("s", "d"), 70.0]]
