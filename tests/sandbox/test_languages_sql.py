@@ -12,6 +12,7 @@ from verifier_service.kinds.sql import (
     limit_cut,
     limit_start,
     order_keys,
+    order_span,
     orders_rows,
     query_of,
     results_match,
@@ -33,6 +34,7 @@ CREATE TABLE car (id INTEGER PRIMARY KEY, name TEXT, hp INTEGER);
 INSERT INTO car VALUES (1, 'a', 90), (2, 'b', 70), (3, 'c', 70), (4, 'd', 70), (5, 'e', 120), (6, 'f', 60);
 """
 LIMIT_HIDDEN = "SELECT name FROM car ORDER BY hp LIMIT 2"  # the key not selected: the tie-break runs find the tie
+LIMIT_COUNT = "SELECT name FROM car GROUP BY name ORDER BY count(*) LIMIT 1"  # every name once: all tie
 LIMIT_SHOWN = "SELECT name, hp FROM car ORDER BY hp -- by power\nLIMIT 2;"  # the key selected
 
 
@@ -108,6 +110,8 @@ class TestSqlKind:
             "limit_shown_too_many": ("SELECT name, hp FROM car ORDER BY hp LIMIT 3", cars_spec(LIMIT_SHOWN)),
             "limit_shown_any_column_order": ("SELECT hp, name FROM car ORDER BY hp, name DESC LIMIT 2",
                                              cars_spec(LIMIT_SHOWN, match="columns_any_order")),
+            "limit_count_any_tied": ("SELECT 'e'", cars_spec(LIMIT_COUNT)),
+            "limit_count_not_a_row": ("SELECT 'z'", cars_spec(LIMIT_COUNT)),
             "limit_no_tie_other_row": ("SELECT name FROM car ORDER BY hp DESC LIMIT 1 OFFSET 1",
                                        cars_spec("SELECT name FROM car ORDER BY hp DESC LIMIT 1")),
         }
@@ -131,6 +135,7 @@ class TestSqlKind:
         ("limit_shown_other_tied_row", "PASSED"), ("limit_shown_row_not_in_table", "FAILED"),
         ("limit_shown_reordered", "FAILED"), ("limit_shown_too_many", "FAILED"),
         ("limit_shown_any_column_order", "PASSED"), ("limit_no_tie_other_row", "FAILED"),
+        ("limit_count_any_tied", "PASSED"), ("limit_count_not_a_row", "FAILED"),
     ])
     def test_verdict(self, results, name, verdict):
         assert results[name]["verdict"] == verdict, results[name]["detail"]
@@ -181,6 +186,15 @@ def test_tie_blocks_from_the_gold_run_with_tie_breaks_both_ways():
     assert not rows_match([[1, 10], [1, 20], [3, 40], [2, 30]], want, True, 0, None, blocks)[0]
     assert tie_blocks([[1]], [[1], [2]]) is None  # runs that do not line up: the whole order counts
     assert tie_blocks([[1], [2]], [[1], [3]]) == [(0, 1), (1, 2)]  # a LIMIT cut a tie: the cut part stays a block
+
+
+def test_order_span_ends_after_the_last_term_not_inside_it():
+    q = "SELECT a FROM t GROUP BY a ORDER BY count(*) LIMIT 1"
+    assert q[slice(*order_span(q))] == " count(*)"  # (it once ended after "count": the tie-break runs failed)
+    q = "SELECT a FROM t ORDER BY a /* note */ -- more\n"
+    assert q[slice(*order_span(q))] == " a"
+    q = "SELECT a FROM t ORDER BY 'x' || a;"
+    assert q[slice(*order_span(q))] == " 'x' || a"
 
 
 def test_limit_start_only_for_a_plain_top_level_limit_after_the_order_by():

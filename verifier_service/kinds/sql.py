@@ -147,7 +147,9 @@ def order_span(query: str) -> tuple[int, int] | None:
     start = found[-1].end()
     tail = _ORDER_TAIL.search(masked, start)
     end = tail.start() if tail else len(query)
-    while end > start and masked[end - 1].isspace():  # (a comment after the terms is blank in ``masked``)
+    spaced = _STRINGS_AND_COMMENTS.sub(  # only comments blanked: a term may end in a parenthesis (``count(*)``)
+        lambda m: " " * len(m.group()) if m.group()[:2] in ("--", "/*") else m.group(), query)
+    while end > start and spaced[end - 1].isspace():
         end -= 1
     return start, end
 
