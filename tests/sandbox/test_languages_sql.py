@@ -260,6 +260,10 @@ def test_limit_cut_with_selected_keys_and_reals():
     assert rows_match([[("s", "f"), 60], [("s", "d"), 70.0000000001]], want, True, 1e-6, [1], None, cut)[0]
     assert not rows_match([[("s", "f"), 60], [("s", "z"), 70.0]], want, True, 1e-6, [1], None, cut)[0]
     assert not rows_match([[("s", "g"), 60], [("s", "d"), 70.0]], want, True, 1e-6, [1], None, cut)[0]
+    assert rows_match([[("s", "f"), 60], [("s", "d"), 70]], want, True, 0, [1], None, cut)[0]  # 70 is 70.0
+    assert not rows_match([[("s", "f"), 60], [("s", "d"), 70.5]], want, True, 1e-6, [1], None, cut)[0]
+    nan = [[("s", "f"), 60], [("s", "b"), float("nan")]]
+    assert not rows_match(nan, nan, True, 0, [1], None, (1, nan[1:] + pool))[0]  # NaN equals nothing, as before
     assert results_match([[60, ("s", "f")], [70.0, ("s", "c")]], want, True, 0, [1], True, None, cut)[0]
     assert not results_match([[60, ("s", "f")], [70.0, ("s", "z")]], want, True, 0, [1], True, None, cut)[0]
     assert not results_match([[70.0, ("s", "c")], [60, ("s", "f")]], want, True, 0, [1], True, None, cut)[0]

@@ -172,24 +172,41 @@ def limit_start(query: str) -> int | None:
     return span[1] + len(tail) - len(tail.lstrip())
 
 
+def _exact(row: list[Any]) -> tuple:
+    """A row as a key that equal rows share (``cells_match`` with no tolerance: 3 and 3.0 alike; NaN never)."""
+    def cell(v: Any) -> Any:
+        if type(v) is float:
+            return ("#", v) if v == v else ("nan", object())
+        if type(v) is int and abs(v) <= 2**53:
+            return ("#", float(v))
+        return ("=", repr(v))
+    return tuple(cell(v) for v in row)
+
+
 def _multiset_within(rows: list[list[Any]], pool: list[list[Any]], tol: float) -> bool:
     """Whether every row of ``rows`` matches a row of its own in ``pool`` (cells as ``cells_match``): equal rows
-    first, then the rest greedily (a matching it misses fails an answer, never passes one)."""
-    left = collections.Counter(repr(r) for r in pool)
+    first, then rows with reals (the only ones the tolerance can match otherwise) greedily, within a bounded
+    number of tries (a matching it misses fails an answer, never passes one)."""
+    left = collections.Counter(_exact(r) for r in pool)
     unmatched = []
     for row in rows:
-        if left[repr(row)] > 0:
-            left[repr(row)] -= 1
-        else:
+        key = _exact(row)
+        if left[key] > 0:
+            left[key] -= 1
+        elif any(type(v) is float for v in row):
             unmatched.append(row)
+        else:
+            return False
     if not unmatched:
         return True
-    spare = []  # the pool's rows not taken by an equal row
+    spare = []  # the pool's rows with reals not taken by an equal row
     for r in pool:
-        if left[repr(r)] > 0:
-            left[repr(r)] -= 1
-            spare.append(r)
-    if len(unmatched) * len(spare) > 4_000_000:
+        key = _exact(r)
+        if left[key] > 0:
+            left[key] -= 1
+            if any(type(v) is float for v in r):
+                spare.append(r)
+    if len(unmatched) * len(spare) > 250_000:
         return False
     for row in unmatched:
         for i, r in enumerate(spare):
@@ -401,6 +418,7 @@ def results_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, to
     limit = max(1, min(MAX_COLUMN_ORDERS, MAX_COLUMN_CELLS // max(1, len(want) * len(want[0]))))
     orders: Iterator[Any] = column_orders(got, want, tol, limit)
     if ordered and cut is not None and 0 <= cut[0] < len(want):  # rows past the cut may hold other tied values
+        limit = max(1, min(limit, MAX_COLUMN_CELLS // max(1, (len(want) + len(cut[1])) * len(want[0]))))
         orders = (column_orders(got[:cut[0]], want[:cut[0]], tol, limit) if cut[0]
                   else itertools.islice(itertools.permutations(range(len(want[0]))), limit))
     for order in orders:
