@@ -253,6 +253,17 @@ def test_the_harness_cuts_the_runs_without_the_limit_after_the_tie():
     assert through_tie(failed, run("f"), 1) == (failed, run("f"))
 
 
+def test_the_harness_runs_the_gold_without_its_limit_only_where_a_tie_may_be_cut():
+    from verifier_service.runner.sql_harness import cut_tie
+
+    def rows(*names):
+        return {"columns": ["name"], "rows": [[["s", n]] for n in names], "more": False}
+
+    assert cut_tie({"gold_asc": rows("f", "b"), "gold_desc": rows("f", "d")})  # b..d tie at the end
+    assert not cut_tie({"gold_asc": rows("b", "c", "f"), "gold_desc": rows("c", "b", "f")})  # a tie, not cut
+    assert not cut_tie({"gold_asc": rows("f", "b"), "gold_desc": {"error": "timeout", "message": "..."}})
+
+
 def test_limit_cut_with_selected_keys_and_reals():
     want = [[("s", "f"), 60], [("s", "b"), 70.0]]
     pool = [[("s", "b"), 70.0], [("s", "c"), 70.0], [("s", "d"), 70.0]]
