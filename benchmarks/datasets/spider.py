@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from verifier_service.config import ServiceConfig
+from verifier_service.config import load_config
 from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.testing import InProcessService
 
@@ -186,7 +186,7 @@ def ours(items: list[dict], backend: str) -> dict[int, dict]:
     from verifier_service._generated import verifier_pb2 as pb
     from verifier_service._generated import verifier_pb2_grpc as pb_grpc
 
-    config = replace(ServiceConfig(), port=0, sandbox_backend=backend, max_concurrency=2)
+    config = replace(load_config(), port=0, sandbox_backend=backend, max_concurrency=2)  # RLVR_VERIFIER_* honoured
     results: dict[int, dict] = {}
     batches, batch, size = [], [], 0
     for item in items:

@@ -9,7 +9,10 @@ from verifier_service.kinds.sql import (
     MAX_COLUMN_ORDERS,
     cells_match,
     column_orders,
+    limit_cut,
+    limit_start,
     order_keys,
+    order_span,
     orders_rows,
     query_of,
     results_match,
@@ -25,10 +28,22 @@ INSERT INTO emp VALUES (1, 'ann', 1, 100.0), (2, 'bob', 1, 90.5), (3, 'cid', 2, 
 """
 GOLD = "SELECT e.name, d.name FROM emp e JOIN dept d ON e.dept_id = d.id"
 GOLD_ORDERED = "SELECT name, salary FROM emp ORDER BY salary DESC"
+# issue 31, class 4: b, c and d tie on hp (70) at the boundary of a LIMIT 2 (f, 60, comes first)
+CARS = """
+CREATE TABLE car (id INTEGER PRIMARY KEY, name TEXT, hp INTEGER);
+INSERT INTO car VALUES (1, 'a', 90), (2, 'b', 70), (3, 'c', 70), (4, 'd', 70), (5, 'e', 120), (6, 'f', 60);
+"""
+LIMIT_HIDDEN = "SELECT name FROM car ORDER BY hp LIMIT 2"  # the key not selected: the tie-break runs find the tie
+LIMIT_COUNT = "SELECT name FROM car GROUP BY name ORDER BY count(*) LIMIT 1"  # every name once: all tie
+LIMIT_SHOWN = "SELECT name, hp FROM car ORDER BY hp -- by power\nLIMIT 2;"  # the key selected
 
 
 def sql_spec(**extra) -> dict:
     return {"kind": "sql", "setup": SCHEMA, **extra}
+
+
+def cars_spec(gold: str, **extra) -> dict:
+    return {"kind": "sql", "setup": CARS, "gold": gold, **extra}
 
 
 @pytest.mark.docker
@@ -74,6 +89,31 @@ class TestSqlKind:
                                             sql_spec(gold="SELECT name FROM emp ORDER BY dept_id;")),
             "ties_unselected_rows_moved": ("SELECT name FROM emp ORDER BY salary",
                                            sql_spec(gold="SELECT name FROM emp ORDER BY dept_id")),
+            "limit_hidden_other_tied_row": ("SELECT name FROM car ORDER BY hp, name DESC LIMIT 2",
+                                            cars_spec(LIMIT_HIDDEN)),
+            "limit_hidden_same_rows": ("SELECT name FROM car ORDER BY hp, id LIMIT 2", cars_spec(LIMIT_HIDDEN)),
+            "limit_hidden_row_not_tied": ("SELECT name FROM car ORDER BY hp = 70, hp LIMIT 2", cars_spec(LIMIT_HIDDEN)),
+            "limit_hidden_too_many": ("SELECT name FROM car ORDER BY hp LIMIT 3", cars_spec(LIMIT_HIDDEN)),
+            "limit_hidden_too_few": ("SELECT name FROM car ORDER BY hp LIMIT 1", cars_spec(LIMIT_HIDDEN)),
+            "limit_hidden_reordered": ("SELECT name FROM (SELECT name, hp FROM car ORDER BY hp, name DESC LIMIT 2) "
+                                       "ORDER BY hp DESC", cars_spec(LIMIT_HIDDEN)),
+            "limit_hidden_tied_row_twice": ("SELECT 'f' UNION ALL SELECT 'c' UNION ALL SELECT 'c'",
+                                            cars_spec("SELECT name FROM car ORDER BY hp LIMIT 3")),
+            "limit_hidden_two_tied_rows": ("SELECT name FROM car ORDER BY hp, name DESC LIMIT 3",
+                                           cars_spec("SELECT name FROM car ORDER BY hp LIMIT 3")),
+            "limit_shown_other_tied_row": ("SELECT name, hp FROM car ORDER BY hp, name DESC LIMIT 2",
+                                           cars_spec(LIMIT_SHOWN)),
+            "limit_shown_row_not_in_table": ("SELECT name, hp FROM car WHERE hp = 60 UNION ALL SELECT 'z', 70",
+                                             cars_spec(LIMIT_SHOWN)),
+            "limit_shown_reordered": ("SELECT name, hp FROM (SELECT name, hp FROM car ORDER BY hp, name DESC LIMIT 2) "
+                                      "ORDER BY hp DESC", cars_spec(LIMIT_SHOWN)),
+            "limit_shown_too_many": ("SELECT name, hp FROM car ORDER BY hp LIMIT 3", cars_spec(LIMIT_SHOWN)),
+            "limit_shown_any_column_order": ("SELECT hp, name FROM car ORDER BY hp, name DESC LIMIT 2",
+                                             cars_spec(LIMIT_SHOWN, match="columns_any_order")),
+            "limit_count_any_tied": ("SELECT 'e'", cars_spec(LIMIT_COUNT)),
+            "limit_count_not_a_row": ("SELECT 'z'", cars_spec(LIMIT_COUNT)),
+            "limit_no_tie_other_row": ("SELECT name FROM car ORDER BY hp DESC LIMIT 1 OFFSET 1",
+                                       cars_spec("SELECT name FROM car ORDER BY hp DESC LIMIT 1")),
         }
         out = langs_service.verify_batch([item for item in items.values()])
         return dict(zip(items, out, strict=True))
@@ -88,6 +128,14 @@ class TestSqlKind:
         ("columns_swapped_any_order_ordered", "PASSED"), ("any_order_other_rows", "FAILED"),
         ("ties_unselected_other_order", "PASSED"), ("ties_unselected_wrong_order", "FAILED"),
         ("ties_unselected_rows_moved", "FAILED"),
+        ("limit_hidden_other_tied_row", "PASSED"), ("limit_hidden_same_rows", "PASSED"),
+        ("limit_hidden_row_not_tied", "FAILED"), ("limit_hidden_too_many", "FAILED"),
+        ("limit_hidden_too_few", "FAILED"), ("limit_hidden_reordered", "FAILED"),
+        ("limit_hidden_tied_row_twice", "FAILED"), ("limit_hidden_two_tied_rows", "PASSED"),
+        ("limit_shown_other_tied_row", "PASSED"), ("limit_shown_row_not_in_table", "FAILED"),
+        ("limit_shown_reordered", "FAILED"), ("limit_shown_too_many", "FAILED"),
+        ("limit_shown_any_column_order", "PASSED"), ("limit_no_tie_other_row", "FAILED"),
+        ("limit_count_any_tied", "PASSED"), ("limit_count_not_a_row", "FAILED"),
     ])
     def test_verdict(self, results, name, verdict):
         assert results[name]["verdict"] == verdict, results[name]["detail"]
@@ -138,6 +186,99 @@ def test_tie_blocks_from_the_gold_run_with_tie_breaks_both_ways():
     assert not rows_match([[1, 10], [1, 20], [3, 40], [2, 30]], want, True, 0, None, blocks)[0]
     assert tie_blocks([[1]], [[1], [2]]) is None  # runs that do not line up: the whole order counts
     assert tie_blocks([[1], [2]], [[1], [3]]) == [(0, 1), (1, 2)]  # a LIMIT cut a tie: the cut part stays a block
+
+
+def test_order_span_ends_after_the_last_term_not_inside_it():
+    q = "SELECT a FROM t GROUP BY a ORDER BY count(*) LIMIT 1"
+    assert q[slice(*order_span(q))] == " count(*)"  # (it once ended after "count": the tie-break runs failed)
+    q = "SELECT a FROM t ORDER BY a /* note */ -- more\n"
+    assert q[slice(*order_span(q))] == " a"
+    q = "SELECT a FROM t ORDER BY 'x' || a;"
+    assert q[slice(*order_span(q))] == " 'x' || a"
+
+
+def test_limit_start_only_for_a_plain_top_level_limit_after_the_order_by():
+    q = "SELECT a FROM t ORDER BY a LIMIT 3"
+    assert q[limit_start(q):] == "LIMIT 3"
+    q = "SELECT a FROM t ORDER BY a -- no LIMIT here\n limit (SELECT count(*) FROM u) /* , */ ;\n"
+    assert q[limit_start(q):].startswith("limit (SELECT")
+    assert limit_start("SELECT a FROM t ORDER BY a LIMIT 1 OFFSET 2") is None  # offsets: as before
+    assert limit_start("SELECT a FROM t ORDER BY a LIMIT 2, 1") is None
+    assert limit_start("SELECT a FROM t ORDER BY a") is None
+    assert limit_start("SELECT a FROM t LIMIT 1") is None  # no ORDER BY: the rows compare as a multiset
+    assert limit_start("SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 1)") is None
+    assert limit_start("SELECT a FROM t ORDER BY a LIMIT 1; SELECT 2") is None
+    assert limit_start("SELECT 'ORDER BY x LIMIT 1' FROM t") is None
+
+
+def test_limit_cut_finds_the_tie_the_limit_cuts():
+    # ORDER BY hp LIMIT 2 over hp 60 (f), 70 (b, c, d): the gold kept f, b; the runs without the LIMIT (cut by
+    # the harness after the tie) show b, c and d tie
+    f, b, c, d = ([("s", x)] for x in "fbcd")
+    want = [f, b]
+    cut = limit_cut(want, [f, b], [f, d], [f, b, c, d], [f, d, c, b])
+    assert cut == (1, [b, c, d])
+    assert rows_match([f, d], want, True, 0, None, [(0, 1), (1, 2)], cut)[0]
+    assert rows_match([f, c], want, True, 0, None, None, cut)[0]
+    assert not rows_match([d, f], want, True, 0, None, None, cut)[0]  # f comes first
+    assert not rows_match([f, f], want, True, 0, None, None, cut)[0]
+    assert not rows_match([f, [("s", "a")]], want, True, 0, None, None, cut)[0]
+    assert not rows_match([f, d, c], want, True, 0, None, None, cut)[0]
+    three = limit_cut([f, b, c], [f, b, c], [f, d, c], [f, b, c, d], [f, d, c, b])
+    assert three == (1, [b, c, d])
+    assert rows_match([f, d, b], [f, b, c], True, 0, None, None, three)[0]
+    assert not rows_match([f, c, c], [f, b, c], True, 0, None, None, three)[0]  # each tied row once
+    # the tie ends at the LIMIT, or there are no more rows: nothing to relax
+    assert limit_cut([f, b], [f, b], [f, b], [f, b, c], [f, b, c]) is None
+    assert limit_cut([f, b], [f, b], [f, d], [f, b], [f, d]) is None
+    # runs that disagree (the run without the LIMIT does not begin with the run with it; other rows both ways;
+    # the gold's own row is not one of the tie): no relaxation
+    assert limit_cut(want, [f, b], [f, d], [b, f, c, d], [f, d, c, b]) is None
+    assert limit_cut(want, [f, b], [f, d], [f, b, c, d], [f, d, c, c]) is None
+    assert limit_cut([f, [("s", "z")]], [f, b], [f, d], [f, b, c, d], [f, d, c, b]) is None
+
+
+def test_the_harness_cuts_the_runs_without_the_limit_after_the_tie():
+    from verifier_service.runner.sql_harness import through_tie
+
+    def run(*names):
+        return {"columns": ["name"], "rows": [[["s", n]] for n in names], "more": True}
+
+    asc, desc = through_tie(run("f", "b", "c", "d", "a", "e"), run("f", "d", "c", "b", "a", "e"), 2)
+    assert asc == {"columns": ["name"], "rows": [[["s", n]] for n in "fbcd"], "more": False}
+    assert desc["rows"] == [[["s", n]] for n in "fdcb"] and not desc["more"]
+    assert through_tie(run("f", "b", "a"), run("f", "b", "a"), 2)[0]["rows"] == [[["s", "f"]], [["s", "b"]]]
+    assert through_tie(run("f", "b", "c"), run("f", "d", "c"), 2)[0]["more"]  # no end to the tie: unchanged
+    failed = {"error": "timeout", "message": "..."}
+    assert through_tie(failed, run("f"), 1) == (failed, run("f"))
+
+
+def test_the_harness_runs_the_gold_without_its_limit_only_where_a_tie_may_be_cut():
+    from verifier_service.runner.sql_harness import cut_tie
+
+    def rows(*names):
+        return {"columns": ["name"], "rows": [[["s", n]] for n in names], "more": False}
+
+    assert cut_tie({"gold_asc": rows("f", "b"), "gold_desc": rows("f", "d")})  # b..d tie at the end
+    assert not cut_tie({"gold_asc": rows("b", "c", "f"), "gold_desc": rows("c", "b", "f")})  # a tie, not cut
+    assert not cut_tie({"gold_asc": rows("f", "b"), "gold_desc": {"error": "timeout", "message": "..."}})
+
+
+def test_limit_cut_with_selected_keys_and_reals():
+    want = [[("s", "f"), 60], [("s", "b"), 70.0]]
+    pool = [[("s", "b"), 70.0], [("s", "c"), 70.0], [("s", "d"), 70.0]]
+    cut = (1, pool)
+    assert rows_match([[("s", "f"), 60], [("s", "d"), 70.0000000001]], want, True, 1e-6, [1], None, cut)[0]
+    assert not rows_match([[("s", "f"), 60], [("s", "z"), 70.0]], want, True, 1e-6, [1], None, cut)[0]
+    assert not rows_match([[("s", "g"), 60], [("s", "d"), 70.0]], want, True, 1e-6, [1], None, cut)[0]
+    assert rows_match([[("s", "f"), 60], [("s", "d"), 70]], want, True, 0, [1], None, cut)[0]  # 70 is 70.0
+    assert not rows_match([[("s", "f"), 60], [("s", "d"), 70.5]], want, True, 1e-6, [1], None, cut)[0]
+    nan = [[("s", "f"), 60], [("s", "b"), float("nan")]]
+    assert not rows_match(nan, nan, True, 0, [1], None, (1, nan[1:] + pool))[0]  # NaN equals nothing, as before
+    assert results_match([[60, ("s", "f")], [70.0, ("s", "c")]], want, True, 0, [1], True, None, cut)[0]
+    assert not results_match([[60, ("s", "f")], [70.0, ("s", "z")]], want, True, 0, [1], True, None, cut)[0]
+    assert not results_match([[70.0, ("s", "c")], [60, ("s", "f")]], want, True, 0, [1], True, None, cut)[0]
+    assert results_match([[70.0, ("s", "d")]], want[1:], True, 0, [1], True, None, (0, pool))[0]
 
 
 def test_order_keys_of_the_gold():

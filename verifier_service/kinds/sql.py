@@ -6,7 +6,9 @@ rows (``expected``) where there is no ``gold`` query. The gold query and the com
 (``runner/sql_harness.py``: the completion's read-only, with a time limit); the result sets are
 compared here: the same number of columns, the same rows (a multiset, unless the order counts: then in the
 order of the gold's ORDER BY, rows that tie on it in any order: on its columns when they are selected, else on
-the ties the gold shows when run with tie-breaks both ways), cells equal by type (NULL, number,
+the ties the gold shows when run with tie-breaks both ways; where the gold's ``LIMIT k`` cuts a tie, the rows
+from that tie on may be any rows of the tie, each once, as the gold run without its LIMIT shows them; a LIMIT
+with an OFFSET keeps the gold's own rows), cells equal by type (NULL, number,
 text, blob), integers exactly and reals within ``float_tolerance``. The columns are compared in the gold's
 order; with ``match: columns_any_order`` (Spider's official execution judge) in any order that makes the result
 sets the same (the completion's columns permuted: ``SELECT age, name`` for a gold's ``SELECT name, age``).
@@ -15,6 +17,7 @@ sets the same (the completion's columns permuted: ``SELECT age, name`` for a gol
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import math
 import re
@@ -144,9 +147,100 @@ def order_span(query: str) -> tuple[int, int] | None:
     start = found[-1].end()
     tail = _ORDER_TAIL.search(masked, start)
     end = tail.start() if tail else len(query)
-    while end > start and masked[end - 1].isspace():  # (a comment after the terms is blank in ``masked``)
+    spaced = _STRINGS_AND_COMMENTS.sub(  # only comments blanked: a term may end in a parenthesis (``count(*)``)
+        lambda m: " " * len(m.group()) if m.group()[:2] in ("--", "/*") else m.group(), query)
+    while end > start and spaced[end - 1].isspace():
         end -= 1
     return start, end
+
+
+_LIMIT_CLAUSE = re.compile(r"\s*limit\b[^,;]*?(?:;\s*)?$", re.IGNORECASE)
+_OFFSET = re.compile(r"\boffset\b", re.IGNORECASE)
+
+
+def limit_start(query: str) -> int | None:
+    """Where a query's top-level LIMIT clause starts, when it follows the top-level ORDER BY and has no offset
+    (``LIMIT k``, not ``LIMIT k OFFSET m`` nor ``LIMIT m, k``) and nothing but a ``;`` and comments follows it;
+    else None."""
+    span = order_span(query)
+    if span is None:
+        return None
+    masked = _masked(query)
+    tail = masked[span[1]:]
+    if not _LIMIT_CLAUSE.match(tail) or _OFFSET.search(tail):
+        return None
+    return span[1] + len(tail) - len(tail.lstrip())
+
+
+def _exact(row: list[Any]) -> tuple:
+    """A row as a key that equal rows share (``cells_match`` with no tolerance: 3 and 3.0 alike; NaN never)."""
+    def cell(v: Any) -> Any:
+        if type(v) is float:
+            return ("#", v) if v == v else ("nan", object())
+        if type(v) is int and abs(v) <= 2**53:
+            return ("#", float(v))
+        return ("=", repr(v))
+    return tuple(cell(v) for v in row)
+
+
+def _multiset_within(rows: list[list[Any]], pool: list[list[Any]], tol: float) -> bool:
+    """Whether every row of ``rows`` matches a row of its own in ``pool`` (cells as ``cells_match``): equal rows
+    first, then rows with reals (the only ones the tolerance can match otherwise) greedily, within a bounded
+    number of tries (a matching it misses fails an answer, never passes one)."""
+    left = collections.Counter(_exact(r) for r in pool)
+    unmatched = []
+    for row in rows:
+        key = _exact(row)
+        if left[key] > 0:
+            left[key] -= 1
+        elif any(type(v) is float for v in row):
+            unmatched.append(row)
+        else:
+            return False
+    if not unmatched:
+        return True
+    spare = []  # the pool's rows with reals not taken by an equal row
+    for r in pool:
+        key = _exact(r)
+        if left[key] > 0:
+            left[key] -= 1
+            if any(type(v) is float for v in r):
+                spare.append(r)
+    if len(unmatched) * len(spare) > 250_000:
+        return False
+    for row in unmatched:
+        for i, r in enumerate(spare):
+            if all(cells_match(a, b, tol) for a, b in zip(row, r, strict=True)):
+                del spare[i]
+                break
+        else:
+            return False
+    return True
+
+
+def limit_cut(want: list[list[Any]], ascending: list[list[Any]], descending: list[list[Any]],
+              full_ascending: list[list[Any]], full_descending: list[list[Any]]) -> tuple[int, list[list[Any]]] | None:
+    """Where a LIMIT cut a tie of the gold's ORDER BY: (the tie's first row, every row of the tie) when the
+    tie that holds the gold's last row goes on past it. From the gold's rows (``want``), the tie-break runs
+    (``ascending``, ``descending``) and the same runs without the LIMIT, cut after that tie (the harness's
+    ``gold_full_*``). None when there is no such tie or the runs do not agree (each run without the LIMIT must
+    begin with the rows of the same run with it, hold the same rows both ways, and the gold's rows from the
+    tie on must be rows of the tie)."""
+    k = len(want)
+    if not k or len(full_ascending) != len(full_descending) or len(full_ascending) <= k:
+        return None
+    if repr(full_ascending[:k]) != repr(ascending) or repr(full_descending[:k]) != repr(descending):
+        return None
+    if collections.Counter(map(repr, full_ascending)) != collections.Counter(map(repr, full_descending)):
+        return None
+    blocks = tie_blocks(full_ascending, full_descending) or []
+    start, end = next(((i, j) for i, j in blocks if i < k <= j), (k, k))
+    if end <= k:
+        return None
+    pool = full_ascending[start:end]
+    if collections.Counter(map(repr, want[start:])) - collections.Counter(map(repr, pool)):
+        return None
+    return start, pool
 
 
 def order_keys(query: str, columns: list[str]) -> list[int] | None:
@@ -202,13 +296,25 @@ def tie_blocks(ascending: list[list[Any]], descending: list[list[Any]]) -> list[
 
 
 def rows_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: float,
-               keys: list[int] | None = None, blocks: list[tuple[int, int]] | None = None) -> tuple[bool, str]:
+               keys: list[int] | None = None, blocks: list[tuple[int, int]] | None = None,
+               cut: tuple[int, list[list[Any]]] | None = None) -> tuple[bool, str]:
     """Whether two result sets (rows of comparable values) are the same; (False, why) when not. Ordered with
     ``keys`` (the gold's ORDER BY columns): the key columns in the gold's order, rows that tie on them in any
     order; ordered with ``blocks`` (``tie_blocks``: the ORDER BY is on columns not selected): the blocks in the
-    gold's order, the rows within a block in any order."""
+    gold's order, the rows within a block in any order. Ordered with ``cut`` (``limit_cut``: the gold's LIMIT
+    ends within a tie): the rows before the tie as above, the rows from it on any rows of the tie (each once)."""
     if len(got) != len(want):
         return False, f"{len(got)} rows, expected {len(want)}"
+    if ordered and cut is not None and 0 <= cut[0] < len(want):
+        start, pool = cut
+        same, why = rows_match(got[:start], want[:start], True, tol, keys,
+                               [(i, j) for i, j in blocks or () if j <= start] or None)
+        if not same:
+            return False, why
+        if not _multiset_within(got[start:], pool, tol):
+            return False, (f"rows {start + 1}-{len(got)} are not all among the {len(pool)} rows that tie there on "
+                           "the gold's ORDER BY (where its LIMIT cuts them)")
+        return True, ""
     if ordered and not keys and blocks and any(j - i > 1 for i, j in blocks):
         for i, j in blocks:
             if j - i == 1:
@@ -302,17 +408,24 @@ def column_orders(got: list[list[Any]], want: list[list[Any]], tol: float,
 
 def results_match(got: list[list[Any]], want: list[list[Any]], ordered: bool, tol: float,
                   keys: list[int] | None = None, any_column_order: bool = False,
-                  blocks: list[tuple[int, int]] | None = None) -> tuple[bool, str]:
+                  blocks: list[tuple[int, int]] | None = None,
+                  cut: tuple[int, list[list[Any]]] | None = None) -> tuple[bool, str]:
     """``rows_match``; with ``any_column_order`` also under each order of got's columns that gives every
     column want's values (Spider's judge: the same result set with its columns permuted)."""
-    same, why = rows_match(got, want, ordered, tol, keys, blocks)
+    same, why = rows_match(got, want, ordered, tol, keys, blocks, cut)
     if same or not any_column_order or len(got) != len(want) or not want:
         return same, why
     limit = max(1, min(MAX_COLUMN_ORDERS, MAX_COLUMN_CELLS // max(1, len(want) * len(want[0]))))
-    for order in column_orders(got, want, tol, limit):
+    orders: Iterator[Any] = column_orders(got, want, tol, limit)
+    if ordered and cut is not None and 0 <= cut[0] < len(want):  # rows past the cut may hold other tied values
+        limit = max(1, min(limit, MAX_COLUMN_CELLS // max(1, (len(want) + len(cut[1])) * len(want[0]))))
+        orders = (column_orders(got[:cut[0]], want[:cut[0]], tol, limit) if cut[0]
+                  else itertools.islice(itertools.permutations(range(len(want[0]))), limit))
+    for order in orders:
+        order = list(order)
         if order == list(range(len(order))):
             continue  # the completion's own order: compared above
-        if rows_match([[r[i] for i in order] for r in got], want, ordered, tol, keys, blocks)[0]:
+        if rows_match([[r[i] for i in order] for r in got], want, ordered, tol, keys, blocks, cut)[0]:
             return True, ""
     return False, why
 
@@ -330,6 +443,15 @@ def _matching(got: list[list[Any]], want: list[list[Any]], tol: float) -> bool:
     return True
 
 
+def _rows(result: Any, cut_too: bool = False) -> list[list[Any]] | None:
+    """A harness result's rows as comparable values; None for an error or no result, and for a result cut at
+    MAX_ROWS unless ``cut_too``."""
+    if not isinstance(result, dict) or not isinstance(result.get("rows"), list) or (result.get("more")
+                                                                                      and not cut_too):
+        return None
+    return [[_value(c) for c in r] for r in result["rows"] if isinstance(r, list)]
+
+
 def _show(row: list[Any]) -> str:
     return truncate(repr([v[1] if isinstance(v, tuple) else v for v in row]), 200)
 
@@ -345,7 +467,8 @@ class Sql(VerifierKind):
         Param("gold", "string", "the gold query (its rows are the expected ones), or give cases' expected rows"),
         Param("cases", "cases", "databases: each {stdin: more SQL run after setup, expected: rows (list of lists; "
               "without gold)}; default one database, setup alone"),
-        Param("compare", "string", "row order: auto (ordered when the gold query has a top-level ORDER BY), "
+        Param("compare", "string", "row order: auto (ordered when the gold query has a top-level ORDER BY; rows "
+              "that tie on it in any order, and where its LIMIT (without OFFSET) cuts a tie any of the tied rows), "
               "ordered or unordered", default="auto", choices=COMPARE_MODES),
         Param("float_tolerance", "number", "numbers match within tol * max(1, |expected|)", default=1e-6),
         Param("match", "string", "columns: in the gold's (or expected rows') order, or in any order that makes "
@@ -388,9 +511,12 @@ class Sql(VerifierKind):
         names = [c.name or f"database {i}" for i, c in enumerate(cases)] or ["result"]
         ordered = spec.compare == "ordered" or (spec.compare == "auto" and bool(spec.gold) and orders_rows(spec.gold))
         span = order_span(spec.gold) if ordered and spec.gold else None
+        limit_at = limit_start(spec.gold) if span else None
         payload = json.dumps({"setup": spec.setup, "databases": databases, "gold": spec.gold, "query": query,
-                              "timeout_s": limit, "max_rows": MAX_ROWS, "gold_ties_at": span[1] if span else None})
-        step = Step("query", [*PYTHON, f"{HARNESS_DIR}/sql_harness.py"], limit * (1 + 4 * len(databases)) + 5,
+                              "timeout_s": limit, "max_rows": MAX_ROWS, "gold_ties_at": span[1] if span else None,
+                              "gold_limit_at": limit_at})
+        runs = 1 + (2 if span else 0) + (2 if limit_at is not None else 0) + 1  # per database
+        step = Step("query", [*PYTHON, f"{HARNESS_DIR}/sql_harness.py"], limit * (1 + runs * len(databases)) + 5,
                     stdin=payload, memory_bytes=ctx.config.memory_mb << 20, output_limit=OUTPUT_LIMIT)
         run = await run_job(ctx, Job(steps=[step]))
         if isinstance(run, Outcome):
@@ -421,20 +547,24 @@ class Sql(VerifierKind):
             want_cols = len(gold.get("columns", [])) if isinstance(gold, dict) else (
                 len(want_rows[0]) if want_rows else None)
             keys = order_keys(spec.gold, gold.get("columns", [])) if ordered and isinstance(gold, dict) else None
-            blocks = None
-            asc, desc = event.get("gold_asc"), event.get("gold_desc")
-            if (ordered and not keys and isinstance(gold, dict) and isinstance(asc, dict) and "rows" in asc
-                    and isinstance(desc, dict) and "rows" in desc):
-                blocks = tie_blocks([[_value(c) for c in r] for r in asc["rows"]],
-                                    [[_value(c) for c in r] for r in desc["rows"]])
+            blocks, cut = None, None
+            asc, desc = _rows(event.get("gold_asc"), True), _rows(event.get("gold_desc"), True)
+            if ordered and isinstance(gold, dict) and asc is not None and desc is not None:
+                if not keys:
+                    blocks = tie_blocks(asc, desc)
+                full_asc, full_desc = _rows(event.get("gold_full_asc")), _rows(event.get("gold_full_desc"))
+                if (full_asc is not None and full_desc is not None and not gold.get("more")
+                        and not event["gold_asc"].get("more") and not event["gold_desc"].get("more")):
+                    cut = limit_cut(want_rows, asc, desc, full_asc, full_desc)
             tests.append(self._judge(name, got, want_rows, want_cols, ordered, tol, keys,
-                                     spec.match == "columns_any_order", blocks))
+                                     spec.match == "columns_any_order", blocks, cut))
         return Outcome.from_tests(tests, **extra, **streams(result))
 
     @staticmethod
     def _judge(name: str, got: Any, want_rows: list, want_cols: int | None, ordered: bool, tol: float,
                keys: list[int] | None = None, any_column_order: bool = False,
-               blocks: list[tuple[int, int]] | None = None) -> TestOutcome:
+               blocks: list[tuple[int, int]] | None = None,
+               cut: tuple[int, list[list[Any]]] | None = None) -> TestOutcome:
         if not isinstance(got, dict):
             return TestOutcome(name, Verdict.RUNTIME_ERROR, "the query gave no result")
         error = got.get("error")
@@ -450,5 +580,5 @@ class Sql(VerifierKind):
         if any(len(r) != len(columns) for r in rows) or any(want_cols is not None and len(r) != want_cols
                                                            for r in want_rows):
             return TestOutcome(name, Verdict.FAILED, "rows of different lengths")
-        same, why = results_match(rows, want_rows, ordered, tol, keys, any_column_order, blocks)
+        same, why = results_match(rows, want_rows, ordered, tol, keys, any_column_order, blocks, cut)
         return TestOutcome(name, Verdict.PASSED if same else Verdict.FAILED, why)
