@@ -245,8 +245,10 @@ def limit_cut(want: list[list[Any]], ascending: list[list[Any]], descending: lis
 
 def order_keys(query: str, columns: list[str]) -> list[int] | None:
     """The result columns a query's top-level ORDER BY sorts on, in order (``ORDER BY 2``, a column's name or
-    alias, ``t.name``); None when there is none or a term is not a column of the result (an expression, a
-    column not selected: then the ties are found by running the gold with tie-breaks, ``tie_blocks``)."""
+    alias); None when there is none or a term is not surely a column of the result (an expression, a column not
+    selected, a qualified ``t.name``: a result column called ``name`` may be another table's, and ordering on
+    it would let rows trade places that ``t.name`` orders; then the ties are found by running the gold with
+    tie-breaks, ``tie_blocks``)."""
     span = order_span(query)
     if span is None:
         return None
@@ -268,7 +270,9 @@ def order_keys(query: str, columns: list[str]) -> list[int] | None:
         if term.isdigit() and 1 <= int(term) <= len(columns):
             keys.append(int(term) - 1)
             continue
-        name = term.split(".")[-1].strip().strip('"`[]').lower()
+        if "." in _masked(term):  # (a dot inside a quoted name is the name's own)
+            return None
+        name = term.strip().strip('"`[]').lower()
         if not name or names.count(name) != 1:
             return None
         keys.append(names.index(name))
