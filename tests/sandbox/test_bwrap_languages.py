@@ -57,23 +57,33 @@ def test_a_library_the_host_lacks_is_infra_error(make_service):
     assert r["verdict"] == "INFRA_ERROR" and "javatuples" in r["detail"], r["detail"][:300]
 
 
-def test_rust_crates_pass_or_are_infra_error(make_service):
+def test_rust_crates_pass_or_are_infra_error_where_the_spec_needs_them(make_service):
     """HumanEval-X's Rust programs use rand, regex and md5 (the languages image's, sandboxes/langs/rust-crates.sh).
     On bubblewrap they work where the host has rustc and the crates were built for it (into the checkout's
-    sandboxes/langs/rust-crates); elsewhere the answer is INFRA_ERROR naming the backend (the host lacks rustc, or
-    the crates), never a compile error with a reward. A program without crates is judged as usual either way."""
+    sandboxes/langs/rust-crates). Where they do not, a task whose own setup or tests use a crate is INFRA_ERROR
+    naming the backend, never a verdict with a reward; a completion that uses a crate the task does not is
+    judged on what it wrote (COMPILE_ERROR where the backend lacks it: naming a crate must not turn a wrong
+    answer into an INFRA_ERROR, which carries no penalty). A host without rustc: INFRA_ERROR for all."""
+    from test_languages_adversarial import EVEN_MOD, spec_for
+
     svc = make_service(compile_timeout_s=120.0)
     crates = ('use rand::Rng;\nuse regex::Regex;\nfn main() { let _ = rand::thread_rng().gen::<u8>();\n'
               '  println!("{} {:x}", Regex::new("o+").unwrap().find("ok").unwrap().as_str(), md5::compute(b"ok")); }\n')
     spec = {"kind": "stdio", "language": "rust",
             "cases": [{"stdin": "", "expected_stdout": "o 444bcb3a3fcf8389296c49467f27e1d6\n"}]}
     plain = 'fn main() { println!("o 444bcb3a3fcf8389296c49467f27e1d6"); }\n'
-    got = svc.verify_batch([(crates, spec), (plain, spec)], timeout=600)
-    for r in got:
-        assert r["verdict"] == "PASSED" or (r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"]), \
-            (r["verdict"], r["detail"][:300])
-    if got[1]["verdict"] == "PASSED":  # the host's rustc works: then only the crates may be missing
-        assert got[0]["verdict"] == "PASSED" or "rust crates" in got[0]["detail"], got[0]["detail"][:300]
+    task, chosen, without = svc.verify_batch([(EVEN_MOD[1], spec_for("rust", "fn_even_mod")), (crates, spec),
+                                              (plain, spec)], timeout=600)
+    if without["verdict"] == "INFRA_ERROR":  # the host's rustc does not work here: nothing Rust is judged
+        assert "bwrap sandbox backend" in without["detail"], without["detail"][:300]
+        assert task["verdict"] == chosen["verdict"] == "INFRA_ERROR", (task["detail"][:300], chosen["detail"][:300])
+        return
+    assert without["verdict"] == "PASSED", without["detail"][:300]
+    if task["verdict"] == "PASSED":  # the crates work on this host
+        assert chosen["verdict"] == "PASSED", chosen["detail"][:300]
+    else:
+        assert task["verdict"] == "INFRA_ERROR" and "rust crates" in task["detail"], task["detail"][:300]
+        assert chosen["verdict"] == "COMPILE_ERROR", (chosen["verdict"], chosen["detail"][:300])
 
 
 def test_the_new_forms_pass_or_are_infra_error_never_a_verdict_with_a_reward(make_service):

@@ -10,13 +10,12 @@ import pytest
 
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import compiled, probe
+from verifier_service.kinds import probe
 from verifier_service.kinds.base import Context
 from verifier_service.kinds.function_tests import FunctionTests, rust_program, rust_tests
 from verifier_service.kinds.rust_source import blank, read_tests
 from verifier_service.sandbox.base import SandboxRun, StepResult
 from verifier_service.spec import Spec
-from verifier_service.verdict import Outcome, Verdict
 
 TESTS = r'''
 // #[test] fn in_a_comment() {}
@@ -99,19 +98,22 @@ class FakeSandbox:
 
 
 @pytest.mark.parametrize("crates", [False, True])
-def test_a_missing_crate_is_infra_error_only_where_the_backend_has_none(crates):
+def test_a_missing_crate_is_infra_error_only_where_the_spec_needs_it_and_the_backend_has_none(crates):
+    """What the spec's own text (setup, tests) uses decides, never the completion's: a completion that names a
+    crate on a backend without them would otherwise turn its compile error (or its wrong answer) into an
+    INFRA_ERROR, which carries no penalty."""
     from verifier_service.kinds.languages import LANGUAGES
 
     sandbox = FakeSandbox(crates)
     ctx = Context(config=ServiceConfig(), sandbox=sandbox, pure_pool=None, timeout_s=10.0)
-    failed = StepResult("compile", 1, None, False, False, 0.1, "",
-                        "error[E0432]: unresolved import `regex`\n  use of unresolved module or unlinked crate `regex`")
-    outcome = Outcome(Verdict.COMPILE_ERROR, detail="unresolved import `regex`")
-    got = asyncio.run(compiled._without_crates(ctx, LANGUAGES["rust"], outcome, failed))
-    assert got.verdict == (Verdict.COMPILE_ERROR if crates else Verdict.INFRA_ERROR), got.detail
-    if not crates:
-        assert "rust crates" in got.detail and "sandbox backend" in got.detail
-    other = StepResult("compile", 1, None, False, False, 0.1, "", "error[E0308]: mismatched types")
-    assert asyncio.run(compiled._without_crates(ctx, LANGUAGES["rust"], outcome, other)) is outcome
+    rust = LANGUAGES["rust"]
+    needs = asyncio.run(probe.library_problems(ctx, rust, "use rand::Rng;\nuse regex::Regex;\nfn f() -> i64 {\n"))
+    if crates:
+        assert needs is None
+    else:
+        assert "rust crates" in needs and "sandbox backend" in needs
+    for plain in ("fn f() -> i64 {\n", "// a comment about rand\nfn strand() -> i64 {\n", "let operand = 1;"):
+        assert asyncio.run(probe.library_problems(ctx, rust, plain)) is None, plain
+    assert asyncio.run(probe.library_problems(ctx, rust, "fn g() { let _ = md5::compute(b\"x\"); }")) == needs
     # probed once, and kept beside the languages' probes (not one of them: `known` lists languages only)
     assert sandbox.jobs == 1 and set(probe._RESULTS[sandbox]) == {"lib:rust crates"} and not probe.known(sandbox)

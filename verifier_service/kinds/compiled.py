@@ -8,7 +8,6 @@ goes on; ``compile_failure`` turns a failed preparation into the check's outcome
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -70,23 +69,6 @@ def _compile_error(step: StepResult, lang: Language) -> Outcome:
     return Outcome(Verdict.COMPILE_ERROR, detail=compile_detail(step, lang), **streams(step))
 
 
-# A Rust program that names one of the languages image's crates (kinds/probe.py: RUST_CRATES) rustc could not find.
-_MISSING_CRATE = re.compile(r"(?:unlinked crate|no external crate|can't find crate for|undeclared crate or module|"
-                            r"cannot find module or crate) `(" + "|".join(probe.RUST_CRATES) + r")`")
-
-
-async def _without_crates(ctx: Context, lang: Language, outcome: Outcome, step: StepResult | None) -> Outcome:
-    """A Rust compile error for want of one of the image's crates, on a backend whose Rust has none of them (the
-    crates' own probe fails there): INFRA_ERROR naming the backend, not the completion's fault. Where the crates
-    work, the same message is the program's doing (a crate it hid from itself): COMPILE_ERROR stays."""
-    if lang.name != "rust" or outcome.verdict != Verdict.COMPILE_ERROR or step is None:
-        return outcome
-    if _MISSING_CRATE.search(step.stderr + step.stdout) is None:
-        return outcome
-    broken = await probe.crates_problem(ctx)
-    return outcome if broken is None else Outcome.infra_error(broken)
-
-
 def _cacheable_failure(step: StepResult) -> bool:
     """A compile that failed on its own (an exit status): the same source fails the same way. Not a compile
     stopped by a limit or a signal (the machine's load may have decided those)."""
@@ -111,7 +93,7 @@ async def prepare(ctx: Context, lang: Language, source: str) -> Prepared | Outco
     built = await cache.claim(key, ctx.config.compile_timeout_s + UNPACK_TIMEOUT_S)
     if built is not None:
         if built.failure is not None:
-            return await _without_crates(ctx, lang, _compile_error(built.failure, lang), built.failure)
+            return _compile_error(built.failure, lang)
         unpack = Step("unpack", ["sh", "-c", "base64 -d | tar -xf -"], UNPACK_TIMEOUT_S, stdin=built.packed,
                       stop_on_failure=True)
         return Prepared(file, run, [unpack], on_step=lambda step: step.ok, done=lambda: None)
@@ -161,7 +143,6 @@ async def run_compiled(ctx: Context, prepared: Prepared, lang: Language, job: Jo
         return run
     failed = compile_failure(prepared, run, lang)
     if failed is not None:
-        failed = await _without_crates(ctx, lang, failed, run.steps[0] if run.steps else None)
         return Outcome(failed.verdict, detail=failed.detail, **extra, stdout_tail=failed.stdout_tail,
                        stderr_tail=failed.stderr_tail)
     return run

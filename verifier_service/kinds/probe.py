@@ -8,6 +8,7 @@ COMPILE_ERROR or RUNTIME_ERROR with one. ``verifier-service doctor`` runs the sa
 from __future__ import annotations
 
 import asyncio
+import re
 import weakref
 
 from verifier_service.kinds.base import Context
@@ -32,9 +33,11 @@ HELLO = {
     "csharp": 'class P { static void Main() { System.Console.WriteLine("ok"); } }\n',
     "d": 'import std.stdio;\nvoid main() { writeln("ok"); }\n',
 }
-# The crates the languages image gives Rust programs (sandboxes/langs/rust-crates.sh): asked only once a program
-# failed to compile for want of one of them (kinds/compiled.py), so that a backend without them answers INFRA_ERROR.
+# The crates the languages image gives Rust programs (sandboxes/langs/rust-crates.sh): asked only when a spec's own
+# text uses one of them (``library_problems``), so that a backend without them answers INFRA_ERROR for such tasks.
 RUST_CRATES = ("rand", "regex", "md5")
+_USES_CRATE = re.compile(r"\b(?:use\s+|extern\s+crate\s+)(?:" + "|".join(RUST_CRATES) + r")\b|\b(?:"
+                         + "|".join(RUST_CRATES) + r")\s*::")
 CRATES_HELLO = ('use rand::Rng;\nuse regex::Regex;\nfn main() {\n    let _ = rand::thread_rng().gen::<u8>();\n'
                 '    let ok = Regex::new("^o+k$").unwrap().is_match("ok");\n'
                 '    let sum = format!("{:x}", md5::compute(b"ok"));\n'
@@ -105,6 +108,8 @@ async def library_problems(ctx: Context, lang: Language, trusted: str) -> str | 
             reason = await _cached(ctx, f"lib:{library}", lambda library=library: _probe_library(ctx, lang, library))
             if reason is not None:
                 return reason
+    if lang.name == "rust" and _USES_CRATE.search(trusted):
+        return await crates_problem(ctx)
     return None
 
 
