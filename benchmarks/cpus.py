@@ -8,6 +8,7 @@ another floods it. Where the machine has too few cores (the 2-core build machine
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 from collections.abc import Iterator
@@ -41,6 +42,20 @@ def pin_self(spec: str) -> None:
     """This process's threads from now on (and the threads it starts) run on ``spec``'s cores."""
     if spec:
         os.sched_setaffinity(0, parse(spec))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--service-cpus", default="", help="cores for the service and its sandboxes (e.g. 0-7)")
+    parser.add_argument("--client-cpus", default="", help="cores for the tenants' clients (e.g. 8-15)")
+
+
+def start_apart(served, service: str, client: str, **start):
+    """Starts ``served`` (a ``testing.ServedProcess``) on the ``service`` cores, then moves this process (the
+    clients) to the ``client`` cores; ``served``, started."""
+    with children_on(service):
+        served.start(**start)
+    pin_self(client)
+    return served
 
 
 def describe(service: str, client: str) -> str:

@@ -246,8 +246,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--runtime", default="", help="sandbox_runtime ('runsc': gVisor)")
     parser.add_argument("--backend", default="docker")
-    parser.add_argument("--service-cpus", default="", help="cores for the service and its sandboxes (e.g. 0-7)")
-    parser.add_argument("--client-cpus", default="", help="cores for the victim and the flood (e.g. 8-15)")
+    cpus.add_arguments(parser)
     parser.add_argument("--allow-host-root", action="store_true",
                         help="bwrap: --bwrap-allow-host-root true (a host whose interpreter is out of an "
                              "unprivileged uid's reach)")
@@ -274,10 +273,7 @@ def main() -> int:
                             env={k: v for k, v in os.environ.items() if k.startswith("RLVR_VERIFIER_SANDBOX_")})
     service.http_port = http_port  # type: ignore[attr-defined]
     load_start = os.getloadavg()[0]
-    with cpus.children_on(args.service_cpus):
-        service.start()
-    cpus.pin_self(args.client_cpus)
-    with service:
+    with cpus.start_apart(service, args.service_cpus, args.client_cpus):
         time.sleep(3)  # the warm pool
         rows = asyncio.run(run_phases(Bench(service, keys, args.phase_s), args.phases.split(",")))
     machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "backend": args.backend,

@@ -183,8 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-host-root", action="store_true",
                         help="bwrap: --bwrap-allow-host-root true (a host whose interpreter is out of an "
                              "unprivileged uid's reach)")
-    parser.add_argument("--service-cpus", default="", help="cores for the service and its sandboxes (e.g. 0-7)")
-    parser.add_argument("--client-cpus", default="", help="cores for the tenants' clients (e.g. 8-15)")
+    cpus.add_arguments(parser)
     args = parser.parse_args(argv)
     keys = {name: new_key() for name in ("team-a", "team-b")}
     size_limit = 256 * 1024
@@ -198,10 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.runtime:
             flags += ["--sandbox-runtime", args.runtime]
         load_start = os.getloadavg()[0]
-        with cpus.children_on(args.service_cpus):
-            served = ServedProcess(*flags).start(timeout=600)  # (a loaded machine starts slowly)
-        cpus.pin_self(args.client_cpus)
-        with served:
+        # (a loaded machine starts slowly)
+        with cpus.start_apart(ServedProcess(*flags), args.service_cpus, args.client_cpus, timeout=600) as served:
             phases = asyncio.run(run(served.address, keys, args.seconds, args.deadline, size_limit,
                                      args.max_concurrency, args.only))
         result = {"backend": args.backend, "runtime": args.runtime, "max_concurrency": args.max_concurrency,
