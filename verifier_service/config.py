@@ -91,6 +91,8 @@ class ServiceConfig:
                                 "TIMEOUT")
     result_cache_size: int = _f(0, "results kept by (spec, completion, sandbox image); 0 = no cache")
     pure_workers: int = _f(2, "worker processes for the in-process verifiers (json, tool call, math, format)")
+    loop_share: float = _f(0.25, "the part of the event loop's time one tenant may use above every other tenant "
+                                 "that uses it too: past it, that tenant's next steps wait (0 = no bound)")
     health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
     workers: int = _f(1, "server processes sharing the port (SO_REUSEPORT), each with its own warm pool")
     shutdown_grace_s: float = _f(10.0, "seconds in-flight RPCs get to finish on shutdown")
@@ -194,6 +196,8 @@ class ServiceConfig:
             problems.append("fd_reserve must not be negative")
         if self.result_cache_size < 0:
             problems.append("result_cache_size must not be negative")
+        if not 0 <= self.loop_share <= 1:
+            problems.append("loop_share must be between 0 and 1")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):
             problems.append("sandbox_labels must be key=value pairs separated by commas")
         if self.sandbox_transport not in ("auto", "socket", "attach"):

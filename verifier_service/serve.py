@@ -15,6 +15,7 @@ from verifier_service.config import ServiceConfig
 from verifier_service.doors.grpc.server import SHARED_PORT_ENV, GrpcDoor, check_ports_free, port_shared
 from verifier_service.errors import VerifierError
 from verifier_service.service.app import App
+from verifier_service.service.loop_share import LoopShare
 
 log = logging.getLogger("verifier_service.server")
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -98,6 +99,8 @@ class VerifierApp(App):
 
 
 async def serve(config: ServiceConfig, on_reload=None) -> None:
+    if 0 < config.loop_share < 1:  # before any call's task is made: each is driven by it
+        LoopShare(config.loop_share).install(asyncio.get_running_loop())
     app = VerifierApp(config)
     try:
         await app.start()

@@ -1,0 +1,113 @@
+"""Each tenant's share of the event loop (issue 36).
+
+The doors, the core and their pools run on one event loop, and asyncio runs whatever is ready first come, first
+served. A tenant that keeps many cheap calls in flight (completions malformed at once, at the size limit) then
+keeps the loop busy with its own steps, and every step of another tenant's call waits behind them: that call's
+latency grows with the flood though no pool, quota or limit is full.
+
+``LoopShare`` measures how long each step of a task holds the loop and charges it to the task's tenant
+(``current_tenant``: the doors set it once the caller is authenticated, and the tasks a call starts inherit it).
+A tenant whose recent use of the loop (a decayed sum with time constant ``window_s``) is more than
+``busy_share`` of the time above that of every other tenant that uses the loop too waits before its next step
+until it is back under that bar: the loop is then free for the others' steps. Tenants that use the loop alike
+(two floods) are not held: they take turns as asyncio has them do. A tenant alone on the loop
+is never held, nor are steps of no tenant (a call not yet authenticated, the pools' own tasks); a held step
+waits at most ``max_wait_s`` at a time before it is looked at again.
+
+It works as the loop's task factory: each task's coroutine is driven by ``_drive``, which passes every awaited
+value, result, exception and cancellation between the task and the coroutine unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+import types
+from collections.abc import Coroutine
+from typing import Any
+
+from verifier_service.tenancy.auth import LOCAL_TENANT, current_tenant
+
+FORGET_BELOW_S = 1e-5  # a tenant whose decayed usage is under this no longer counts as using the loop
+
+
+class LoopShare:
+    def __init__(self, busy_share: float = 0.25, window_s: float = 0.25, max_wait_s: float = 0.05):
+        self.busy_share = busy_share
+        self.window_s = window_s
+        self.max_wait_s = max_wait_s
+        self._used: dict[str, tuple[float, float]] = {}  # tenant -> (decayed seconds of loop time, as of when)
+        self.held_s = 0.0  # the waits imposed so far, in all (for metrics and tests)
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.set_task_factory(self._task)
+
+    def _task(self, loop, coro, **kwargs):
+        if asyncio.iscoroutine(coro):  # (gRPC's are Cython's: not types.CoroutineType)
+            coro = self._drive(coro)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    def usage(self, tenant: str, now: float) -> float:
+        used, at = self._used.get(tenant, (0.0, now))
+        return used * math.exp(-(now - at) / self.window_s)
+
+    def charge(self, tenant: str, seconds: float, now: float) -> None:
+        self._used[tenant] = (self.usage(tenant, now) + seconds, now)
+
+    def wait_s(self, tenant: str, now: float) -> float:
+        """How long ``tenant``'s next step should wait (0: none)."""
+        if len(self._used) < 2 or tenant not in self._used:
+            return 0.0
+        used, others = self.usage(tenant, now), 0.0
+        for name in list(self._used):
+            if name != tenant:
+                other = self.usage(name, now)
+                if other < FORGET_BELOW_S:
+                    del self._used[name]
+                others = max(others, other)
+        bar = self.busy_share * self.window_s + others
+        if others < FORGET_BELOW_S or used <= bar:
+            return 0.0
+        return min(self.max_wait_s, self.window_s * math.log(used / bar) + 1e-4)
+
+    @types.coroutine
+    def _drive(self, coro: Coroutine) -> Any:
+        value: Any = None
+        error: BaseException | None = None
+        tenant = ""
+        while True:
+            while error is None and tenant and (wait := self.wait_s(tenant, time.monotonic())):
+                self.held_s += wait
+                try:
+                    yield from asyncio.sleep(wait).__await__()
+                except GeneratorExit:
+                    coro.close()
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - a cancellation while held goes to the coroutine
+                    error = exc
+            started = time.perf_counter()
+            try:
+                yielded = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as stop:
+                self._account(started)
+                return stop.value
+            except BaseException:
+                self._account(started)
+                raise
+            tenant = self._account(started)
+            try:
+                value, error = (yield yielded), None
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - thrown into the task: the coroutine's to handle
+                value, error = None, exc
+
+    def _account(self, started: float) -> str:
+        """Charges the step that began at ``started`` to the task's tenant; the tenant's name ('' for none)."""
+        tenant = current_tenant.get()
+        if tenant is LOCAL_TENANT:
+            return ""
+        self.charge(tenant.name, time.perf_counter() - started, time.monotonic())
+        return tenant.name
