@@ -237,3 +237,33 @@ class TestConfig:
         with pytest.raises(VerifierError, match="unknown setting"):
             load_config(Args(), environ={})
         assert ServiceConfig().validate().port == 50051
+
+
+class TestCodeWithoutCode:
+    """A Python block of comments only (MBPP 689's prompt begins '## write a function ...': that prose fenced
+    as code compiles, to nothing) is MALFORMED before any sandbox: format 0, below a well-formed wrong answer."""
+
+    PROSE = "## write a function to find the minimum number of jumps\n\n  # > indented block\n"
+
+    @pytest.mark.parametrize("kind, spec", [
+        ("python_assert", {"tests": "assert f() == 1"}),
+        ("python_io", {"entry_point": "f", "cases": [{"args": [], "expected": 1}]}),
+        ("pytest", {"files": {"test_s.py": "from solution import f\n\ndef test_f():\n    assert f() == 1\n"}}),
+    ])
+    def test_comments_only_is_malformed_before_the_sandbox(self, kind, spec):
+        import asyncio
+
+        from verifier_service.kinds import get_kind
+
+        verifier = get_kind(kind)
+        checked = verifier.validate(spec_from_json({"kind": kind, **spec}))
+        outcome = asyncio.run(verifier.verify(self.PROSE, checked, None))  # no context: never reaches a sandbox
+        assert outcome.verdict is Verdict.MALFORMED and "only comments" in outcome.detail
+        assert score(outcome, "all_or_nothing", 0.2, 0.8).reward == 0.0
+
+    def test_code_after_comments_is_code(self):
+        from verifier_service.kinds._sandboxed import python_without_code
+
+        assert python_without_code("# a note\ndef f():\n    return 1\n") is None
+        assert python_without_code("#!/usr/bin/env python\nx = 1") is None
+        assert python_without_code("   \n# only\n\t# notes\n") is not None

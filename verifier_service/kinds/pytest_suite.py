@@ -21,6 +21,7 @@ from verifier_service.kinds._sandboxed import (
     exit_detail,
     limit_verdict,
     new_nonce,
+    python_without_code,
     run_job,
     streams,
 )
@@ -146,6 +147,8 @@ class PytestSuite(VerifierKind):
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        if (empty := python_without_code(text)) is not None:
+            return empty
         nonce = new_nonce()
         argv = [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "--solution", spec.solution_path,
                 "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",
