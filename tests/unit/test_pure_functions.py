@@ -267,3 +267,23 @@ class TestCodeWithoutCode:
         assert python_without_code("# a note\ndef f():\n    return 1\n") is None
         assert python_without_code("#!/usr/bin/env python\nx = 1") is None
         assert python_without_code("   \n# only\n\t# notes\n") is not None
+
+
+class TestPytestCollectsUnittestClasses:
+    """pytest collects a unittest.TestCase whatever its name (Exercism's ``AllergiesTest``, ClassEval's
+    ``AccessGatewayFilterTestFilter``): such a suite is valid; a class that is neither named Test* nor a TestCase
+    still holds no test."""
+
+    def test_testcase_subclass_named_anything_is_collected(self):
+        from verifier_service.kinds import get_kind
+
+        kind = get_kind("pytest")
+        for base in ("unittest.TestCase", "TestCase"):
+            test = (f"import unittest\nfrom unittest import TestCase\nfrom allergies import Allergies\n\n\n"
+                    f"class AllergiesTest({base}):\n    def test_eggs(self):\n"
+                    f"        self.assertIs(Allergies(1).allergic_to('eggs'), True)\n")
+            kind.validate(spec_from_json({"kind": "pytest", "files": {"allergies_test.py": test},
+                                          "solution_path": "allergies.py"}))
+        plain = "class AllergiesTest:\n    def test_eggs(self):\n        assert True\n"
+        with pytest.raises(InvalidSpec, match="nothing would be tested"):
+            kind.validate(spec_from_json({"kind": "pytest", "files": {"allergies_test.py": plain}}))

@@ -102,9 +102,14 @@ def _is_check(node: ast.AST) -> bool:
 
 
 def _is_test_def(node: ast.stmt) -> bool:
+    """A test pytest collects: a ``test*`` function, or a class with ``test*`` methods that is named ``Test*``
+    or is a ``unittest.TestCase`` (pytest collects those whatever their name: Exercism's ``ClockTest``,
+    ClassEval's ``StackTestPush``)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return node.name.startswith("test")
-    return isinstance(node, ast.ClassDef) and node.name.startswith("Test") and any(
+    return isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(
+        (base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")).endswith("TestCase")
+        for base in node.bases)) and any(
         isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test") for n in node.body)
 
 
