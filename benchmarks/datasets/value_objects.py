@@ -132,6 +132,32 @@ def shapes(solution: str, tests: str) -> list[str]:
     return out
 
 
+# Why a reference did not pass, read from the first failing test's detail (most specific first).
+CAUSES = (
+    ("a judge value the completion's code may not receive (datetime, function, mock, ...)",
+     r"cannot be passed to the completion's code"),
+    ("an exception class of the completion's (assertRaises with it, or raised)",
+     r"assertRaises\(\) arg 1 must be an exception type|CandidateError"),
+    ("a built-in error's message: the judge's error had the formatted text ('ValueError: msg') as its argument",
+     r"AssertionError: '(\w+Error): (.*)' != '\2"),
+    ("operators and protocols on the completion's objects (+, abs, del obj[k])",
+     r"unsupported operand type|bad operand type|__delitem__"),
+    ("two objects of the completion's equal by its own __eq__, not by their data",
+     r"<(\w+) object of the completion's> != <\1 object of the completion's>"),
+    ("a library or built-in object the completion returns (date, deque, numpy int64, a type) stays the "
+     "completion's", r"object of the completion's>"),
+    ("the dataset's own (NumPy 2 removed np.mat; a float's last digits; its author's hostname)",
+     r"np\.mat|0\.98198050606196|LAPTOP-"),
+    ("a module the test file imports is not in the sandbox image", r"collection failure"),
+    ("the tests mutate a value they read from, or pass to, the completion's object (a copy crosses)",
+     r"KeyError|Lists differ: \[\] != |Lists differ: \[1, 2, 3\]|True is not false"),
+)
+
+
+def cause(detail: str) -> str:
+    return next((label for label, pattern in CAUSES if re.search(pattern, detail)), "other: " + detail[:120])
+
+
 def mbpp_rows(data: Path) -> list[dict]:
     out = []
     with (data / "mbpp" / "converted.jsonl").open(encoding="utf-8") as f:
@@ -247,6 +273,11 @@ def main() -> int:
     for source, count in table.items():
         hostile = ", ".join(f"{k.split(' ', 1)[1]} {v}" for k, v in sorted(count.items()) if k.startswith("hostile"))
         print(f"| {source} | {count['rows']} | {count['reference PASSED']} | {hostile} | {count['as expected']} |")
+    causes = Counter((line["source"], cause(line["detail"])) for line in lines
+                     if line["variant"] == "reference" and line["verdict"] != "PASSED")
+    print("\n| source | why a reference did not pass | rows |\n|---|---|---|")
+    for (source, why), n in sorted(causes.items()):
+        print(f"| {source} | {why} | {n} |")
     print("\n| source | shape | rows | as expected |\n|---|---|---|---|")
     for source, shape in sorted({(s, sh) for s, sh, _ in shaped}):
         print(f"| {source} | {shape} | {shaped[(source, shape, 'rows')]} | {shaped[(source, shape, 'as expected')]} |")
