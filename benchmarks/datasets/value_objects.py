@@ -44,9 +44,10 @@ from verifier_service.testing import InProcessService
 FENCE = re.compile(r"```(?:python)?\n(.*?)```", re.DOTALL)
 MBPP_ROWS = ("342", "367", "601", "927")
 
-# Appended to a reference: every public function, and every method of every class the module defines (but
-# construction), answers with a _Liar, which equals anything, is true, contains anything and says its class is
-# the module's first class; every class's == is always True. A wrong answer that tries to own ==.
+# Appended to a reference: every public function, and every method of every class the module defines, answers
+# with a _Liar, which equals anything, is true, contains anything and says its class is the module's first class;
+# construction runs as the reference's (its errors stay), then every instance attribute becomes a _Liar; every
+# class's == is always True. A wrong answer that tries to own ==.
 HOSTILE = '''
 
 import types as _types
@@ -83,6 +84,17 @@ def _lie(*args, **kwargs):
     return _Liar()
 
 
+def _lying_init(init):
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        try:
+            for key in list(vars(self)):
+                object.__setattr__(self, key, _Liar())
+        except TypeError:
+            pass
+    return __init__
+
+
 _TARGET = object
 _KEEP = {"__init__", "__new__", "__init_subclass__", "__class_getitem__", "__getattribute__", "__setattr__",
          "__delattr__", "__eq__", "__ne__", "__hash__", "__post_init__"}
@@ -91,6 +103,11 @@ for _name, _value in list(globals().items()):
         continue
     if isinstance(_value, type):
         _TARGET = _value if _TARGET is object else _TARGET
+        if isinstance(vars(_value).get("__init__"), _types.FunctionType):
+            try:
+                _value.__init__ = _lying_init(vars(_value)["__init__"])
+            except (AttributeError, TypeError):
+                pass
         for _attr, _member in list(vars(_value).items()):
             if _attr not in _KEEP and isinstance(_member, (_types.FunctionType, staticmethod, classmethod, property)):
                 try:
