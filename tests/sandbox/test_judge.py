@@ -430,3 +430,18 @@ def test_builtin_named_function_under_test_is_the_completions():
     assert passed(harness(solution, "assert sum(10, 15) == 25\nassert sum(1, 2) == 3\n")) == [True, True]
     cheat = "def set(*a):\n    return 1\ndef f(x):\n    return [9]\n"
     assert passed(harness(cheat, "assert set(f(1)) == set((4, 5))\n")) == [False]
+
+
+def test_a_builtin_error_keeps_the_completion_s_arguments():
+    """Exercism's tests check ``err.exception.args[0] == "account not open"``: the error the judge raises has the
+    completion's own (plain) arguments, not its formatted text; other arguments fall back to the message."""
+    tests = ("try:\n    f(0)\nexcept ValueError as e:\n    err = e\n"
+             "assert err.args[0] == 'account not open'\nassert str(err) == 'account not open'\n"
+             "try:\n    f(1)\nexcept KeyError as e:\n    key = e\nassert key.args == ('k', 2)\n")
+    honest = "def f(x):\n    if x == 0:\n        raise ValueError('account not open')\n    raise KeyError('k', 2)\n"
+    assert passed(harness(honest, tests)) == [True, True, True]
+    other = "def f(x):\n    raise ValueError(object())\n"  # not plain: the message as before
+    assert passed(harness(other, "try:\n    f(0)\nexcept ValueError as e:\n    err = e\n"
+                                 "assert err.args[0].startswith('ValueError: <object object')\n")) == [True]
+    events = harness(honest, "assert f(0) == 1\n")
+    assert "account not open" in events[-2]["detail"] and "line 3" in events[-2]["detail"], events

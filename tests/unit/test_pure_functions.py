@@ -237,3 +237,53 @@ class TestConfig:
         with pytest.raises(VerifierError, match="unknown setting"):
             load_config(Args(), environ={})
         assert ServiceConfig().validate().port == 50051
+
+
+class TestCodeWithoutCode:
+    """A Python block of comments only (MBPP 689's prompt begins '## write a function ...': that prose fenced
+    as code compiles, to nothing) is MALFORMED before any sandbox: format 0, below a well-formed wrong answer."""
+
+    PROSE = "## write a function to find the minimum number of jumps\n\n  # > indented block\n"
+
+    @pytest.mark.parametrize("kind, spec", [
+        ("python_assert", {"tests": "assert f() == 1"}),
+        ("python_io", {"entry_point": "f", "cases": [{"args": [], "expected": 1}]}),
+        ("pytest", {"files": {"test_s.py": "from solution import f\n\ndef test_f():\n    assert f() == 1\n"}}),
+    ])
+    def test_comments_only_is_malformed_before_the_sandbox(self, kind, spec):
+        import asyncio
+
+        from verifier_service.kinds import get_kind
+
+        verifier = get_kind(kind)
+        checked = verifier.validate(spec_from_json({"kind": kind, **spec}))
+        outcome = asyncio.run(verifier.verify(self.PROSE, checked, None))  # no context: never reaches a sandbox
+        assert outcome.verdict is Verdict.MALFORMED and "only comments" in outcome.detail
+        assert score(outcome, "all_or_nothing", 0.2, 0.8).reward == 0.0
+
+    def test_code_after_comments_is_code(self):
+        from verifier_service.kinds._sandboxed import python_without_code
+
+        assert python_without_code("# a note\ndef f():\n    return 1\n") is None
+        assert python_without_code("#!/usr/bin/env python\nx = 1") is None
+        assert python_without_code("   \n# only\n\t# notes\n") is not None
+
+
+class TestPytestCollectsUnittestClasses:
+    """pytest collects a unittest.TestCase whatever its name (Exercism's ``AllergiesTest``, ClassEval's
+    ``AccessGatewayFilterTestFilter``): such a suite is valid; a class that is neither named Test* nor a TestCase
+    still holds no test."""
+
+    def test_testcase_subclass_named_anything_is_collected(self):
+        from verifier_service.kinds import get_kind
+
+        kind = get_kind("pytest")
+        for base in ("unittest.TestCase", "TestCase"):
+            test = (f"import unittest\nfrom unittest import TestCase\nfrom allergies import Allergies\n\n\n"
+                    f"class AllergiesTest({base}):\n    def test_eggs(self):\n"
+                    f"        self.assertIs(Allergies(1).allergic_to('eggs'), True)\n")
+            kind.validate(spec_from_json({"kind": "pytest", "files": {"allergies_test.py": test},
+                                          "solution_path": "allergies.py"}))
+        plain = "class AllergiesTest:\n    def test_eggs(self):\n        assert True\n"
+        with pytest.raises(InvalidSpec, match="nothing would be tested"):
+            kind.validate(spec_from_json({"kind": "pytest", "files": {"allergies_test.py": plain}}))

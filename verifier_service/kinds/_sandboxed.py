@@ -78,6 +78,16 @@ def exit_detail(step: StepResult) -> str:
     return f"exit code {step.exit_code}" + (f": {truncate(last[0], 300)}" if last[0] else "")
 
 
+def python_without_code(text: str) -> Outcome | None:
+    """MALFORMED for Python that holds nothing but comments and blank lines (a task's prose behind ``#``, a
+    fenced block of notes): it compiles, to nothing, so the tests would score it as a well-formed wrong
+    answer; with no code in it, it is not a well-formed answer (format 0, as prose that does not compile)."""
+    if all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
+        return Outcome.malformed("the completion's code holds only comments and blank lines: no code",
+                                 extracted=truncate(text, 4000))
+    return None
+
+
 def new_nonce() -> str:
     """A per-job secret: harness events (and reports) must carry it to count."""
     return secrets.token_hex(16)

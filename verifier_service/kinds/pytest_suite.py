@@ -21,6 +21,7 @@ from verifier_service.kinds._sandboxed import (
     exit_detail,
     limit_verdict,
     new_nonce,
+    python_without_code,
     run_job,
     streams,
 )
@@ -101,9 +102,14 @@ def _is_check(node: ast.AST) -> bool:
 
 
 def _is_test_def(node: ast.stmt) -> bool:
+    """A test pytest collects: a ``test*`` function, or a class with ``test*`` methods that is named ``Test*``
+    or is a ``unittest.TestCase`` (pytest collects those whatever their name: Exercism's ``ClockTest``,
+    ClassEval's ``StackTestPush``)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return node.name.startswith("test")
-    return isinstance(node, ast.ClassDef) and node.name.startswith("Test") and any(
+    return isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(
+        (base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")).endswith("TestCase")
+        for base in node.bases)) and any(
         isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test") for n in node.body)
 
 
@@ -146,6 +152,8 @@ class PytestSuite(VerifierKind):
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        if (empty := python_without_code(text)) is not None:
+            return empty
         nonce = new_nonce()
         argv = [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "--solution", spec.solution_path,
                 "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",

@@ -25,6 +25,7 @@ from verifier_service.kinds._sandboxed import (
     error_verdict,
     event_duration,
     new_nonce,
+    python_without_code,
     read_reports,
     run_job,
     streams,
@@ -406,6 +407,8 @@ class PythonAssert(VerifierKind):
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        if (empty := python_without_code(text)) is not None:
+            return empty
         items, used, calls = _analysed(spec.tests, spec.entry_point, spec.exact_types)
         names = [name for kind, name, _ in items if kind == "test"]
         nonce = new_nonce()

@@ -21,6 +21,7 @@ from verifier_service.kinds._sandboxed import (
     error_verdict,
     event_duration,
     new_nonce,
+    python_without_code,
     read_reports,
     run_job,
     streams,
@@ -142,6 +143,8 @@ class PythonIO(VerifierKind):
         return spec
 
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
+        if (empty := python_without_code(text)) is not None:
+            return empty
         nonce = new_nonce()
         payload = {"setup": spec.setup, "solution": text, "entry_point": spec.entry_point,
                    "cases": [{"args": c.args, "kwargs": c.kwargs} for c in spec.cases], "nonce": nonce}

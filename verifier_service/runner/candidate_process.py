@@ -55,7 +55,33 @@ def _exception(exc):
             text += f" (at {frames[-1].filename} line {frames[-1].lineno})"
     except BaseException:  # noqa: BLE001 - a hostile __str__ is the candidate's problem
         text = name
-    return {"error": name, "detail": str.__str__(text)[:600] if type(text) is str else name}
+    out = {"error": name, "detail": str.__str__(text)[:600] if type(text) is str else name}
+    args = _plain_args(exc)
+    if args is not None:
+        out["args"] = args
+    return out
+
+
+def _plain_args(exc):
+    """The exception's arguments when they are plain (str, bool, None, a small int, a float), read without its
+    methods, so that the judge raises the error as the completion did (``err.exception.args[0] == "msg"``,
+    Exercism's pattern); None otherwise."""
+    try:
+        args = BaseException.args.__get__(exc)
+    except BaseException:  # noqa: BLE001
+        return None
+    if type(args) is not tuple or len(args) > 8:
+        return None
+    out = []
+    for a in args:
+        t = type(a)
+        if a is None or t is bool or t is float or (t is int and -2 ** 63 <= a < 2 ** 63):
+            out.append(a)
+        elif t is str and len(a) <= 600:
+            out.append(a)
+        else:
+            return None
+    return out
 
 
 def _candidate_main(requests, answers):  # pragma: no cover - runs in the candidate process

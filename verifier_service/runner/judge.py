@@ -59,6 +59,16 @@ _BUILTIN_ERRORS = {name: obj for name, obj in vars(builtins).items()
                    if isinstance(obj, type) and issubclass(obj, Exception) and not issubclass(obj, _CONTROL_FLOW)}
 
 
+def _plain_args(args):
+    """An error's arguments as the candidate sent them (``candidate_process._plain_args``), when they are plain
+    values (a built-in error raised with them has no more power than one raised with its message); else None."""
+    if type(args) is not list or len(args) > 8:
+        return None
+    if not all(a is None or type(a) in (str, bool, int, float) for a in args):
+        return None
+    return args
+
+
 def end_detail(code):
     """Why a candidate process that ended with ``code`` (an exit code, or minus the signal) stopped answering."""
     if code == -signal.SIGKILL:
@@ -104,11 +114,15 @@ class Candidate:
         if "error" in answer:
             name, detail = str(answer["error"]), str(answer.get("detail", ""))
             cls = _BUILTIN_ERRORS.get(name)
+            args = _plain_args(answer.get("args"))
             try:
-                error = cls(detail) if cls is not None else CandidateError(
+                error = (cls(*args) if args is not None else cls(detail)) if cls is not None else CandidateError(
                     detail if detail.startswith(name) else f"{name}: {detail}")
             except Exception:  # noqa: BLE001 - a built-in error that takes other arguments
                 error = CandidateError(f"{name}: {detail}")
+            where = detail.rfind(" (at <")
+            if args is not None and where >= 0 and isinstance(error, Exception):
+                error.add_note(detail[where + 1:])  # where in the completion (its message is the args)
             raise error
         return answer
 

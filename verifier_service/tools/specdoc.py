@@ -86,8 +86,8 @@ def render() -> str:
         "`<answer>` tag, or a marker `answer_markers` names; with `answer_fallback: last_value`, a value in the "
         "final sentence), not empty, not cut off; code kinds (`python_assert`, `python_io`, `pytest`, `stdio`, "
         "`function_tests`, `sql`): the fenced block when `extract` asks for one, holding code that compiles "
-        "(prose is not well-formed code); `format`: the pattern matches; `json_schema` / `tool_call`: the "
-        "completion parses as JSON. A wrong answer with that structure scores 1.",
+        "(prose is not well-formed code, nor is Python of comments only); `format`: the pattern matches; "
+        "`json_schema` / `tool_call`: the completion parses as JSON. A wrong answer with that structure scores 1.",
         f"- A completion over `max_completion_bytes` ({config.max_completion_bytes} bytes by default), not "
         "valid UTF-8, or holding a NUL byte is not checked: its verdict is MALFORMED (reward 0), never a "
         "failed batch.",
