@@ -321,11 +321,7 @@ def run_case(step, job, workdir, host, zygote):
     io.finish()
     case.close()
     if os.getpid() == 1:  # where the host cannot be the subreaper (gVisor), what it killed comes here: reaped now
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        procs.reap_ended()
     if zygote is not None:
         zygote.read_events()
     code = case.returncode

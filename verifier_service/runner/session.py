@@ -159,15 +159,6 @@ def _oom_kills():
     return None
 
 
-def _live(pid):
-    """Whether a process is there and not a zombie (a zombie is reaped by its parent: the kernel, the zygote)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
-
-
 def kill_strays(keep):
     """Kills every process of the sandbox but ``keep`` (what a cell left running: a background process, a
     daemon); True when none is left. Only as the sandbox's init, where every process is the session's."""
@@ -175,7 +166,7 @@ def kill_strays(keep):
         return True
     give_up = time.monotonic() + 2.0
     while True:
-        strays = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep and _live(p)]
+        strays = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep and procs.alive(p)]
         if not strays:
             return True
         for pid in strays:

@@ -187,10 +187,6 @@ class Standby:
             self.report_r = None
 
 
-def _noop(*_):
-    pass
-
-
 def _read_order(fd):
     """The standby's order (up to the end of the control pipe: see ``Standby.start``); empty when there is none."""
     data = b""
@@ -296,11 +292,7 @@ class Zygote:
             return True
         give_up = time.monotonic() + 2.0
         while True:
-            try:
-                while os.waitpid(-1, os.WNOHANG)[0]:
-                    pass
-            except ChildProcessError:
-                pass
+            procs.reap_ended()
             if not any(self._stray(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, self.pid)):
                 return True
             if time.monotonic() > give_up:
@@ -432,10 +424,7 @@ def _zygote_main(fd):  # pragma: no cover - runs in the zygote
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_r, False)
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGCHLD, _noop)
+        procs.wake_on_sigchld(wake_r, wake_w)
         # What every step's process does first, done once here, then frozen: the forks share these pages and
         # the collector leaves them alone, instead of each fork copying them on first use.
         json.loads(json.dumps({"warm": [1, 2.5, "x", None, True, {"k": []}]}))
