@@ -143,6 +143,14 @@ def alive(pid):
         return False
 
 
+def kill(pid, sig=signal.SIGKILL, group=False):
+    """Sends ``sig`` to process ``pid`` (to its process group: ``group``); a process already gone is no error."""
+    try:
+        (os.killpg if group else os.kill)(pid, sig)
+    except OSError:
+        pass
+
+
 def reap_ended():
     """Reaps every child of this process that has ended, without waiting for the others."""
     try:

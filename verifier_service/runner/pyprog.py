@@ -326,10 +326,7 @@ def _host_loop(code, fresh, report, keep, wake_r, wake_w):  # pragma: no cover -
         for line in order.splitlines():
             words = line.split()
             if words[:1] == [b"K"] and case is not None:
-                try:
-                    os.kill(case, signal.SIGKILL)
-                except OSError:
-                    pass
+                procs.kill(case)
                 status = _wait_for(case)
                 clean = _sweep(keep, wake_r, case)
                 _send(report, b"X %d %d %d\n" % (case, status, clean))
@@ -382,19 +379,13 @@ def _sweep(keep, wake_r, case, give_up_s=2.0):  # pragma: no cover - runs in the
     give_up = time.monotonic() + give_up_s
     while True:
         if keep is None:
-            try:
-                os.killpg(case, signal.SIGKILL)
-            except OSError:
-                pass
+            procs.kill(case, group=True)
             left = []
         else:
             left = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
                     if pid not in keep and procs.alive(pid)]
         for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            procs.kill(pid)
         procs.reap_ended()
         if not left:
             try:

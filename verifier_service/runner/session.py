@@ -112,16 +112,10 @@ class Kernel:
     def pause(self, stop=True):
         """Stops (or lets go on) the kernel between cells: nothing of the session runs there. A thread a cell left
         in it would otherwise start processes after the cell's were killed, and use CPU no cell's limit covers."""
-        try:
-            os.kill(self.pid, signal.SIGSTOP if stop else signal.SIGCONT)
-        except OSError:
-            pass
+        procs.kill(self.pid, signal.SIGSTOP if stop else signal.SIGCONT)
 
     def interrupt(self):
-        try:
-            os.kill(self.pid, signal.SIGINT)
-        except OSError:
-            pass
+        procs.kill(self.pid, signal.SIGINT)
 
     def kill(self):
         """The kernel and every other process but the runner and the zygote, killed and reaped."""
@@ -170,10 +164,7 @@ def kill_strays(keep):
         if not strays:
             return True
         for pid in strays:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            procs.kill(pid)
         procs.reap_children(0.05)  # orphans that came to the runner
         if time.monotonic() > give_up:
             return False

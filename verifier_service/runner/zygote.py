@@ -384,16 +384,10 @@ def kill_all_and_reap(*pids):
     """Kills every process but this one (as the container's init: ``kill(-1)``; otherwise only ``pids``) and
     reaps its children; {pid: exit code} of those reaped."""
     if os.getpid() == 1:
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except OSError:
-            pass
+        procs.kill(-1)
     else:
         for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            procs.kill(pid)
     return procs.reap_children()[0]
 
 
@@ -514,14 +508,8 @@ def _kill_tree_as_zygote(standby, wake_fd):  # pragma: no cover - runs in the zy
     """kill(-1) from the zygote spares itself and the container's init (the runner); as the subreaper it then
     reaps every process of the step, orphans included. {pid: code}, or None when some would not die."""
     if os.getppid() == 1:
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except OSError:
-            pass
+        procs.kill(-1)
     elif standby is not None:
-        try:
-            os.killpg(standby, signal.SIGKILL)
-        except OSError:
-            pass
+        procs.kill(standby, group=True)
     codes, all_reaped = procs.reap_children(wake_fd=wake_fd)
     return codes if all_reaped else None
