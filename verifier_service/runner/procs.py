@@ -151,6 +151,15 @@ def kill(pid, sig=signal.SIGKILL, group=False):
         pass
 
 
+def close_all(*files):
+    """Closes each of ``files``, going on past one whose close fails (OSError)."""
+    for f in files:
+        try:
+            f.close()
+        except OSError:
+            pass
+
+
 def reap_ended():
     """Reaps every child of this process that has ended, without waiting for the others."""
     try:

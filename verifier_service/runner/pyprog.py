@@ -196,11 +196,7 @@ class CaseProc:
         return self.returncode
 
     def close(self):
-        for f in (self.stdin, self.stdout, self.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
+        procs.close_all(self.stdin, self.stdout, self.stderr)
 
 
 # ---- the host (in the sandbox, a standby become it) -------------------------------------------------------

@@ -177,11 +177,7 @@ class Standby:
         if self._control is not None:
             os.close(self._control)
             self._control = None
-        for f in (self.stdin, self.stdout, self.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
+        procs.close_all(self.stdin, self.stdout, self.stderr)
         if self.report_r is not None:
             os.close(self.report_r)
             self.report_r = None
