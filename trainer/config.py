@@ -24,15 +24,6 @@ SETTLED_LEARNING_RATE = (1e-7, 1e-6)  # the recipe starts at 5e-7
 SETTLED_BETA = (0.001, 0.04)          # the recipe starts at 0.01
 REWARD_COMPONENTS = ("format", "correctness")
 
-# Where TRL 1.16's GRPOConfig defaults differ from the recipe: set explicitly.
-TRL_DEFAULT_OVERRIDES = {
-    "learning_rate": (1e-6, "the recipe's settled starting point is 5e-7"),
-    "beta": (0.0, "the recipe keeps a KL term against the reference policy (0.01)"),
-    "loss_type": ("dapo", "the base recipe is GRPO; DAPO is a variant chosen for a named reason"),
-    "use_vllm": (False, "the recipe generates with vLLM"),
-    "num_generations": (8, "the same value, stated as the recipe's floor"),
-}
-
 
 def _f(default: Any, help: str, **kw: Any) -> Any:
     if isinstance(default, (list, dict)):

@@ -150,18 +150,12 @@ def check_vllm_server(config: RunConfig, timeout_s: float = 10.0) -> str:
     return config.model
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def launch_command(accelerate_path: Path, train_argv: list[str], processes: int = 1) -> list[str]:
     """The ``accelerate launch`` command; several processes rendezvous on a port free now (one machine), not on
     torchrun's fixed 29500, which another run on the host may hold."""
-    port = ["--main_process_port", str(_free_port())] if processes > 1 else []
+    from trainer.vllm_env import free_port
+
+    port = ["--main_process_port", str(free_port())] if processes > 1 else []
     return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_path), *port,
             "-m", "trainer.cli", "train", *train_argv]
 

@@ -21,7 +21,8 @@ import socket
 FLASHINFER_SAMPLER = "VLLM_USE_FLASHINFER_SAMPLER"
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that is free now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -43,7 +44,7 @@ def colocate_environment(environ: dict[str, str] | None = None) -> dict[str, str
     wanted = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1"}
     set_here = {k: v for k, v in wanted.items() if k not in env}
     if "MASTER_PORT" not in env:
-        set_here["MASTER_PORT"] = str(_free_port())
+        set_here["MASTER_PORT"] = str(free_port())
     env.update(set_here)
     set_here.update(sampler_environment(env))
     return set_here

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from verifier_service.kinds import go_tests
-from verifier_service.kinds.languages import LANGUAGES, first_error_line, java_main_class, link_libs, run_argv
+from verifier_service.kinds.java_source import main_class as java_main_class
+from verifier_service.kinds.languages import LANGUAGES, first_error_line, link_libs, run_argv
 from verifier_service.sandbox.artifacts import ArtifactCache, Built, artifact_key
 from verifier_service.sandbox.base import StepResult
 from verifier_service.sandbox.warm import Demand

@@ -31,7 +31,6 @@ CRITICAL, WARNING = "critical", "warning"
 CORRECTNESS_KEY = "rewards/verifier_correctness/mean"
 FORMAT_KEY = "rewards/verifier_format/mean"
 RECIPE_BETA_MAX = 0.04  # top of the recipe's settled beta range (trainer/config.py SETTLED_BETA)
-LENGTH_UNBIASED_LOSSES = ("dr_grpo", "dapo", "bnpo", "cispo", "luspo", "vespo")
 
 
 @dataclass(frozen=True)

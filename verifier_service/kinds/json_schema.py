@@ -168,12 +168,6 @@ def met_by_every_answer(schema: Any, exc: Unresolvable) -> bool:
     return isinstance(schema, dict) and schema.get("$ref") == getattr(exc, "ref", None)
 
 
-def loads_or_error(text: str) -> tuple[Any, str | None]:
-    """Strict JSON (``strict_json.parse``: no NaN / Infinity, no duplicate keys, bounded nesting) that
-    reports failures instead of raising."""
-    return strict_json.parse(text)
-
-
 @register
 class JsonSchema(PureKind):
     name = "json_schema"
@@ -191,7 +185,7 @@ class JsonSchema(PureKind):
     def check(self, text: str, spec: Spec) -> Outcome:
         body = text.strip()
         extracted = truncate(body)
-        value, error = loads_or_error(body)
+        value, error = strict_json.parse(body)
         if error is not None:
             return Outcome.malformed(f"not valid JSON: {error}", extracted)
         try:

@@ -46,7 +46,7 @@ class Language:
                 self.run
         if self.name != "java":
             return self.file, self.compile, self.run
-        cls = java_main_class(source)
+        cls = java_source.main_class(source)
         file = f"{java_source.public_type(source) or 'Main'}.java"
         return (file, tuple(file if a == "Main.java" else a for a in self.compile),
                 tuple(cls if a == "Main" else a for a in self.run))
@@ -58,11 +58,6 @@ def link_libs(cc: str, libs: tuple[str, ...]) -> str:
     it), only where a program needs it (``--as-needed``)."""
     words = [f'$(f=$({cc} -print-file-name=lib{lib}.so); [ "$f" = lib{lib}.so ] || echo -l{lib})' for lib in libs]
     return " ".join(["-Wl,--as-needed", *words]) if words else ""
-
-
-def java_main_class(source: str) -> str:
-    """The class a Java program runs: the type that declares ``main``, else its public type, else ``Main``."""
-    return java_source.main_class(source)
 
 
 _GO_BUILD = ("sh", f"{LANGS_DIR}/go-build.sh", "solution.go", "solution")

@@ -29,9 +29,9 @@ from typing import Any
 from referencing.exceptions import Unresolvable
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import register
+from verifier_service.kinds import register, strict_json
 from verifier_service.kinds.base import Param, PureKind
-from verifier_service.kinds.json_schema import check_schema, loads_or_error, schema_problem, unresolvable
+from verifier_service.kinds.json_schema import check_schema, schema_problem, unresolvable
 from verifier_service.kinds.tags import count_tags, tagged_blocks
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, truncate
@@ -132,7 +132,7 @@ def _find_calls(text: str) -> tuple[list[Any], str | None]:
     """The parsed JSON values that hold the calls (the whole completion, else every ``<tool_call>`` block), or
     an error saying why there are none."""
     body = text.strip()
-    value, error = loads_or_error(body)
+    value, error = strict_json.parse(body)
     if error is None:
         return [value], None
     blocks = tagged_blocks(text, "<tool_call>", "</tool_call>")
@@ -143,7 +143,7 @@ def _find_calls(text: str) -> tuple[list[Any], str | None]:
         return [], "a <tool_call> tag is not closed (or closed twice): every block must be <tool_call>...</tool_call>"
     values = []
     for i, block in enumerate(blocks):
-        value, block_error = loads_or_error(block.strip())
+        value, block_error = strict_json.parse(block.strip())
         if block_error is not None:
             return [], f"<tool_call> block {i + 1} is not valid JSON: {block_error}"
         values.append(value)
@@ -192,7 +192,7 @@ def _parse_call(call: Any) -> tuple[str, dict[str, Any], str | None]:
         if not arguments.strip():
             arguments = {}
         else:
-            arguments, error = loads_or_error(arguments)
+            arguments, error = strict_json.parse(arguments)
             if error is not None:
                 return name, {}, f"the arguments of {name!r} are not valid JSON: {error}"
     if not isinstance(arguments, dict):

@@ -17,6 +17,7 @@ import time
 import traceback
 import types
 
+import procs
 from judge import Candidate
 from judge_values import dumps, encode, loads, type_name
 
@@ -264,11 +265,7 @@ def end_other_processes(give_up_s=2.0):
                 left += 1
             except (OSError, IndexError):
                 pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        procs.reap_ended()
         if not left:
             return True
         if time.monotonic() > deadline:

@@ -134,6 +134,54 @@ def await_answer(fd, pid, first_s):
         wait = min(0.5, left)
 
 
+def alive(pid):
+    """Whether a process is there and not a zombie (a zombie runs nothing; its parent reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def kill(pid, sig=signal.SIGKILL, group=False):
+    """Sends ``sig`` to process ``pid`` (to its process group: ``group``); a process already gone is no error."""
+    try:
+        (os.killpg if group else os.kill)(pid, sig)
+    except OSError:
+        pass
+
+
+def close_all(*files):
+    """Closes each of ``files``, going on past one whose close fails (OSError)."""
+    for f in files:
+        try:
+            f.close()
+        except OSError:
+            pass
+
+
+def reap_ended():
+    """Reaps every child of this process that has ended, without waiting for the others."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def wake_on_sigchld(wake_r, wake_w):
+    """Every SIGCHLD writes a byte to ``wake_w`` (``signal.set_wakeup_fd``), for a loop that waits on ``wake_r``;
+    both ends non-blocking."""
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, _noop)
+
+
+def _noop(*_):
+    pass
+
+
 def reap_children(give_up_s=2.0, wake_fd=None):
     """Reaps this process's children until it has none (they were all SIGKILLed: dying takes a moment);
     ({pid: exit code} of those reaped, whether none was left before ``give_up_s``). ``wake_fd``: the read end

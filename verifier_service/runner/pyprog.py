@@ -196,11 +196,7 @@ class CaseProc:
         return self.returncode
 
     def close(self):
-        for f in (self.stdin, self.stdout, self.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
+        procs.close_all(self.stdin, self.stdout, self.stderr)
 
 
 # ---- the host (in the sandbox, a standby become it) -------------------------------------------------------
@@ -229,10 +225,7 @@ def main():  # pragma: no cover - runs in the program host
     keep = _ancestors()
     # The SIGCHLD wake-up channel a socket pair, not a pipe: no case can open it through /proc (see procs.channel).
     wake_r, wake_w = procs.channel()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, _noop)
+    procs.wake_on_sigchld(wake_r, wake_w)
     fresh = _fresh_objects(code.co_filename)
     null = os.open(os.devnull, os.O_WRONLY)  # its own stdout and stderr: nothing reads them from now on
     os.dup2(null, 1)
@@ -242,10 +235,6 @@ def main():  # pragma: no cover - runs in the program host
     gc.freeze()  # the cases share these pages instead of the collector touching them in every fork
     _send(report, b"R\n")
     _host_loop(code, fresh, report, keep, wake_r, wake_w)
-
-
-def _noop(*_):
-    pass
 
 
 def _send(fd, data, fds=()):  # pragma: no cover - runs in the program host
@@ -333,10 +322,7 @@ def _host_loop(code, fresh, report, keep, wake_r, wake_w):  # pragma: no cover -
         for line in order.splitlines():
             words = line.split()
             if words[:1] == [b"K"] and case is not None:
-                try:
-                    os.kill(case, signal.SIGKILL)
-                except OSError:
-                    pass
+                procs.kill(case)
                 status = _wait_for(case)
                 clean = _sweep(keep, wake_r, case)
                 _send(report, b"X %d %d %d\n" % (case, status, clean))
@@ -389,25 +375,14 @@ def _sweep(keep, wake_r, case, give_up_s=2.0):  # pragma: no cover - runs in the
     give_up = time.monotonic() + give_up_s
     while True:
         if keep is None:
-            try:
-                os.killpg(case, signal.SIGKILL)
-            except OSError:
-                pass
+            procs.kill(case, group=True)
             left = []
         else:
             left = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-                    if pid not in keep and _alive(pid)]
+                    if pid not in keep and procs.alive(pid)]
         for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        while True:
-            try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
-                break
+            procs.kill(pid)
+        procs.reap_ended()
         if not left:
             try:
                 os.read(wake_r, 512)  # the SIGCHLDs of what was reaped
@@ -417,15 +392,6 @@ def _sweep(keep, wake_r, case, give_up_s=2.0):  # pragma: no cover - runs in the
         if time.monotonic() > give_up:
             return 0
         select.select([wake_r], [], [], 0.001)
-
-
-def _alive(pid):  # pragma: no cover - runs in the program host
-    """Whether a process is there and not a zombie (a zombie runs nothing; its parent reaps it)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
 
 
 def _case_main(code, fresh, ends, limits, below):  # pragma: no cover - runs in a case's process

@@ -60,15 +60,9 @@ def _kill_everything_else(proc):
     """Kills the step's whole process tree, including processes that escaped it."""
     import subprocess
 
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
+    procs.kill(proc.pid, group=True)
     if os.getpid() == 1:  # only as the container's init: kill(-1) spares just us
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except OSError:
-            pass
+        procs.kill(-1)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
@@ -321,11 +315,7 @@ def run_case(step, job, workdir, host, zygote):
     io.finish()
     case.close()
     if os.getpid() == 1:  # where the host cannot be the subreaper (gVisor), what it killed comes here: reaped now
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        procs.reap_ended()
     if zygote is not None:
         zygote.read_events()
     code = case.returncode

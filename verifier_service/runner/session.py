@@ -112,16 +112,10 @@ class Kernel:
     def pause(self, stop=True):
         """Stops (or lets go on) the kernel between cells: nothing of the session runs there. A thread a cell left
         in it would otherwise start processes after the cell's were killed, and use CPU no cell's limit covers."""
-        try:
-            os.kill(self.pid, signal.SIGSTOP if stop else signal.SIGCONT)
-        except OSError:
-            pass
+        procs.kill(self.pid, signal.SIGSTOP if stop else signal.SIGCONT)
 
     def interrupt(self):
-        try:
-            os.kill(self.pid, signal.SIGINT)
-        except OSError:
-            pass
+        procs.kill(self.pid, signal.SIGINT)
 
     def kill(self):
         """The kernel and every other process but the runner and the zygote, killed and reaped."""
@@ -159,15 +153,6 @@ def _oom_kills():
     return None
 
 
-def _live(pid):
-    """Whether a process is there and not a zombie (a zombie is reaped by its parent: the kernel, the zygote)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
-
-
 def kill_strays(keep):
     """Kills every process of the sandbox but ``keep`` (what a cell left running: a background process, a
     daemon); True when none is left. Only as the sandbox's init, where every process is the session's."""
@@ -175,14 +160,11 @@ def kill_strays(keep):
         return True
     give_up = time.monotonic() + 2.0
     while True:
-        strays = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep and _live(p)]
+        strays = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep and procs.alive(p)]
         if not strays:
             return True
         for pid in strays:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            procs.kill(pid)
         procs.reap_children(0.05)  # orphans that came to the runner
         if time.monotonic() > give_up:
             return False

@@ -11,6 +11,7 @@ import time
 
 import assert_harness
 import judge
+import procs
 
 STDERR_TAIL = 8192
 REPORT_LIMIT = 4 * 1024 * 1024
@@ -147,11 +148,7 @@ class StepIO:
             for key, _ in self.sel.select(timeout=max(0.0, drain_until - time.monotonic())):
                 self._take(key)
         self.sel.close()
-        for f in (self.proc.stdout, self.proc.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
+        procs.close_all(self.proc.stdout, self.proc.stderr)
 
 
 def stdin_bytes(step):

@@ -177,18 +177,10 @@ class Standby:
         if self._control is not None:
             os.close(self._control)
             self._control = None
-        for f in (self.stdin, self.stdout, self.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
+        procs.close_all(self.stdin, self.stdout, self.stderr)
         if self.report_r is not None:
             os.close(self.report_r)
             self.report_r = None
-
-
-def _noop(*_):
-    pass
 
 
 def _read_order(fd):
@@ -296,11 +288,7 @@ class Zygote:
             return True
         give_up = time.monotonic() + 2.0
         while True:
-            try:
-                while os.waitpid(-1, os.WNOHANG)[0]:
-                    pass
-            except ChildProcessError:
-                pass
+            procs.reap_ended()
             if not any(self._stray(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, self.pid)):
                 return True
             if time.monotonic() > give_up:
@@ -392,16 +380,10 @@ def kill_all_and_reap(*pids):
     """Kills every process but this one (as the container's init: ``kill(-1)``; otherwise only ``pids``) and
     reaps its children; {pid: exit code} of those reaped."""
     if os.getpid() == 1:
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except OSError:
-            pass
+        procs.kill(-1)
     else:
         for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            procs.kill(pid)
     return procs.reap_children()[0]
 
 
@@ -432,10 +414,7 @@ def _zygote_main(fd):  # pragma: no cover - runs in the zygote
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_r, False)
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGCHLD, _noop)
+        procs.wake_on_sigchld(wake_r, wake_w)
         # What every step's process does first, done once here, then frozen: the forks share these pages and
         # the collector leaves them alone, instead of each fork copying them on first use.
         json.loads(json.dumps({"warm": [1, 2.5, "x", None, True, {"k": []}]}))
@@ -525,14 +504,8 @@ def _kill_tree_as_zygote(standby, wake_fd):  # pragma: no cover - runs in the zy
     """kill(-1) from the zygote spares itself and the container's init (the runner); as the subreaper it then
     reaps every process of the step, orphans included. {pid: code}, or None when some would not die."""
     if os.getppid() == 1:
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except OSError:
-            pass
+        procs.kill(-1)
     elif standby is not None:
-        try:
-            os.killpg(standby, signal.SIGKILL)
-        except OSError:
-            pass
+        procs.kill(standby, group=True)
     codes, all_reaped = procs.reap_children(wake_fd=wake_fd)
     return codes if all_reaped else None

@@ -99,22 +99,28 @@ class SandboxSession:
 
     async def _ask(self, request: dict, wait_s: float) -> dict:
         """Sends one request line, returns the runner's event for it; SessionEnded when the sandbox is gone."""
-        stream = self.instance.stream
         self._seq += 1
-        request = {**request, "seq": self._seq}
+        return await self._exchange({**request, "seq": self._seq}, wait_s, self._seq,
+                                    "the session's sandbox did not answer in time", "lost the session's sandbox")
+
+    async def _exchange(self, line: dict, wait_s: float, seq: int | None, late: str, lost: str) -> dict:
+        """Sends ``line``, returns the runner's event with the session's token (and ``seq``, unless None);
+        SessionEnded, saying ``late`` or ``lost`` (or the sandbox's death), when none comes."""
+        stream = self.instance.stream
         deadline = time.monotonic() + wait_s
         try:
-            await stream.send_async(json.dumps(request).encode() + b"\n", deadline)
+            await stream.send_async(json.dumps(line).encode() + b"\n", deadline)
             while True:
                 for event in stream.buffered_events():
-                    if isinstance(event, dict) and event.get("token") == self.token and event.get("seq") == self._seq:
+                    if isinstance(event, dict) and event.get("token") == self.token and \
+                            (seq is None or event.get("seq") == seq):
                         return event
                 if time.monotonic() >= deadline:
-                    raise SessionEnded("the session's sandbox did not answer in time")
+                    raise SessionEnded(late)
                 if not await stream.receive_async(deadline):
                     raise SessionEnded(self.owner.death(self.instance))
         except (OSError, ValueError) as exc:
-            raise SessionEnded(f"lost the session's sandbox: {exc}") from exc
+            raise SessionEnded(f"{lost}: {exc}") from exc
 
     async def execute(self, code: str, stdin: str = "", timeout_s: float = 0.0,
                       output_limit_bytes: int = 0) -> CellOutcome:
@@ -279,8 +285,9 @@ class SessionSandboxes:
         instance = await self._start_instance()
         session = SandboxSession(self, instance, limits, secrets.token_hex(16))
         try:
-            event = await self._opened(session, {wire.JOB_SESSION: self._runner_limits(limits),
-                                                 wire.JOB_TOKEN: session.token})
+            opening = {wire.JOB_SESSION: self._runner_limits(limits), wire.JOB_TOKEN: session.token}
+            event = await session._exchange(opening, OPEN_TIMEOUT_S, None,
+                                            "the sandbox did not open the session in time", "lost the sandbox")
         except SessionEnded as exc:
             self._retire(instance)
             raise SandboxUnavailable(f"could not open a session: {exc}") from None
@@ -321,22 +328,6 @@ class SessionSandboxes:
         session.opened = session.last_used = time.monotonic()
         self.live.add(session)
         return session
-
-    async def _opened(self, session: SandboxSession, line: dict) -> dict:
-        stream = session.instance.stream
-        deadline = time.monotonic() + OPEN_TIMEOUT_S
-        try:
-            await stream.send_async(json.dumps(line).encode() + b"\n", deadline)
-            while True:
-                for event in stream.buffered_events():
-                    if isinstance(event, dict) and event.get("token") == session.token:
-                        return event
-                if time.monotonic() >= deadline:
-                    raise SessionEnded("the sandbox did not open the session in time")
-                if not await stream.receive_async(deadline):
-                    raise SessionEnded(self.death(session.instance))
-        except (OSError, ValueError) as exc:
-            raise SessionEnded(f"lost the sandbox: {exc}") from exc
 
     def death(self, instance: Instance) -> str:
         detail = bytes(instance.stream.stderr).decode("utf-8", "replace")[-300:].strip()

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 from verifier_service._generated import verifier_pb2 as pb
@@ -240,30 +239,12 @@ def summary_table(results: list[pb.VerifyResult], seconds: float):
 async def _verify_requests(args, config: ServiceConfig, requests, console, sink=None
                            ) -> tuple[list[pb.VerifyResult], float]:
     """Verifies through ``--server`` or an embedded service (started here, stopped after)."""
-    from verifier_service.client import VerifierClient
+    from verifier_service.tools.audit.runner import service_client
 
-    app = None
-    if args.server:
-        client = await VerifierClient.connect(args.server, credentials=credentials_from_args(args))
-    else:
-        from verifier_service.credentials import Credentials
-        from verifier_service.sandbox import make_sandbox
-        from verifier_service.serve import VerifierApp
-
-        make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
-        # Embedded: a loopback listener of this process only, no TLS and no tenants.
-        app = VerifierApp(replace(config, host="127.0.0.1", port=0, tenants="", tls_cert="", tls_key="",
-                                  tls_client_ca=""))
-        port = await app.start()
-        client = await VerifierClient.connect(f"127.0.0.1:{port}", credentials=Credentials())
-    started = time.monotonic()
-    try:
+    async with service_client(args.server, config, credentials_from_args(args) if args.server else None) as client:
+        started = time.monotonic()
         show = not args.quiet and (console.is_terminal or len(requests) >= 50)
         results = await _verify_all(client, requests, args.batch_size, args.parallel, console, show, sink)
-    finally:
-        await client.close()
-        if app is not None:
-            await app.stop(grace=1.0)
     return results, time.monotonic() - started
 
 

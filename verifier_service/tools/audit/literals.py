@@ -59,30 +59,18 @@ def literals(text: str, limit: int = MAX_LITERALS) -> list[Any]:
         if len(repr(value)) <= MAX_LITERAL_CHARS and _key(value) not in found:
             found[_key(value)] = value
 
-    for m in _ASSERT_RHS.finditer(text):
-        ok, value = _value(m.group(1))
-        if ok:
-            add(value)
-    for m in _DOCTEST.finditer(text):
-        ok, value = _value(m.group(1))
-        if ok:
-            add(value)
-    for m in _BACKTICK.finditer(text):
-        ok, value = _value(m.group(1))
-        if ok:
-            add(value)
-    for m in _RETURNS.finditer(text):
-        ok, value = _value(m.group(1).strip("` "))
-        if ok:
-            add(value)
-    for m in _QUOTED.finditer(text):
-        ok, value = _value(m.group(1))
-        if ok and isinstance(value, str):
-            add(value)
-    for m in _NUMBER.finditer(text):
-        ok, value = _value(m.group(0).replace(",", ""))
-        if ok:
-            add(value)
+    def group(m: re.Match[str]) -> str:
+        return m.group(1)
+
+    # (where, the literal's text in a match, the type it must have: object, any), most telling first
+    sources = ((_ASSERT_RHS, group, object), (_DOCTEST, group, object), (_BACKTICK, group, object),
+               (_RETURNS, lambda m: m.group(1).strip("` "), object), (_QUOTED, group, str),
+               (_NUMBER, lambda m: m.group(0).replace(",", ""), object))
+    for pattern, literal, wanted in sources:
+        for m in pattern.finditer(text):
+            ok, value = _value(literal(m))
+            if ok and isinstance(value, wanted):
+                add(value)
     return list(found.values())[:limit]
 
 

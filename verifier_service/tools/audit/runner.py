@@ -270,7 +270,8 @@ async def service_client(server: str | None = None, config=None, credentials=Non
         from verifier_service.serve import VerifierApp
 
         config = config or ServiceConfig()
-        make_sandbox(config).check_blocking()
+        make_sandbox(config).check_blocking()  # the clear "Docker missing / image not built" message
+        # Embedded: a loopback listener of this process only, no TLS and no tenants.
         app = VerifierApp(replace(config, host="127.0.0.1", port=0, tenants="", tls_cert="", tls_key="",
                                   tls_client_ca=""))
         port = await app.start()

@@ -63,16 +63,12 @@ class Sample:
 
 # ---- hashing and files ----------------------------------------------------------
 
-def canonical_spec(obj: Any) -> dict:
-    """The spec in normal form (defaults dropped), so equal specs hash equally."""
-    return normal_spec_json(obj)
-
-
 def sample_set_hash(samples: list[Sample]) -> str:
-    """sha256 over (id, prompt, completion, normalised spec) of every sample, in id order."""
+    """sha256 over (id, prompt, completion, normalised spec: defaults dropped, so equal specs hash equally) of
+    every sample, in id order."""
     digest = hashlib.sha256()
     for s in sorted(samples, key=lambda s: s.id):
-        digest.update(canonical_json([s.id, s.prompt, s.completion, canonical_spec(s.spec)]).encode())
+        digest.update(canonical_json([s.id, s.prompt, s.completion, normal_spec_json(s.spec)]).encode())
         digest.update(b"\n")
     return digest.hexdigest()
 
