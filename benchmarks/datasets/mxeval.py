@@ -28,6 +28,7 @@ task not passed; with ``--negative``, per task passed) and the table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import subprocess
@@ -62,10 +63,16 @@ NEGATIVE = {"typescript": "    throw new Error(\"no answer\");\n", "php": "    t
 # meet), and a file counts as compiled, as MXEval's exit status 2 says alone, when tsc reported on it. tsc stops
 # at syntax errors when a file has any, so the files it said nothing of are checked again without those.
 HARNESS = {
-    "typescript": 'grep -q "^$f.ts(" tsc.out && timeout 20 node "$f.js" >/dev/null 2>"$f.err"',
-    "php": 'timeout 20 php "$f.php" >/dev/null 2>"$f.err"',
-    "perl": 'timeout 20 perl "$f.pl" >/dev/null 2>"$f.err"',
+    "typescript": 'grep -q "^$f.ts(" tsc.out && timeout 20 node "$f.js" >"$f.out" 2>"$f.err"',
+    "php": 'timeout 20 php "$f.php" >"$f.out" 2>"$f.err"',
+    "perl": 'timeout 20 perl "$f.pl" >"$f.out" 2>"$f.err"',
 }
+# A line appended to each program for the harness run only: its exit status is still the verdict, and the mark on
+# stdout says whether the tests' last line was reached (tsc writes JavaScript from a program that does not parse:
+# the tests then often end up inside the unclosed function, never called, and the program exits 0).
+MARK = "mxeval-harness: the tests ran to their end"
+MARK_LINE = {"typescript": f'\n;console.log("{MARK}");\n', "php": f'\necho "\\n{MARK}\\n";\n',
+             "perl": f'\nprint "\\n{MARK}\\n";\n'}
 TSC = "xargs -r -n 40 tsc --target es5 --lib es2016"
 BEFORE = {"typescript": f"ls *.ts | {TSC} >tsc.out 2>&1; "
                         f'for f in *.ts; do grep -q "^$f(" tsc.out || echo "$f"; done | {TSC} >>tsc.out 2>&1; '}
@@ -86,14 +93,16 @@ def request(row: dict, language: str, negative: bool = False) -> dict:
                      "timeout_s": 30}}
 
 
-def harness(rows: list[dict], language: str, image: str, negative: bool = False) -> dict[str, tuple[bool, str]]:
-    """task -> (passed under MXEval's own commands, the first lines of its stderr), all run in one container."""
+def harness(rows: list[dict], language: str, image: str, negative: bool = False) -> dict[str, tuple[bool, bool, str]]:
+    """task -> (passed under MXEval's own commands, its tests ran to their end, the first lines of its stderr), all
+    run in one container."""
     with tempfile.TemporaryDirectory() as tmp:
         names = []
         for k, row in enumerate(rows):
             name = f"p{k}"
             completion = NEGATIVE[language] * negative + row["canonical_solution"]
-            (Path(tmp) / f"{name}.{EXTENSIONS[language]}").write_text(row["prompt"] + completion + row["test"])
+            (Path(tmp) / f"{name}.{EXTENSIONS[language]}").write_text(row["prompt"] + completion + row["test"] +
+                                                                      MARK_LINE[language])
             names.append(name)
         Path(tmp).chmod(0o777)
         script = f'{BEFORE.get(language, "")}for f in {" ".join(names)}; do ({HARNESS[language]}); echo "$f $?"; done'
@@ -108,11 +117,11 @@ def harness(rows: list[dict], language: str, image: str, negative: bool = False)
             tsc = Path(tmp) / "tsc.out"
             syntax = tsc.exists() and re.search(rf"^{name}\.ts\(.*(error TS1\d{{3}}:)", tsc.read_text(errors="replace"),
                                                 re.MULTILINE)
-            if syntax and status.get(name) == "0":
-                # tsc wrote JavaScript from a program that does not parse: the tests ran, or were swallowed into
-                # the unclosed function and never called, which also exits 0.
-                text = f"passed with tsc syntax errors ({syntax.group(1)} ...)"
-            out[row["task_id"]] = (status.get(name) == "0", " | ".join(text.strip().splitlines()[:2])[:300])
+            stdout = Path(tmp) / f"{name}.out"
+            ran = stdout.exists() and MARK in stdout.read_text(errors="replace")
+            if syntax:
+                text = f"tsc syntax errors ({syntax.group(1)} ...); {text}"
+            out[row["task_id"]] = (status.get(name) == "0", ran, " | ".join(text.strip().splitlines()[:2])[:300])
         return out
 
 
@@ -124,6 +133,7 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=1, help="a fixed sample: every Nth row with a reference")
     parser.add_argument("--limit", type=int, default=0, help="at most this many rows per language")
     parser.add_argument("--harness", action="store_true", help="also run MXEval's own commands on the programs")
+    parser.add_argument("--harness-only", action="store_true", help="MXEval's commands only, not this service")
     parser.add_argument("--backend", default="docker", choices=("docker", "bwrap"))
     parser.add_argument("--out", type=Path, help="write the results (JSON lines) here")
     parser.add_argument("--negative", action="store_true", help="each solution made to fail at its first statement")
@@ -131,7 +141,7 @@ def main() -> int:
     languages = args.languages.split(",")
     if set(languages) - set(NEGATIVE):
         parser.error(f"--languages: one of {', '.join(NEGATIVE)}")
-    unsupported = [lang for lang in languages if lang not in SUPPORTED]
+    unsupported = [lang for lang in languages if lang not in SUPPORTED and not args.harness_only]
     if unsupported:
         parser.error(f"function_tests does not support {', '.join(unsupported)}")
     # The environment's settings (RLVR_VERIFIER_SANDBOX_IMAGE, ..._LANGS_IMAGE: the images to measure) count.
@@ -139,41 +149,51 @@ def main() -> int:
                      max_concurrency=2)
     table = {}
     lines = []
-    with InProcessService(config) as service:
+    with contextlib.ExitStack() as stack:
+        service = None if args.harness_only else stack.enter_context(InProcessService(config))
         for language in languages:
             rows, missing = load(args.data, args.source, language)
             rows = rows[::args.every][:args.limit or None]
             started = time.perf_counter()
-            results = verify_all(service, [request(row, language, args.negative) for row in rows])
+            results = verify_all(service, [request(row, language, args.negative) for row in rows]) if service \
+                else [{"verdict": "NOT_RUN", "detail": ""} for _ in rows]
             seconds = time.perf_counter() - started
             theirs = harness(rows, language, config.sandbox_langs_image, args.negative) \
-                if args.harness and language in HARNESS else {}
+                if (args.harness or args.harness_only) and language in HARNESS else {}
             verdicts = Counter(r["verdict"] for r in results)
-            agree = Counter()
+            agree = Counter()  # (harness passed, its tests ran, passed here)
             for row, r in zip(rows, results, strict=True):
                 task = row["task_id"]
                 line = {"language": language, "task": task, "verdict": r["verdict"], "detail": r["detail"][:600],
                         "stderr": r.get("stderr_tail", "")[-600:]}
                 ours = r["verdict"] == "PASSED"
                 if task in theirs:
-                    line["harness_passed"], line["harness_stderr"] = theirs[task]
-                    agree[(theirs[task][0], ours)] += 1
+                    line["harness_passed"], line["harness_tests_ran"], line["harness_stderr"] = theirs[task]
+                    agree[(theirs[task][0], theirs[task][1], ours)] += 1
                 lines.append(line)
-                shown = (ours != theirs[task][0]) if task in theirs else ours == args.negative
-                if shown:
+                if service is None:
+                    continue
+                if (ours != theirs[task][0]) if task in theirs else ours == args.negative:
                     first = " | ".join(r["detail"].splitlines()[:3])[:300]
-                    harness_says = f"\tharness: {'passed' if theirs[task][0] else 'failed'}: {theirs[task][1]}" \
-                        if task in theirs else ""
+                    harness_says = "" if task not in theirs else \
+                        f"\tharness: {'passed' if theirs[task][0] else 'failed'}" \
+                        f"{'' if theirs[task][1] else ' (its tests did not run to their end)'}: {theirs[task][2]}"
                     print(f"{language}\t{task}\t{r['verdict']}\t{first}{harness_says}", flush=True)
             table[language] = (len(rows), missing, verdicts, agree, seconds)
     if args.out:
         args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    print(f"\n{args.source}, every {args.every}: | language | run | no reference | passed here | other verdicts | "
-          "harness passed | both passed | harness only | here only | seconds here |")
+    print(f"\n{args.source}, every {args.every}:\n| language | run | no reference | passed here | other verdicts | "
+          "harness passed | of which its tests ran | both passed | harness only (tests ran) | here only | "
+          "seconds here |\n|---|---|---|---|---|---|---|---|---|---|---|")
     for language, (n, missing, verdicts, agree, seconds) in table.items():
         other = ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items()) if v != "PASSED") or "-"
-        theirs = (f"{agree[(True, True)] + agree[(True, False)]} | {agree[(True, True)]} | {agree[(True, False)]} | "
-                  f"{agree[(False, True)]}") if agree else "- | - | - | -"
+        passed = sum(c for (h, _, _), c in agree.items() if h)
+        ran = sum(c for (h, t, _), c in agree.items() if h and t)
+        both = sum(c for (h, _, o), c in agree.items() if h and o)
+        only = sum(c for (h, _, o), c in agree.items() if h and not o)
+        only_ran = agree[(True, True, False)]
+        here = sum(c for (h, _, o), c in agree.items() if o and not h)
+        theirs = f"{passed} | {ran} | {both} | {only} ({only_ran}) | {here}" if agree else "- | - | - | - | -"
         print(f"| {language} | {n} | {missing} | {verdicts.get('PASSED', 0)} | {other} | {theirs} | {seconds:.0f} |")
     return 0
 
