@@ -69,10 +69,13 @@ HARNESS = {
 }
 # A line appended to each program for the harness run only: its exit status is still the verdict, and the mark on
 # stdout says whether the tests' last line was reached (tsc writes JavaScript from a program that does not parse:
-# the tests then often end up inside the unclosed function, never called, and the program exits 0).
+# the tests then often end up inside the unclosed function, never called, and the program exits 0). The line
+# holds the mark reversed and prints it turned round, so that a program that prints its own text (PHP after a
+# `?>`) does not show it.
 MARK = "mxeval-harness: the tests ran to their end"
-MARK_LINE = {"typescript": f'\n;console.log("{MARK}");\n', "php": f'\necho "\\n{MARK}\\n";\n',
-             "perl": f'\nprint "\\n{MARK}\\n";\n'}
+MARK_LINE = {"typescript": f'\n;console.log("{MARK[::-1]}".split("").reverse().join(""));\n',
+             "php": f'\necho "\\n" . strrev("{MARK[::-1]}") . "\\n";\n',
+             "perl": f'\nprint "\\n" . reverse("{MARK[::-1]}") . "\\n";\n'}
 TSC = "xargs -r -n 40 tsc --target es5 --lib es2016"
 BEFORE = {"typescript": f"ls *.ts | {TSC} >tsc.out 2>&1; "
                         f'for f in *.ts; do grep -q "^$f(" tsc.out || echo "$f"; done | {TSC} >>tsc.out 2>&1; '}
