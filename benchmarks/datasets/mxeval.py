@@ -8,7 +8,9 @@ FILE.js``; PHP ``php FILE.php``; Perl ``perl FILE.pl``; C# ``dotnet build`` of a
 KellermanSoftware.CompareNetObjects, then the binary. Exit status 0 is a pass. Here each row is a
 ``function_tests`` request: setup = the prompt, completion = the canonical solution, tests = the row's test.
 ``--harness`` also runs MXEval's commands on the same programs in the languages image (one container per
-language, offline), so that a reference the dataset's own harness fails is told from one this service fails.
+language, offline), so that a reference the dataset's own harness fails is told from one this service fails,
+and, from a mark line appended for that run (``MARK_LINE``), a harness pass whose tests ran to their end from an
+exit status 0 of a program whose tests never ran.
 
     # the data stays out of the repo: fetch amazon-science/mxeval (a bare git dir, MIRROR), then
     D=/work/data/mxeval; mkdir -p $D; for f in multilingual_humaneval/HumanEval_typescript_v1 \\
@@ -18,7 +20,8 @@ language, offline), so that a reference the dataset's own harness fails is told 
     # MBXP Perl with canonical solutions was released as v1.2 and renamed back to v1 without them (3440356):
     git --git-dir=MIRROR show 23baf03:data/mbxp/mbplp_release_v1.2.jsonl > $D/mbplp_release_v1.2.jsonl
     python -m benchmarks.datasets.mxeval [--data /work/data/mxeval] [--source mbxp|humaneval]
-        [--languages typescript,php] [--every N] [--limit N] [--harness] [--negative] [--out FILE]
+        [--languages typescript,php] [--every N] [--limit N] [--harness | --harness-only] [--negative]
+        [--out FILE]
 
 Rows without a canonical solution are counted and skipped (MXEval's multilingual HumanEval has none for these
 languages). Prints one line per task where this service and the harness disagree (or, without ``--harness``, per

@@ -44,9 +44,10 @@ NODE_LAUNCHER = ("(() => { const fs = require('fs'), path = require('path'), Mod
                  "process.argv.splice(1, 1); const m = new Module(file, null); m.filename = file;"
                  "m.paths = Module._nodeModulePaths(path.dirname(file)); m._compile(text, file); })();")
 BASH_LAUNCHER = "s=$(<solution.sh); rm -f solution.sh; eval \"$s\""
-# PHP likewise (no variable holds the text: a completion's top-level code shares the eval's scope).
-PHP_LAUNCHER = ("eval('?>' . (static function () { $t = file_get_contents('solution.php'); unlink('solution.php'); "
-                "return $t; })());")
+# PHP likewise (no variable holds the text: a completion's top-level code shares the eval's scope). A text that
+# opens with `<?php` is evaluated from just after the tag, so that a `declare(strict_types=1)` is its first statement.
+PHP_LAUNCHER = ("eval((static function () { $t = file_get_contents('solution.php'); unlink('solution.php'); "
+                "return preg_match('/^<\\?php\\s/', $t) ? substr($t, 5) : '?>' . $t; })());")
 
 
 def _bytes_literal(data: bytes, lang: str) -> str:
