@@ -45,7 +45,7 @@ def requests_for(data: Path, language: str, negative: bool = False) -> list[dict
             setup = row["declaration"] if language != "js" else row["prompt"]
             if language == "go":
                 setup = go_setup(row)
-            completion = NEGATIVE[language] * negative + row["canonical_solution"]
+            completion = (NEGATIVE[language] if negative else "") + row["canonical_solution"]
             out.append({"id": row["task_id"], "completion": completion,
                         "spec": {"kind": "function_tests", "language": LANGUAGES[language], "setup": setup,
                                  "tests": row["test"], "timeout_s": 30}})
