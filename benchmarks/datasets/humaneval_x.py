@@ -45,7 +45,7 @@ def requests_for(data: Path, language: str, negative: bool = False) -> list[dict
             setup = row["declaration"] if language != "js" else row["prompt"]
             if language == "go":
                 setup = go_setup(row)
-            completion = NEGATIVE[language] * negative + row["canonical_solution"]
+            completion = (NEGATIVE[language] if negative else "") + row["canonical_solution"]
             out.append({"id": row["task_id"], "completion": completion,
                         "spec": {"kind": "function_tests", "language": LANGUAGES[language], "setup": setup,
                                  "tests": row["test"], "timeout_s": 30}})
@@ -67,6 +67,31 @@ def go_setup(row: dict) -> str:
     return f"{row['test_setup']}\n{imports}{prompt}"
 
 
+def verify_all(service: InProcessService, rows: list[dict]) -> list[dict]:
+    """Each request's result (JSON form) from one VerifyBatch; a request the service refuses (INVALID_ARGUMENT:
+    the spec is at fault) gets ``{"verdict": "REFUSED", "detail": ...}`` and the rest are sent again."""
+    import grpc
+
+    from verifier_service._generated import verifier_pb2 as pb
+    from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+
+    refused: dict[int, str] = {}
+    while True:
+        sent = [k for k in range(len(rows)) if k not in refused]
+        try:
+            with grpc.insecure_channel(service.address) as channel:
+                response = pb_grpc.VerifierStub(channel).VerifyBatch(
+                    pb.VerifyBatchRequest(requests=[request_from_json(rows[k]) for k in sent]), timeout=3600)
+            break
+        except grpc.RpcError as exc:
+            which = re.match(r"request (\d+)\b", exc.details() or "")
+            if exc.code() != grpc.StatusCode.INVALID_ARGUMENT or which is None:
+                raise
+            refused[sent[int(which.group(1))]] = exc.details()
+    answered = dict(zip(sent, (result_to_json(r) for r in response.results), strict=True))
+    return [answered.get(k) or {"verdict": "REFUSED", "detail": refused[k]} for k in range(len(rows))]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("/work/data/humaneval-x"))
@@ -84,29 +109,10 @@ def main() -> int:
     table = {}
     lines = []
     with InProcessService(config) as service:
-        import grpc
-
-        from verifier_service._generated import verifier_pb2 as pb
-        from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-
         for language in args.languages.split(","):
             rows = requests_for(args.data, language, args.negative)
             started = time.perf_counter()
-            refused: dict[int, str] = {}  # a request the service refuses (INVALID_ARGUMENT): the spec is at fault
-            while True:
-                sent = [k for k in range(len(rows)) if k not in refused]
-                try:
-                    with grpc.insecure_channel(service.address) as channel:
-                        response = pb_grpc.VerifierStub(channel).VerifyBatch(
-                            pb.VerifyBatchRequest(requests=[request_from_json(rows[k]) for k in sent]), timeout=3600)
-                    break
-                except grpc.RpcError as exc:
-                    which = re.match(r"request (\d+)\b", exc.details() or "")
-                    if exc.code() != grpc.StatusCode.INVALID_ARGUMENT or which is None:
-                        raise
-                    refused[sent[int(which.group(1))]] = exc.details()
-            answered = dict(zip(sent, (result_to_json(r) for r in response.results), strict=True))
-            results = [answered.get(k) or {"verdict": "REFUSED", "detail": refused[k]} for k in range(len(rows))]
+            results = verify_all(service, rows)
             verdicts = Counter(r["verdict"] for r in results)
             table[language] = (len(rows), verdicts, time.perf_counter() - started)
             for row, r in zip(rows, results, strict=True):

@@ -1,5 +1,5 @@
-"""The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash) on Docker:
-each header says its class, its task and the verdicts that are right for it (as in tests/adversarial/, see
+"""The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash, PHP) on
+Docker: each header says its class, its task and the verdicts that are right for it (as in tests/adversarial/, see
 tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
 tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged pass);
 ``fn_add_gotest``: the same task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.docker
 
 HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
 LANGUAGE = {".c": "c", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".ts": "typescript", ".go": "go",
-            ".rs": "rust", ".sh": "bash"}
+            ".rs": "rust", ".sh": "bash", ".php": "php"}
 
 
 def load() -> list[tuple[str, str, str, set[str], str]]:

@@ -22,6 +22,10 @@ MORE = {
           "void main() { int x = ; }\n"),
 }
 
+PHP_STRICT = {"kind": "function_tests", "language": "php",
+              "setup": "<?php\ndeclare(strict_types=1);\n\nfunction add(int $a, int $b): int {\n",
+              "tests": "\nif (add(1, 2) !== 3) { throw new Exception('wrong sum'); }\n"}
+
 JAVA_FORMS = {  # correct programs whose class the old rule (first `class` in the text) got wrong
     "comment": "// this class reads two numbers\n/** The class that solves it. */\nimport java.util.*;\n"
                "public class Sol { public static void main(String[] a) { Scanner s = new Scanner(System.in);\n"
@@ -142,6 +146,9 @@ def results(langs_service):
          "fn half(x: i64) -> Result<i64> { if x % 2 == 0 { Ok(x / 2) } else { Err(\"odd\".to_string()) } }\n",
          {"kind": "function_tests", "language": "rust",
           "tests": "fn main() {\n    assert_eq!(half(4), Ok(2));\n    assert!(half(3).is_err());\n}\n"}),
+        ("php strict types", "    return $a + $b;\n}\n", PHP_STRICT),  # (the launcher keeps the declare first)
+        ("php strict types wrong type", "    return $a + $b;\n}\n",
+         {**PHP_STRICT, "tests": PHP_STRICT["tests"].replace("add(1, 2)", "add('1', 2)")}),
         ("cpp multipl-e argv", "    return a + b;\n",
          {"kind": "function_tests", "language": "cpp",
           "setup": "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b) {\n",
@@ -160,6 +167,11 @@ def results(langs_service):
     return {name: r for (name, _, _), r in zip(items, out, strict=True)}
 
 
+def test_php_strict_types_hold(results):
+    """A PHP program that declares strict types runs in strict mode (a string for an int parameter is an error)."""
+    assert results["php strict types wrong type"]["verdict"] == "FAILED", results["php strict types wrong type"]
+
+
 @pytest.mark.parametrize("language", sorted(MORE))
 def test_debian_languages_judge_stdio(results, language):
     got = {what: results[f"{language} {what}"]["verdict"] for what in ("right", "wrong", "broken")}
@@ -169,8 +181,7 @@ def test_debian_languages_judge_stdio(results, language):
 
 @pytest.mark.parametrize("name", [*(f"java {n}" for n in JAVA_FORMS), "node deep", "c deep", "ts default import",
                                   "js implicit globals", "rust multipl-e", "rust test module", "rust crates stdio",
-                                  "rust result alias",
-                                  "cpp multipl-e argv"])
+                                  "rust result alias", "php strict types", "cpp multipl-e argv"])
 def test_correct_programs_pass(results, name):
     assert results[name]["verdict"] == "PASSED", (results[name]["detail"][:400], results[name].get("stderr_tail"))
 

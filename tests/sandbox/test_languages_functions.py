@@ -34,6 +34,10 @@ ADD = {  # language -> (setup, right completion, tests)
     "bash": ("", "add() {\n  echo $(( $1 + $2 ))\n}\n",
              'candidate() {\n    add "$@"\n}\n\nset -e\nrun_test() {\n    [[ $(candidate 1 2) = "3" ]]\n'
              '    [[ $(candidate -1 1) = "0" ]]\n}\n\nrun_test\n'),
+    "php": ("<?php\n\nfunction add($a, $b) {\n", "    return $a + $b;\n}\n",  # MXEval's MBXP form
+            "\nfunction compare($x, $y) {\n    return $x == $y;\n}\n\n"
+            "if (!compare(add(1, 2), 3)) {\n    throw new Exception(\"Error at 1th assert statement.\");\n}\n"
+            "if (!compare(add(-1, 1), 0)) {\n    throw new Exception(\"Error at 2th assert statement.\");\n}\n"),
 }
 BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "cpp": "long add(long a, long b) { return a + ; }\n", "java": "        return a + ;\n    }\n",
@@ -41,11 +45,11 @@ BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "typescript": "function add(a: number, b: number): number {\n  return a + ;\n}\n",
           "go": "func add(a int, b int) int {\n\treturn a +\n}\n",
           "rust": "fn add(a: i64, b: i64) -> i64 {\n    a +\n}\n",
-          "bash": "add() {\n  if then\n}\n"}
+          "bash": "add() {\n  if then\n}\n", "php": "    return $a + ;\n}\n"}
 
 
 def wrong(language: str) -> str:
-    return ADD[language][1].replace("a + b", "a - b").replace("$1 + $2", "$1 - $2")
+    return ADD[language][1].replace("a + b", "a - b").replace("$1 + $2", "$1 - $2").replace("$a + $b", "$a - $b")
 
 
 def spec(language: str) -> dict:

@@ -33,7 +33,7 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 
 # Python is python_assert's: there the tests run in a judge process the completion cannot reach (in one process,
 # a Python completion reads any constant of the tests through its callers' frames).
-SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash")
+SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash", "php")
 # Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
 # the completion (which runs later, in the same process) finds no file that holds the end of the tests.
 # (Inside a function: a top-level const of an -e script is a global binding, which a completion's sloppy-mode
@@ -44,6 +44,10 @@ NODE_LAUNCHER = ("(() => { const fs = require('fs'), path = require('path'), Mod
                  "process.argv.splice(1, 1); const m = new Module(file, null); m.filename = file;"
                  "m.paths = Module._nodeModulePaths(path.dirname(file)); m._compile(text, file); })();")
 BASH_LAUNCHER = "s=$(<solution.sh); rm -f solution.sh; eval \"$s\""
+# PHP likewise (no variable holds the text: a completion's top-level code shares the eval's scope). A text that
+# opens with `<?php` is evaluated from just after the tag, so that a `declare(strict_types=1)` is its first statement.
+PHP_LAUNCHER = ("eval((static function () { $t = file_get_contents('solution.php'); unlink('solution.php'); "
+                "return preg_match('/^<\\?php\\s/', $t) ? substr($t, 5) : '?>' . $t; })());")
 
 
 def _bytes_literal(data: bytes, lang: str) -> str:
@@ -98,6 +102,11 @@ def _end(lang: str, name: str, a: bytes, b: bytes, args: str = "") -> str:
     if lang in ("javascript", "typescript"):
         return (f"\n;(() => {{ const x = [{la}], y = [{lb}];\n"
                 f"  {name}_write(x.map((v, i) => (v ^ y[i]).toString(16).padStart(2, '0')).join('') + '\\n'); }})();\n")
+    if lang == "php":
+        return (f"\n${name}_x = [{la}]; ${name}_y = [{lb}]; ${name}_s = '';\n"
+                f"for (${name}_i = 0; ${name}_i < {n}; ${name}_i++) {{ ${name}_s .= \\sprintf('%02x', "
+                f"${name}_x[${name}_i] ^ ${name}_y[${name}_i]); }}\n"
+                f"\\fwrite(\\STDOUT, \"\\n\" . ${name}_s . \"\\n\");\n")
     if lang == "bash":
         xs = " ".join(str(v) for v in a)
         ys = " ".join(str(v) for v in b)
@@ -245,6 +254,8 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
         prologue = "unset -v s\n"  # the launcher's copy of the program's text (BASH_LAUNCHER)
     if lang in ("javascript", "typescript"):
         prologue, tests = _node_trusted(tests, name)
+    if lang == "php" and tests.rstrip().endswith("?>"):  # the end is PHP code
+        tests = f"{tests.rstrip()}<?php\n"
     return f"{prologue}{body}{_guard(lang, name)}{tests}\n{_end(lang, name, a, b)}"
 
 
@@ -420,6 +431,7 @@ FORGEABLE = {
     "typescript": "an in-process inspector session (node:inspector shows the end's source); prototype methods "
                   "the tests call (Array.prototype...)",
     "bash": "the shell's memory, read by a child process (/proc/$$/mem)",
+    "php": "the interpreter's memory (/proc/self/mem), which holds the program's text",
 }
 
 
@@ -541,7 +553,7 @@ def _function_language(base: Language, tests: str = "") -> Language:
     """The language row for test programs: C++ built with -O0 -fno-unreachable-traps (MultiPL-E's C++ tests'
     main has no ``return``: once renamed, falling off its end is undefined behaviour, which GCC turns into a trap
     at -O0 and into a jump to anywhere when optimising; this way the function returns), Java with assertions on,
-    Node.js and Bash through their launchers, C and C++ as two units (``c_compile``), Rust tests of the ``#[test]``
+    Node.js, Bash and PHP through their launchers, C and C++ as two units (``c_compile``), Rust tests of the ``#[test]``
     form with ``--cfg test``."""
     if base.name == "cpp":
         flags = ("-O0", "-fno-unreachable-traps")
@@ -555,6 +567,8 @@ def _function_language(base: Language, tests: str = "") -> Language:
         return replace(base, run=(*base.run[:-1], "-e", NODE_LAUNCHER, base.run[-1]))
     if base.name == "bash":
         return replace(base, run=("bash", "-c", BASH_LAUNCHER))
+    if base.name == "php":
+        return replace(base, run=("php", "-r", PHP_LAUNCHER))
     if base.name == "rust" and rust_source.read_tests(tests).tests:
         # #[test] functions: `#[cfg(test)]` holds, as under `cargo test` (the tests run from the end: rust_tests).
         at = base.compile.index("-o")
