@@ -206,7 +206,7 @@ def render(result: dict, notes: str = "", title: str = "# Peers side by side: th
     if "sandboxfusion" in result:
         command += " --sandboxfusion ROOT"
     lines = [title, "",
-             f"Regenerate: `{command}` (the peers installed at "
+             f"Regenerate: `{command}` ({'the peers' if len(peers) > 1 else 'DeepGym'} installed at "
              f"benchmark time only). Machine: {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}, Docker "
              f"{m['docker']}, this service's sandbox backend {result.get('backend', '?')}; load average "
              f"{m['load_start']} at the start, {m['load_end']} at the end (read the ratios, measured side by side "
