@@ -4,7 +4,8 @@
     python3.12 -m venv /tmp/nemo && /tmp/nemo/bin/pip install nemo-gym==0.4.0 evalplus==0.3.1
     git -C EVALPLUS-CLONE show 8939a53:HumanEvalPlus.jsonl > /tmp/nemo/HumanEvalPlus-8939a53.jsonl
     python -m benchmarks.peers --deepgym-python /tmp/peers/bin/python \
-        [--nemo-python /tmp/nemo/bin/python --evalplus-base /tmp/nemo/HumanEvalPlus-8939a53.jsonl]
+        [--nemo-python /tmp/nemo/bin/python --evalplus-base /tmp/nemo/HumanEvalPlus-8939a53.jsonl] \
+        [--sandboxfusion ROOT]              # ROOT laid out as benchmarks/peers_sandboxfusion.py says
                                                                                 # -> benchmarks/PEERS.md, peers.json
 
 Workloads (``benchmarks/workloads.py``, as ``benchmarks.run`` makes them): real HumanEval as python_assert (the

@@ -13,6 +13,7 @@ starts its server from ROOT, laid out as
                           ``source CONDA_ROOT/bin/activate sandbox-runtime && which python``, CONDA_ROOT being the
                           folder above its own Python that has ``condabin``; ``activate`` here puts
                           ROOT/envs/$1/bin first on PATH
+    ROOT/COMMIT           the commit the tree is from (the table names it)
 
 and sends each item to ``POST /submit`` as its online judge takes a dataset it does not hold (``config.
 provided_data``), N requests at once:
