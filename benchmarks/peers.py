@@ -1,6 +1,7 @@
 """Peers side by side on the same items in one run: checks per second and verdict agreement (issue 35, item 4).
 
-    python -m venv /tmp/peers && /tmp/peers/bin/pip install deepgym==0.6.2      # at benchmark time only
+    # at benchmark time only (all three: bash benchmarks/peers_setup.sh DEST EVALPLUS-CLONE SANDBOXFUSION-CLONE)
+    python -m venv /tmp/peers && /tmp/peers/bin/pip install deepgym==0.6.2
     python3.12 -m venv /tmp/nemo && /tmp/nemo/bin/pip install nemo-gym==0.4.0 evalplus==0.3.1
     git -C EVALPLUS-CLONE show 8939a53:HumanEvalPlus.jsonl > /tmp/nemo/HumanEvalPlus-8939a53.jsonl
     python -m benchmarks.peers --deepgym-python /tmp/peers/bin/python \
