@@ -53,6 +53,16 @@ class TestPythonAssert:
         r = service.verify("```python\ndef add(a, b)\n    return a + b\n```", assert_spec())
         assert r["verdict"] == "COMPILE_ERROR" and "SyntaxError" in r["detail"]
 
+    def test_tests_that_import_a_module_the_sandbox_lacks_are_infra_error(self, service):
+        tests = "import rlvr_no_such_module_here\n" + ADD_TESTS
+        r = service.verify(ADD, assert_spec(tests=tests))
+        assert r["verdict"] == "INFRA_ERROR" and "rlvr_no_such_module_here" in r["detail"], r
+        guarded = "try:\n    import rlvr_no_such_module_here\nexcept ImportError:\n    pass\n" + ADD_TESTS
+        assert service.verify(ADD, assert_spec(tests=guarded))["verdict"] == "PASSED"  # a missing module expected
+        r = service.verify("```python\nimport rlvr_no_such_module_here\ndef add(a, b):\n    return a + b\n```",
+                           assert_spec())
+        assert r["verdict"] == "RUNTIME_ERROR", r  # the completion's own import: its verdict
+
     def test_completion_raising_is_runtime_error(self, service):
         r = service.verify("```python\nraise ValueError('boom')\n```", assert_spec())
         assert r["verdict"] == "RUNTIME_ERROR" and "boom" in r["detail"]
@@ -286,6 +296,23 @@ class TestPytest:
         assert service.verify("nothing", {**self.SPEC, "extract": "fenced_code"})["verdict"] == "MALFORMED"
         r = service.verify("import time\ntime.sleep(30)\ndef rev(s):\n    return s\n", {**self.SPEC, "timeout_s": 2})
         assert r["verdict"] == "TIMEOUT"
+
+    def test_tests_that_import_a_module_the_sandbox_lacks_are_infra_error(self, service):
+        # ClassEval's tests import python-docx, openpyxl, ...: without them every completion failed, an
+        # infrastructure fault scored as the model's. Only the spec's own imports decide; the spec's files and
+        # the completion's module are the job's own
+        files = {"helper.py": "def double(x):\n    return 2 * x\n",
+                 "test_it.py": "import rlvr_no_such_module_here\nimport helper\nfrom solution import f\n\n"
+                               "def test_f():\n    assert f(1) == helper.double(1)\n"}
+        r = service.verify("def f(x):\n    return 2 * x\n", {"kind": "pytest", "files": files})
+        assert r["verdict"] == "INFRA_ERROR" and "rlvr_no_such_module_here" in r["detail"], r
+        present = {**files, "test_it.py": files["test_it.py"].replace("import rlvr_no_such_module_here\n", "")}
+        assert service.verify("def f(x):\n    return 2 * x\n", {"kind": "pytest", "files": present})["verdict"] == \
+            "PASSED"
+        # a completion that imports a missing module is judged on what it wrote
+        r = service.verify("import rlvr_no_such_module_here\ndef f(x):\n    return 2 * x\n",
+                           {"kind": "pytest", "files": present})
+        assert r["verdict"] in ("RUNTIME_ERROR", "FAILED"), r
 
     def test_data_files_the_tests_read_are_the_specs(self, service):
         # issue 31, class 7: a completion rewrites the data file (at import, in a call, from a thread) before the

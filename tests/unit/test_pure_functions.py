@@ -287,3 +287,13 @@ class TestPytestCollectsUnittestClasses:
         plain = "class AllergiesTest:\n    def test_eggs(self):\n        assert True\n"
         with pytest.raises(InvalidSpec, match="nothing would be tested"):
             kind.validate(spec_from_json({"kind": "pytest", "files": {"allergies_test.py": plain}}))
+
+
+def test_python_imports_are_the_top_level_unconditional_third_party_ones():
+    from verifier_service.kinds.probe import python_imports
+
+    source = ("import numpy as np\nfrom docx import Document\nimport os, sys\nimport xml.etree.ElementTree\n"
+              "try:\n    import PIL\nexcept ImportError:\n    PIL = None\nif False:\n    import gensim\n"
+              "def f():\n    import nltk\nfrom . import sibling\nfrom bs4.element import Tag\n")
+    assert python_imports(source) == ("bs4", "docx", "numpy")
+    assert python_imports("def (") == ()

@@ -7,8 +7,11 @@ COMPILE_ERROR or RUNTIME_ERROR with one. ``verifier-service doctor`` runs the sa
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import functools
 import re
+import sys
 import weakref
 
 from verifier_service.kinds.base import Context
@@ -111,6 +114,50 @@ async def library_problems(ctx: Context, lang: Language, trusted: str) -> str | 
     if lang.name == "rust" and _USES_CRATE.search(trusted):
         return await crates_problem(ctx)
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def python_imports(source: str) -> tuple[str, ...]:
+    """The modules that trusted Python (a spec's setup or tests) imports whatever happens: ``import`` statements at
+    its top level (not inside try, if or a function, where a missing module may be expected), outside the
+    standard library, by their top-level name."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return tuple(sorted(n for n in names if n not in sys.stdlib_module_names and n != "__future__"))
+
+
+async def python_module_problems(ctx: Context, python: list[str], sources: list[str], own: set[str]) -> str | None:
+    """None when every module the spec's trusted Python imports (``python_imports``; ``own``: the names the job
+    itself provides, the completion's module and the spec's files) can be found by ``python`` in this backend's
+    sandbox, else why not (the INFRA_ERROR's detail: tests that import a library the sandbox lacks fail for every
+    completion, and that is not the completion's fault). What the completion imports decides nothing here."""
+    wanted = sorted({m for text in sources for m in python_imports(text)} - own)
+    for module in wanted:
+        reason = await _cached(ctx, f"py:{module}", lambda module=module: _probe_module(ctx, python, module))
+        if reason is not None:
+            return reason
+    return None
+
+
+async def _probe_module(ctx: Context, python: list[str], module: str) -> str | None:
+    argv = [*python, "-c", "import importlib.util, sys; print(importlib.util.find_spec(sys.argv[1]) is not None)",
+            module]
+    run_result = await ctx.sandbox.run(Job(steps=[Step("module", argv, PROBE_TIMEOUT_S, output_limit=4096)]))
+    step = run_result.steps[0] if run_result.steps else None
+    if step is None or step.timed_out or not step.ok:
+        return "unknown"
+    if step.stdout.strip() == "True":
+        return None
+    return (f"the Python module {module!r} is not in the {backend_name(ctx)} sandbox backend's Python environment "
+            "(the spec's setup or tests import it)")
 
 
 async def _cached(ctx: Context, key: str, make) -> str | None:

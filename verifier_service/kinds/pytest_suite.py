@@ -14,7 +14,7 @@ from pathlib import Path
 from defusedxml import ElementTree
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import register
+from verifier_service.kinds import probe, register
 from verifier_service.kinds._sandboxed import (
     HARNESS_DIR,
     PYTHON,
@@ -154,6 +154,11 @@ class PytestSuite(VerifierKind):
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         if (empty := python_without_code(text)) is not None:
             return empty
+        own = {posixpath.splitext(path.split("/", 1)[0])[0] for path in [*spec.files, spec.solution_path]}
+        missing = await probe.python_module_problems(
+            ctx, PYTHON, [body for path, body in spec.files.items() if path.endswith(".py")], own)
+        if missing is not None:
+            return Outcome(Verdict.INFRA_ERROR, detail=missing, extracted=truncate(text, 4000))
         nonce = new_nonce()
         argv = [*PYTHON, f"{HARNESS_DIR}/run_pytest.py", "--solution", spec.solution_path,
                 "-q", "-p", "no:cacheprovider", "-p", "rlvr_pytest",

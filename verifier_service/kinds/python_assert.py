@@ -18,7 +18,7 @@ import functools
 import re
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import register
+from verifier_service.kinds import probe, register
 from verifier_service.kinds._sandboxed import (
     HARNESS_DIR,
     PYTHON,
@@ -409,6 +409,9 @@ class PythonAssert(VerifierKind):
     async def verify(self, text: str, spec: Spec, ctx: Context) -> Outcome:
         if (empty := python_without_code(text)) is not None:
             return empty
+        missing = await probe.python_module_problems(ctx, PYTHON, [spec.setup, spec.tests], set())
+        if missing is not None:
+            return Outcome(Verdict.INFRA_ERROR, detail=missing, extracted=truncate(text, 4000))
         items, used, calls = _analysed(spec.tests, spec.entry_point, spec.exact_types)
         names = [name for kind, name, _ in items if kind == "test"]
         nonce = new_nonce()
