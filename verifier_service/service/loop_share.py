@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-import types
 from collections.abc import Coroutine
 from typing import Any
 
@@ -45,7 +44,7 @@ class LoopShare:
 
     def _task(self, loop, coro, **kwargs):
         if asyncio.iscoroutine(coro):  # (gRPC's are Cython's: not types.CoroutineType)
-            coro = self._drive(coro)
+            coro = self._drive(coro)  # a native coroutine: Python 3.12+ Tasks take nothing else
         return asyncio.Task(coro, loop=loop, **kwargs)
 
     def usage(self, tenant: str, now: float) -> float:
@@ -71,8 +70,10 @@ class LoopShare:
             return 0.0
         return min(self.max_wait_s, self.window_s * math.log(used / bar) + 1e-4)
 
-    @types.coroutine
-    def _drive(self, coro: Coroutine) -> Any:
+    async def _drive(self, coro: Coroutine) -> Any:
+        return await _Steps(self._steps(coro))
+
+    def _steps(self, coro: Coroutine) -> Any:
         value: Any = None
         error: BaseException | None = None
         tenant = ""
@@ -111,3 +112,16 @@ class LoopShare:
             return ""
         self.charge(tenant.name, time.perf_counter() - started, time.monotonic())
         return tenant.name
+
+
+class _Steps:
+    """An awaitable over ``LoopShare._steps``: awaiting it hands each value that generator yields to the task and
+    passes back what the task sends or throws."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def __await__(self):
+        return self.steps
