@@ -37,8 +37,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.datasets import humaneval_x
 from verifier_service.config import load_config
-from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.testing import InProcessService
 
 FENCE = re.compile(r"```(?:python)?\n(.*?)```", re.DOTALL)
@@ -218,31 +218,11 @@ def classeval_rows(data: Path) -> list[dict]:
 
 
 def verify_all(service: InProcessService, requests: list[dict]) -> list[dict]:
-    import grpc
-
-    from verifier_service._generated import verifier_pb2 as pb
-    from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-
-    results = []
-    with grpc.insecure_channel(service.address) as channel:
-        stub = pb_grpc.VerifierStub(channel)
-        for k in range(0, len(requests), 50):
-            chunk = requests[k:k + 50]
-            refused: dict[int, str] = {}  # a request the service refuses (INVALID_ARGUMENT): its spec
-            while True:
-                sent = [n for n in range(len(chunk)) if n not in refused]
-                try:
-                    response = stub.VerifyBatch(pb.VerifyBatchRequest(
-                        requests=[request_from_json(chunk[n]) for n in sent]), timeout=3600)
-                    break
-                except grpc.RpcError as exc:
-                    which = re.match(r"request (\d+)\b", exc.details() or "")
-                    if exc.code() != grpc.StatusCode.INVALID_ARGUMENT or which is None:
-                        raise
-                    refused[sent[int(which.group(1))]] = exc.details()
-            answered = dict(zip(sent, (result_to_json(r) for r in response.results), strict=True))
-            results += [answered.get(n) or {"verdict": "REFUSED", "detail": refused[n]} for n in range(len(chunk))]
-            print(f"  {len(results)}/{len(requests)}", file=sys.stderr, flush=True)
+    """``humaneval_x.verify_all`` (refused requests marked REFUSED, the rest sent again) 50 requests at a time."""
+    results: list[dict] = []
+    for k in range(0, len(requests), 50):
+        results += humaneval_x.verify_all(service, requests[k:k + 50])
+        print(f"  {len(results)}/{len(requests)}", file=sys.stderr, flush=True)
     return results
 
 
