@@ -10,7 +10,8 @@ idle phase of the same run, its calls past their deadline (30 s), the service's 
 to reach the door's total cap as well as the per-address one). Writes front_door_floods.json and FLOODS.md
 (``--runtime runsc``: front_door_floods_runsc.json and FLOODS_RUNSC.md).
 
-Phases: idle; idle connections; slow headers; gzip bodies (15 KB -> 15 MB); large JSON bodies (15 MB);
+Phases: idle; idle connections; slow headers; gzip bodies (15 KB -> 15 MB); large JSON bodies (15 MB); JSON bodies
+of many small values (15 MB, 7.5 million values: a second of the C parser each);
 VerifyStreams that send and never read; unauthenticated HTTP; unauthenticated gRPC; a completion's output flood.
 """
 
@@ -136,6 +137,11 @@ class Bench:
         headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Type": "application/json"}
         await self._post_loop(stop, session, "/get_reward", body, headers, 4)
 
+    async def many_values(self, stop, session) -> None:
+        body = b'{"query": [' + b"1," * (15 << 19) + b'1], "labels": []}'
+        headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Type": "application/json"}
+        await self._post_loop(stop, session, "/get_reward", body, headers, 4)
+
     async def unauthenticated_http(self, stop, session) -> None:
         await self._post_loop(stop, session, "/get_reward", b"{}", {"Content-Type": "application/json"}, 8)
 
@@ -197,6 +203,7 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
                 "slow_headers": lambda stop=stop: bench.slow_headers(stop),
                 "gzip_bodies": lambda stop=stop: bench.gzip_bodies(stop, session),
                 "large_bodies": lambda stop=stop: bench.large_bodies(stop, session),
+                "many_values": lambda stop=stop: bench.many_values(stop, session),
                 "unread_streams": lambda stop=stop: bench.unread_streams(stop, attacker_stub, pb),
                 "unauthenticated_http": lambda stop=stop: bench.unauthenticated_http(stop, session),
                 "unauthenticated_grpc": lambda stop=stop: bench.unauthenticated_grpc(stop, attacker_stub, pb, request),
@@ -235,7 +242,7 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
     return rows
 
 
-PHASES = ["idle", "idle_connections", "slow_headers", "gzip_bodies", "large_bodies", "unread_streams",
+PHASES = ["idle", "idle_connections", "slow_headers", "gzip_bodies", "large_bodies", "many_values", "unread_streams",
           "unauthenticated_http", "unauthenticated_grpc", "output_flood"]
 
 

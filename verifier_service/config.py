@@ -122,8 +122,11 @@ class ServiceConfig:
                            "open-instruct /test_program (0 = off; worker processes share it)")
     http_host: str = _f("", "address the HTTP front door binds ('' = the service's host)")
     http_max_body_bytes: int = _f(16 * 1024 * 1024, "largest HTTP request body accepted, as sent and once inflated "
-                                                    "(gzip, deflate, br, zstd: read in chunks, never inflated past "
-                                                    "it); a larger one is 413")
+                                                    "(gzip or deflate: read in chunks, never inflated past it); a "
+                                                    "larger one is 413")
+    http_max_body_values: int = _f(131072, "JSON values (array items, object keys and values) of one HTTP request "
+                                           "body; a body over 64 KiB is parsed in a pure worker, and one holding "
+                                           "more is 413 there")
     openrlhf_strip_tokens: str = _f(DEFAULT_STRIP_TOKENS, "special tokens taken off the end of an OpenRLHF "
                                     "response (/get_reward; it decodes with them), comma-separated ('' = none)")
     # The doors under hostile clients (docs/security.md, "Limits at the doors").
@@ -169,8 +172,8 @@ class ServiceConfig:
     def validate(self) -> ServiceConfig:
         problems = []
         for name in ("max_concurrency", "max_pending", "max_pending_bytes", "tenant_pending_bytes", "max_batch_size",
-                     "max_completion_bytes",
-                     "max_message_bytes", "http_max_body_bytes", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
+                     "max_completion_bytes", "max_message_bytes", "http_max_body_bytes", "http_max_body_values",
+                     "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
                      "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
                      "grpc_max_connections", "grpc_max_calls_per_peer", "http_body_budget_bytes",

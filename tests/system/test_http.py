@@ -278,7 +278,10 @@ def test_bad_requests_are_4xx_with_a_message(http):
     too_big = requests.post(http.http_url + "/get_reward", data=b" " * (2 << 20), timeout=30,
                             headers={"Content-Type": "application/json"})
     assert too_big.status_code == 413 and "http_max_body_bytes" in too_big.json()["error"]
-    # bodies over PARSE_OFF_LOOP_BYTES are parsed in a thread: the same answers, refusals included
+    # bodies over PARSE_ON_LOOP_BYTES are parsed in a pure worker: the same answers, refusals included, and a body
+    # of more values than http_max_body_values comes back as a refusal, not as the values
+    many = requests.post(http.http_url + "/get_reward", data=b'{"query": [' + b"1," * 140_000 + b'1]}', timeout=60)
+    assert many.status_code == 413 and "131072 JSON values (http_max_body_values)" in many.json()["error"], many.text
     deep_big = requests.post(http.http_url + "/test_program", data=b"[" * 300000 + b"]" * 300000, timeout=30)
     assert deep_big.status_code == 400 and "nested too deeply" in deep_big.json()["error"], deep_big.text[:300]
     big_bad = requests.post(http.http_url + "/get_reward", data=b'{"query": ["' + b"x" * 400000 + b'"', timeout=30)
@@ -287,7 +290,7 @@ def test_bad_requests_are_4xx_with_a_message(http):
                                      "labels": [{"kind": "math", "gold": str(i % 39)} for i in range(40)]})
     assert big.status_code == 200, big.text[:300]
     assert big.json()["rewards"][:39] == [1.0] * 39 and big.json()["rewards"][39] < 1.0
-    for response in (not_json, deep, nowhere, too_big, deep_big, big_bad):
+    for response in (not_json, deep, nowhere, too_big, deep_big, big_bad, many):
         assert "Traceback" not in response.text
 
 

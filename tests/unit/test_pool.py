@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from verifier_service.engine.pool import PurePool
+from verifier_service.engine.pool import PurePool, json_value
 from verifier_service.kinds import get_kind
 from verifier_service.spec import spec_from_json
 from verifier_service.verdict import Verdict
@@ -155,3 +155,36 @@ def test_encoded_checks_give_the_same_result_messages_as_outcomes():
                                                           "PASSED", "FAILED"]
     assert hung[0].verdict is Verdict.TIMEOUT  # an overrun comes back as an Outcome, the rest as bytes
     assert pb.VerifyResult.FromString(hung[1]).verdict == pb.PASSED
+
+
+def test_json_value_counts_every_value_and_says_what_is_wrong():
+    # the top object, key a, its list, 1, 2, the inner object, key b, null: 8 values
+    assert json_value(b'{"a": [1, 2, {"b": null}]}', 8) == ("ok", {"a": [1, 2, {"b": None}]})
+    assert json_value(b'{"a": [1, 2, {"b": null}]}', 7) == ("limit", None)
+    assert json_value(b"[" + b"0," * 99 + b"0]", 100) == ("limit", None)
+    assert json_value(b"[" + b"0," * 98 + b"0]", 100)[0] == "ok"
+    status, why = json_value(b"{oops", 10)
+    assert status == "invalid" and why.startswith("the request body is not valid JSON")
+    assert json_value(b"[" * 100_000 + b"]" * 100_000, 10) == ("invalid", "the request body is nested too deeply")
+
+
+def test_a_body_is_parsed_in_a_worker_and_only_a_bounded_value_comes_back():
+    async def scenario():
+        pool = PurePool(1)
+        await pool.start()
+        try:
+            text = b'{"query": ["' + b"x" * (1 << 20) + b'"]}'
+            parsed = await pool.parse_json(text, 10, 30.0, tenant="a")
+            many = await pool.parse_json(b"[" + b"1," * 500_000 + b"1]", 1000, 30.0, tenant="a")
+            # a body the worker cannot parse in time: refused, and the worker replaced
+            slow = await pool.parse_json(b"[" + b"1," * 4_000_000 + b"1]", 10**8, 0.01, tenant="a")
+            after = await pool.parse_json(b"[1]", 10, 30.0)
+            return parsed, many, slow, after, pool.replaced
+        finally:
+            await pool.close()
+
+    parsed, many, slow, after, replaced = asyncio.run(scenario())
+    assert parsed == ("ok", {"query": ["x" * (1 << 20)]})
+    assert many == ("limit", None)
+    assert slow == ("timeout", None) and replaced == 1
+    assert after == ("ok", [1])

@@ -6,12 +6,18 @@ inputs come from the model: a regex can backtrack for ever, sympy can chew on
 worker that overruns is killed and replaced, and the check gets TIMEOUT.
 (math-verify's own timeouts use ``signal.alarm``, which only works on a main
 thread, so they are switched off and this pool is the only guard.)
+
+A large JSON request body (a client's, untrusted too) is parsed here as well
+(``parse_json``): the C parser holds the GIL for as long as it runs, a second
+for 16 MB of small values, so in the service's process it would stop every
+tenant's calls that long.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import subprocess
@@ -20,6 +26,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import Any
 
 from verifier_service.errors import VerifierError
 from verifier_service.sandbox.fair import FairShare
@@ -49,6 +56,30 @@ class _Channel:
     def close(self) -> None:
         self._in.close()
         self._out.close()
+
+
+def json_value(raw: bytes, max_values: int) -> tuple[str, Any]:
+    """("ok", the value of the JSON text ``raw``), ("invalid", why it is not JSON), or ("limit", None) when it holds
+    more than ``max_values`` values (each array item, object key and value, and the top value count one): what
+    comes back to the service is bounded by that, not by what the client sent."""
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        return "invalid", "the request body is nested too deeply"
+    except ValueError as exc:
+        return "invalid", f"the request body is not valid JSON: {exc}"
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            count += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        if count > max_values:
+            return "limit", None
+    return "ok", value
 
 
 def _worker_main(conn: _Channel) -> None:
@@ -93,6 +124,8 @@ def _worker_main(conn: _Channel) -> None:
             return
         if message[0] == "spec_problem":
             conn.send(spec_problem(*message[1]))
+        elif message[0] == "json":
+            conn.send(json_value(*message[1]))
         elif message[0] in ("stream", "stream_encoded"):  # a chunk of a batch: one answer per check as it finishes
             one = check_encoded if message[0] == "stream_encoded" else check
             for task in message[1]:
@@ -194,8 +227,17 @@ class PurePool:
             return "killed the process that checked it"
         return problem
 
+    async def parse_json(self, raw: bytes, max_values: int, timeout_s: float, tenant: str = "") -> tuple[str, Any]:
+        """``json_value(raw, max_values)`` in a worker within ``timeout_s``, taken by the tenant's fair share like a
+        check: only the bounded value comes back (the service unpickles at most ``max_values`` values, never
+        parses). Besides ``json_value``'s answers: ("timeout", None) (the worker is replaced) and ("dead", None)."""
+        async with self._held(tenant) as held:
+            status, value = await asyncio.to_thread(self._ask, held.worker, ("json", (raw, max_values)), timeout_s)
+            held.healthy = status in ("ok", "invalid", "limit")
+        return status, value
+
     @staticmethod
-    def _ask(worker: _Worker, message, timeout_s: float) -> tuple[str, str | None]:
+    def _ask(worker: _Worker, message, timeout_s: float) -> tuple[str, Any]:
         """One request and its answer: ("ok", the answer), or ("timeout" | "dead", None)."""
         try:
             worker.conn.send(message)

@@ -15,7 +15,9 @@
 Every POST is authenticated as gRPC calls are (``Authorization: Bearer <key>`` or ``X-Api-Key``, when the
 service has a tenants file), counted in ``rlvr_rpcs_total{method="POST /path", code="<HTTP status>"}``, and
 logged in one line with its request id (``X-Request-Id``, echoed). A body over ``http_max_body_bytes`` (as sent or
-once inflated: it is read in chunks, never inflated past the limit) is 413; past the bytes the door holds at once
+once inflated: it is read in chunks, never inflated past the limit) is 413, and so is one holding more than
+``http_max_body_values`` JSON values (a body over 64 KiB is parsed in a pure worker process: the JSON parser
+holds the GIL while it runs, a second for 16 MB of small values); past the bytes the door holds at once
 (per tenant, in all) 429; connections are capped per door and per client address, a connection that sends no
 whole header within ``http_idle_timeout_s`` is closed, and a client that goes away cancels its request's work
 (``limits.py``);
@@ -39,13 +41,15 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
 from verifier_service.doors.http.calls import HttpError, verify
 from verifier_service.doors.http.limits import BodyBudget, Connections, fd_limit, read_body
+from verifier_service.engine.pool import json_value
 from verifier_service.service.context import current_request_id, request_id_from
 from verifier_service.tenancy.auth import current_tenant
 
 log = logging.getLogger("verifier_service.http")
 SERVICE_FAULT = 500
 LINGER_S = 2.0  # what is left of a refused body is read (in chunks, dropped) this long before the connection closes
-PARSE_OFF_LOOP_BYTES = 256 * 1024  # JSON bodies over this are parsed off the event loop (tens of ms per MB)
+PARSE_ON_LOOP_BYTES = 64 * 1024  # JSON bodies over this are parsed in a pure worker (up to a second per MB)
+PARSE_TIMEOUT_S = 30.0  # a body the worker cannot parse within this is refused (413; 16 MB takes about 1 s)
 
 
 def _json(data, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -221,14 +225,22 @@ class HttpFrontDoor:
         config = self.app.config
         raw = await read_body(request, config.http_max_body_bytes, config.http_body_timeout_s, self.budget,
                               current_tenant.get().name, request["rlvr_held"])
-        try:
-            if len(raw) > PARSE_OFF_LOOP_BYTES:  # a large body is parsed in a thread: other tenants' calls go on
-                return await asyncio.to_thread(json.loads, raw)
-            return json.loads(raw)
-        except RecursionError:
-            raise HttpError(400, "the request body is nested too deeply") from None
-        except ValueError as exc:
-            raise HttpError(400, f"the request body is not valid JSON: {exc}") from None
+        limit = config.http_max_body_values
+        if len(raw) <= PARSE_ON_LOOP_BYTES:  # (a few ms at most, whatever it holds)
+            status, value = json_value(raw, limit)
+        else:  # the C parser holds the GIL while it runs: a large body is parsed in a pure worker, never here
+            status, value = await self.app.pure_pool.parse_json(raw, limit, PARSE_TIMEOUT_S, current_tenant.get().name)
+        if status == "ok":
+            return value
+        if status == "invalid":
+            raise HttpError(400, value)
+        if status == "limit":
+            raise HttpError(413, f"the request body holds more than {limit} JSON values (http_max_body_values): send "
+                                 "fewer items per request")
+        if status == "timeout":
+            raise HttpError(413, f"the request body took more than {PARSE_TIMEOUT_S:g} s to parse: send fewer or "
+                                 "smaller items per request")
+        raise HttpError(503, "the process that parses request bodies failed: retry", {"Retry-After": "1"})
 
     def _audit(self, method: str, request: web.Request, fields: dict, started: float) -> None:
         tenant = current_tenant.get()
