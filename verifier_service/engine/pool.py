@@ -50,6 +50,12 @@ class _Channel:
     def recv(self):
         return self._in.recv()
 
+    def send_bytes(self, data: bytes | bytearray) -> None:  # (as they are: not pickled, not copied)
+        self._out.send_bytes(data)
+
+    def recv_bytes(self) -> bytes:
+        return self._in.recv_bytes()
+
     def poll(self, timeout: float) -> bool:
         return self._in.poll(timeout)
 
@@ -58,7 +64,7 @@ class _Channel:
         self._out.close()
 
 
-def json_value(raw: bytes, max_values: int) -> tuple[str, Any]:
+def json_value(raw: bytes | bytearray, max_values: int) -> tuple[str, Any]:
     """("ok", the value of the JSON text ``raw``), ("invalid", why it is not JSON), or ("limit", None) when it holds
     more than ``max_values`` values (each array item, object key and value, and the top value count one): what
     comes back to the service is bounded by that, not by what the client sent."""
@@ -124,8 +130,8 @@ def _worker_main(conn: _Channel) -> None:
             return
         if message[0] == "spec_problem":
             conn.send(spec_problem(*message[1]))
-        elif message[0] == "json":
-            conn.send(json_value(*message[1]))
+        elif message[0] == "json":  # the body follows as bytes of its own
+            conn.send(json_value(conn.recv_bytes(), message[1]))
         elif message[0] in ("stream", "stream_encoded"):  # a chunk of a batch: one answer per check as it finishes
             one = check_encoded if message[0] == "stream_encoded" else check
             for task in message[1]:
@@ -227,20 +233,24 @@ class PurePool:
             return "killed the process that checked it"
         return problem
 
-    async def parse_json(self, raw: bytes, max_values: int, timeout_s: float, tenant: str = "") -> tuple[str, Any]:
+    async def parse_json(self, raw: bytes | bytearray, max_values: int, timeout_s: float, tenant: str = ""
+                         ) -> tuple[str, Any]:
         """``json_value(raw, max_values)`` in a worker within ``timeout_s``, taken by the tenant's fair share like a
         check: only the bounded value comes back (the service unpickles at most ``max_values`` values, never
         parses). Besides ``json_value``'s answers: ("timeout", None) (the worker is replaced) and ("dead", None)."""
         async with self._held(tenant) as held:
-            status, value = await asyncio.to_thread(self._ask, held.worker, ("json", (raw, max_values)), timeout_s)
+            status, value = await asyncio.to_thread(self._ask, held.worker, ("json", max_values), timeout_s, raw)
             held.healthy = status in ("ok", "invalid", "limit")
         return status, value
 
     @staticmethod
-    def _ask(worker: _Worker, message, timeout_s: float) -> tuple[str, Any]:
-        """One request and its answer: ("ok", the answer), or ("timeout" | "dead", None)."""
+    def _ask(worker: _Worker, message, timeout_s: float, data: bytes | bytearray | None = None) -> tuple[str, Any]:
+        """One request (and ``data`` after it, as bytes) and its answer: the worker's, or ("timeout" | "dead",
+        None)."""
         try:
             worker.conn.send(message)
+            if data is not None:
+                worker.conn.send_bytes(data)
             if not worker.conn.poll(timeout_s):
                 return "timeout", None
             return worker.conn.recv()
