@@ -11,7 +11,8 @@ to reach the door's total cap as well as the per-address one). Writes front_door
 (``--runtime runsc``: front_door_floods_runsc.json and FLOODS_RUNSC.md).
 
 Phases: idle; idle connections; slow headers; gzip bodies (15 KB -> 15 MB); large JSON bodies (15 MB); JSON bodies
-of many small values (15 MB, 7.5 million values: a second of the C parser each);
+of many small values (15 MB, 7.5 million values: a second of the C parser each); gRPC batches of many small
+fields (4 million empty requests, 8 MB);
 VerifyStreams that send and never read; unauthenticated HTTP; unauthenticated gRPC; a completion's output flood.
 """
 
@@ -142,6 +143,19 @@ class Bench:
         headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Type": "application/json"}
         await self._post_loop(stop, session, "/get_reward", body, headers, 4)
 
+    async def many_fields(self, stop, stub, pb) -> None:
+        import grpc
+
+        batch = pb.VerifyBatchRequest(requests=[pb.VerifyRequest()] * 4_000_000)
+        metadata = (("authorization", f"Bearer {self.keys.key['attacker']}"),)
+
+        async def one():
+            while not stop.is_set():
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await stub.VerifyBatch(batch, metadata=metadata, timeout=30)
+
+        await asyncio.gather(*(one() for _ in range(4)))
+
     async def unauthenticated_http(self, stop, session) -> None:
         await self._post_loop(stop, session, "/get_reward", b"{}", {"Content-Type": "application/json"}, 8)
 
@@ -204,6 +218,7 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
                 "gzip_bodies": lambda stop=stop: bench.gzip_bodies(stop, session),
                 "large_bodies": lambda stop=stop: bench.large_bodies(stop, session),
                 "many_values": lambda stop=stop: bench.many_values(stop, session),
+                "many_fields": lambda stop=stop: bench.many_fields(stop, attacker_stub, pb),
                 "unread_streams": lambda stop=stop: bench.unread_streams(stop, attacker_stub, pb),
                 "unauthenticated_http": lambda stop=stop: bench.unauthenticated_http(stop, session),
                 "unauthenticated_grpc": lambda stop=stop: bench.unauthenticated_grpc(stop, attacker_stub, pb, request),
@@ -242,8 +257,8 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
     return rows
 
 
-PHASES = ["idle", "idle_connections", "slow_headers", "gzip_bodies", "large_bodies", "many_values", "unread_streams",
-          "unauthenticated_http", "unauthenticated_grpc", "output_flood"]
+PHASES = ["idle", "idle_connections", "slow_headers", "gzip_bodies", "large_bodies", "many_values", "many_fields",
+          "unread_streams", "unauthenticated_http", "unauthenticated_grpc", "output_flood"]
 
 
 def main() -> int:

@@ -74,6 +74,9 @@ class ServiceConfig:
     max_batch_size: int = _f(2048, "completions in one VerifyBatch request")
     max_completion_bytes: int = _f(256 * 1024, "largest completion accepted")
     max_message_bytes: int = _f(64 * 1024 * 1024, "largest gRPC message accepted")
+    max_message_values: int = _f(262144, "values (fields set, repeated items) of one gRPC message; one over 64 KiB "
+                                         "is parsed first in a pure worker, and one holding more is "
+                                         "RESOURCE_EXHAUSTED there")
     memory_mb: int = _f(512, "memory limit of a sandbox container (no swap)")
     pids_limit: int = _f(64, "process limit of a sandbox container")
     cpus: float = _f(1.0, "CPU limit of a sandbox container")
@@ -172,8 +175,8 @@ class ServiceConfig:
     def validate(self) -> ServiceConfig:
         problems = []
         for name in ("max_concurrency", "max_pending", "max_pending_bytes", "tenant_pending_bytes", "max_batch_size",
-                     "max_completion_bytes", "max_message_bytes", "http_max_body_bytes", "http_max_body_values",
-                     "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
+                     "max_completion_bytes", "max_message_bytes", "max_message_values", "http_max_body_bytes",
+                     "http_max_body_values", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
                      "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
                      "grpc_max_connections", "grpc_max_calls_per_peer", "http_body_budget_bytes",

@@ -187,6 +187,30 @@ def test_a_spec_over_its_limit_is_refused_before_it_is_parsed(door):
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "max_spec_bytes" in refused.value.details()
 
 
+def test_a_large_message_is_parsed_in_a_worker_first_and_bounded(door):
+    """A gRPC message over 64 KiB is parsed first in a pure worker (the parser holds the GIL: 60 MB of small fields
+    would stop every tenant's calls for a second); one over max_message_values is refused there, an invalid one
+    says why, and a valid one is answered as ever."""
+    free = (("authorization", f"Bearer {door.keys.key['free']}"),)
+    many = pb.VerifyBatchRequest(requests=[pb.VerifyRequest(id="x") for _ in range(300_000)])
+    with pytest.raises(grpc.RpcError) as refused:
+        door.stub.VerifyBatch(many, metadata=free, timeout=60)
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "262144 values" in refused.value.details() and "max_message_values" in refused.value.details()
+    verify_batch = door.channel.unary_unary("/rlvr.verifier.v1.Verifier/VerifyBatch", request_serializer=None,
+                                            response_deserializer=pb.VerifyBatchResponse.FromString)
+    with pytest.raises(grpc.RpcError) as invalid:
+        verify_batch(b"\x0a\xff\xff\xff\x0f" + b"x" * 100_000, metadata=free, timeout=60)
+    assert invalid.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "not a valid message" in invalid.value.details()
+    large = pb.VerifyBatchRequest(requests=[request_from_json({"id": str(i), "completion": " " * 2000 + "\\boxed{1}",
+                                                               "spec": {"kind": "math", "gold": "1"}})
+                                            for i in range(64)])
+    assert large.ByteSize() > 64 * 1024
+    answered = door.stub.VerifyBatch(large, metadata=free, timeout=120)
+    assert [r.reward for r in answered.results] == [1.0] * 64
+
+
 def test_a_notebook_output_is_bounded_in_all(door):
     cells = ["print('x' * 60000)"] * 5
     answer = post(door, "/run_jupyter", {"cells": cells}, "free").json()

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from verifier_service.engine.pool import PurePool, json_value
+from verifier_service.engine.pool import PurePool, json_value, message_problem
 from verifier_service.kinds import get_kind
 from verifier_service.spec import spec_from_json
 from verifier_service.verdict import Verdict
@@ -188,3 +188,27 @@ def test_a_body_is_parsed_in_a_worker_and_only_a_bounded_value_comes_back():
     assert many == ("limit", None)
     assert slow == ("timeout", None) and replaced == 1
     assert after == ("ok", [1])
+
+
+def test_a_message_is_checked_in_a_worker_counting_every_value():
+    from verifier_service._generated import verifier_pb2 as pb
+
+    request = pb.VerifyRequest(id="1", completion="x", spec=pb.VerificationSpec(
+        kind="stdio", language="python", cases=[pb.TestCase(stdin="1", expected_stdout="2")] * 3))
+    raw = pb.VerifyBatchRequest(requests=[request]).SerializeToString()
+    # requests (1 item), id, completion, spec, kind, cases (3 items) with 2 fields each, language: 15 values
+    assert message_problem("VerifyBatchRequest", raw, 15) == ("ok", None)
+    assert message_problem("VerifyBatchRequest", raw, 14) == ("limit", None)
+    status, why = message_problem("VerifyBatchRequest", b"\x0a\xff\xff", 15)
+    assert status == "invalid" and why.startswith("DecodeError")
+
+    async def scenario():
+        pool = PurePool(1)
+        await pool.start()
+        try:
+            return (await pool.check_message("VerifyBatchRequest", raw, 15, 30.0),
+                    await pool.check_message("VerifyBatchRequest", raw, 14, 30.0))
+        finally:
+            await pool.close()
+
+    assert asyncio.run(scenario()) == (("ok", None), ("limit", None))

@@ -7,10 +7,12 @@ worker that overruns is killed and replaced, and the check gets TIMEOUT.
 (math-verify's own timeouts use ``signal.alarm``, which only works on a main
 thread, so they are switched off and this pool is the only guard.)
 
-A large JSON request body (a client's, untrusted too) is parsed here as well
-(``parse_json``): the C parser holds the GIL for as long as it runs, a second
-for 16 MB of small values, so in the service's process it would stop every
-tenant's calls that long.
+A large request (a client's, untrusted too) is parsed here first as well
+(``parse_json``, ``check_message``): the JSON and protobuf parsers hold the GIL
+for as long as they run, about a second for 16 MB of small JSON values or 60 MB
+of small protobuf fields, so in the service's process every tenant's calls would
+stop that long. What the service then parses itself is bounded by a count of
+values.
 """
 
 from __future__ import annotations
@@ -88,6 +90,34 @@ def json_value(raw: bytes | bytearray, max_values: int) -> tuple[str, Any]:
     return "ok", value
 
 
+def message_problem(type_name: str, raw: bytes, max_values: int) -> tuple[str, str | None]:
+    """("ok", None) if ``raw`` is a valid ``verifier_pb2`` message of ``type_name`` (as ``wire.decode`` reads
+    it) with at most ``max_values`` values (each field set, each repeated item); else ("invalid", why) or
+    ("limit", None)."""
+    from verifier_service._generated import verifier_pb2
+    from verifier_service.wire import decode
+
+    try:
+        message = decode(getattr(verifier_pb2, type_name).FromString, raw)
+    except Exception as exc:  # noqa: BLE001 - the caller's message is not valid: it is told why
+        return "invalid", f"{type(exc).__name__}: {str(exc)[:200] or 'cannot parse'}"
+    count, stack = 0, [message]
+    while stack:
+        for field, value in stack.pop().ListFields():
+            is_message = field.type == field.TYPE_MESSAGE
+            if field.is_repeated:
+                count += len(value)
+                if is_message and not field.message_type.GetOptions().map_entry:  # (the maps hold strings)
+                    stack.extend(value)
+            else:
+                count += 1
+                if is_message:
+                    stack.append(value)
+        if count > max_values:
+            return "limit", None
+    return "ok", None
+
+
 def _worker_main(conn: _Channel) -> None:
     import signal
 
@@ -132,6 +162,8 @@ def _worker_main(conn: _Channel) -> None:
             conn.send(spec_problem(*message[1]))
         elif message[0] == "json":  # the body follows as bytes of its own
             conn.send(json_value(conn.recv_bytes(), message[1]))
+        elif message[0] == "message":
+            conn.send(message_problem(message[1][0], conn.recv_bytes(), message[1][1]))
         elif message[0] in ("stream", "stream_encoded"):  # a chunk of a batch: one answer per check as it finishes
             one = check_encoded if message[0] == "stream_encoded" else check
             for task in message[1]:
@@ -242,6 +274,16 @@ class PurePool:
             status, value = await asyncio.to_thread(self._ask, held.worker, ("json", max_values), timeout_s, raw)
             held.healthy = status in ("ok", "invalid", "limit")
         return status, value
+
+    async def check_message(self, type_name: str, raw: bytes, max_values: int, timeout_s: float, tenant: str = ""
+                            ) -> tuple[str, str | None]:
+        """``message_problem`` in a worker within ``timeout_s``, taken by the tenant's fair share like a check;
+        besides its answers, ("timeout", None) (the worker is replaced) and ("dead", None)."""
+        async with self._held(tenant) as held:
+            status, why = await asyncio.to_thread(self._ask, held.worker, ("message", (type_name, max_values)),
+                                                  timeout_s, raw)
+            held.healthy = status in ("ok", "invalid", "limit")
+        return status, why
 
     @staticmethod
     def _ask(worker: _Worker, message, timeout_s: float, data: bytes | bytearray | None = None) -> tuple[str, Any]:

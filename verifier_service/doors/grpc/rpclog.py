@@ -9,7 +9,10 @@ line per RPC says method, tenant, status code, completions and duration.
 The interceptor also decodes the request itself: a body that is not a valid
 message of the method's type (truncated bytes, bad UTF-8 in a string, nesting
 past protobuf's recursion limit) is INVALID_ARGUMENT, where gRPC would answer
-INTERNAL.
+INTERNAL. A message over ``PARSE_IN_PROCESS_BYTES`` is parsed first in a pure
+worker (``PurePool.check_message``): the parser holds the GIL while it runs (a
+second for 60 MB of small fields), and only one within ``max_message_values``
+is then parsed here (RESOURCE_EXHAUSTED otherwise).
 
 The log lines' format and their bounds are ``doors/logs.py``'s.
 """
@@ -21,6 +24,7 @@ import time
 
 import grpc
 
+from verifier_service._generated import verifier_pb2
 from verifier_service.credentials import RETRY_AFTER_KEY
 from verifier_service.doors.grpc.auth import PROTECTED_PREFIX
 from verifier_service.service.context import REQUEST_ID_KEY, current_request_id, request_id_from
@@ -36,6 +40,14 @@ def trailing_metadata(*extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
 
 
 PEER_RETRY_MS = "1000"  # the retry hint of a call over grpc_max_calls_per_peer
+PARSE_IN_PROCESS_BYTES = 64 * 1024  # a message over this is parsed first in a pure worker
+PARSE_TIMEOUT_S = 30.0
+
+
+class _Refused(Exception):
+    def __init__(self, code: grpc.StatusCode, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
 
 
 class RpcInterceptor(grpc.aio.ServerInterceptor):
@@ -43,9 +55,11 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
     in flight per client address (``max_calls_per_peer``, 0: no limit; one more is RESOURCE_EXHAUSTED before its
     request is read)."""
 
-    def __init__(self, metrics=None, max_calls_per_peer: int = 0):
+    def __init__(self, metrics=None, max_calls_per_peer: int = 0, pool=None, max_message_values: int = 0):
         self.metrics = metrics
         self.max_calls_per_peer = max_calls_per_peer
+        self.pool = pool  # a PurePool: large messages are parsed there first (None: here)
+        self.max_message_values = max_message_values
         self.calls: dict[str, int] = {}  # calls in flight by client address
 
     async def intercept_service(self, continuation, handler_call_details):
@@ -126,15 +140,37 @@ def _code_name(context, failure: BaseException | None) -> str:
     return "CANCELLED" if isinstance(failure, asyncio.CancelledError) else "UNKNOWN"
 
 
-def _decoder(deserializer):
-    """(bytes -> message) that raises ValueError with a readable reason."""
+def _decoder(deserializer, owner: RpcInterceptor):
+    """(bytes -> message), async, that raises ``_Refused`` with a readable reason."""
+    owner_type = getattr(deserializer, "__self__", None)
+    type_name = owner_type.DESCRIPTOR.name if owner_type is not None and hasattr(owner_type, "DESCRIPTOR") else ""
+    in_worker = owner.pool is not None and owner_type is getattr(verifier_pb2, type_name, None)
 
-    def decode(raw: bytes):
+    def invalid(why: str) -> _Refused:
+        return _Refused(grpc.StatusCode.INVALID_ARGUMENT, f"the request is not a valid message of this method "
+                                                          f"({why})")
+
+    async def decode(raw: bytes):
+        if deserializer is None:
+            return raw
+        if in_worker and len(raw) > PARSE_IN_PROCESS_BYTES:
+            limit = owner.max_message_values
+            status, why = await owner.pool.check_message(type_name, raw, limit, PARSE_TIMEOUT_S)
+            if status == "invalid":
+                raise invalid(why or "")
+            if status == "limit":
+                raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the message holds more than {limit} values "
+                                                                   "(fields set, repeated items; max_message_values): "
+                                                                   "send fewer items per call")
+            if status == "timeout":
+                raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the message took more than {PARSE_TIMEOUT_S:g} "
+                                                                   "s to parse: send fewer items per call")
+            if status == "dead":
+                raise _Refused(grpc.StatusCode.UNAVAILABLE, "the process that parses large messages failed: retry")
         try:
-            return wire_decode(deserializer, raw) if deserializer is not None else raw
+            return wire_decode(deserializer, raw)
         except Exception as exc:
-            raise ValueError(f"the request is not a valid message of this method ({type(exc).__name__}: "
-                             f"{str(exc)[:200] or 'cannot parse'})") from exc
+            raise invalid(f"{type(exc).__name__}: {str(exc)[:200] or 'cannot parse'}") from exc
 
     return decode
 
@@ -145,11 +181,11 @@ def _count(request) -> int:
 
 
 def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInterceptor) -> grpc.RpcMethodHandler:
-    decode = _decoder(handler.request_deserializer)
+    decode = _decoder(handler.request_deserializer, owner)
     kwargs = dict(request_deserializer=None, response_serializer=handler.response_serializer)
 
-    async def invalid(context, exc: ValueError):
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+    async def invalid(context, exc: _Refused):
+        await context.abort(exc.code, exc.message)
 
     if handler.unary_unary is not None:
         inner = handler.unary_unary
@@ -159,8 +195,8 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
             try:
                 await owner.admit(began[1], context)
                 try:
-                    request = decode(raw)
-                except ValueError as exc:
+                    request = await decode(raw)
+                except _Refused as exc:
                     await invalid(context, exc)
                 completions = _count(request)
                 return await inner(request, context)
@@ -175,8 +211,8 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
     async def decoded(raw_iterator, context):
         async for raw in raw_iterator:
             try:
-                yield decode(raw)
-            except ValueError as exc:
+                yield await decode(raw)
+            except _Refused as exc:
                 await invalid(context, exc)
 
     if handler.stream_unary is not None:
@@ -207,8 +243,8 @@ def _wrap(handler: grpc.RpcMethodHandler, method: str, rid: str, owner: RpcInter
                 source = decoded(raw, context)
             else:
                 try:
-                    source = decode(raw)
-                except ValueError as exc:
+                    source = await decode(raw)
+                except _Refused as exc:
                     await invalid(context, exc)
             async for response in inner_stream(source, context):
                 completions += len(getattr(response, "results", ()))

@@ -45,7 +45,8 @@ class GrpcDoor:
     def bind(self) -> int:
         """Builds the server and binds its port (not yet serving); returns the port."""
         limit = self.config.max_message_bytes
-        self.interceptor = RpcInterceptor(self.app.metrics, self.config.grpc_max_calls_per_peer)
+        self.interceptor = RpcInterceptor(self.app.metrics, self.config.grpc_max_calls_per_peer, self.app.pure_pool,
+                                          self.config.max_message_values)
         interceptors = [self.interceptor] + ([AuthInterceptor(self.app)] if self.app.tenants is not None else [])
         server = grpc.aio.server(interceptors=interceptors, options=[
             ("grpc.max_receive_message_length", limit),
