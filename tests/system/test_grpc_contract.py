@@ -29,6 +29,7 @@ from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.testing import CLI_MODULE, ServedProcess
 
 from support.sandboxes import live_sandboxes, stray_sandboxes
+from support.tenancy_setup import rpc_error
 from support.wait import wait_for
 
 pytestmark = pytest.mark.docker
@@ -49,12 +50,6 @@ def req(completion: str, spec: dict, id: str = "r") -> pb.VerifyRequest:
 
 def sleeper(seconds: float, timeout_s: float) -> tuple[str, dict]:
     return f"import time\ntime.sleep({seconds})\ndef f():\n    return 1\n", {**OK_SPEC, "timeout_s": timeout_s}
-
-
-def rpc_error(call, *args, **kwargs) -> grpc.RpcError:
-    with pytest.raises(grpc.RpcError) as info:
-        call(*args, **kwargs)
-    return info.value
 
 
 def invalid(service, request: pb.VerifyRequest) -> str:
