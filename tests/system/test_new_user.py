@@ -131,14 +131,9 @@ def our_lines(err: str) -> list[str]:
 
 @pytest.mark.docker
 def test_ctrl_c_in_trainer_train_keeps_run_json_and_says_so(service, tmp_path):
-    from trainer.tiny_model import build_tiny_model
+    from support.trainer_smoke import tiny_run, write_smoke_config
 
-    from support.trainer_smoke import write_dataset, write_smoke_config
-
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
-    out = tmp_path / "run"
+    model, data, out = tiny_run(tmp_path)
     config = write_smoke_config(tmp_path / "run.yaml", model, data, out, service.address, max_steps=500, save_steps=1)
     code, err = interrupt_when(["trainer.cli", "train", "--config", str(config)],
                                lambda _: (out / "checkpoint-2").is_dir(), tmp_path)
@@ -156,14 +151,9 @@ def test_ctrl_c_in_trainer_train_keeps_run_json_and_says_so(service, tmp_path):
 
 def test_ctrl_c_before_training_leaves_no_empty_directory(tmp_path):
     """Interrupted while loading (here: the first reward call waits on a port where nothing answers)."""
-    from trainer.tiny_model import build_tiny_model
+    from support.trainer_smoke import tiny_run, write_smoke_config
 
-    from support.trainer_smoke import write_dataset, write_smoke_config
-
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
-    out = tmp_path / "run"
+    model, data, out = tiny_run(tmp_path)
     silent = socket.socket()  # a port that takes connections and never answers: the health check waits on it
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
@@ -180,13 +170,9 @@ def test_ctrl_c_before_training_leaves_no_empty_directory(tmp_path):
 
 
 def test_ctrl_c_in_trainer_sample_is_one_line(tmp_path):
-    from trainer.tiny_model import build_tiny_model
+    from support.trainer_smoke import tiny_run
 
-    from support.trainer_smoke import write_dataset
-
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
+    model, data, _ = tiny_run(tmp_path)
     code, err = interrupt_when(["trainer.cli", "sample", "--model", str(model), "--dataset", str(data), "--n", "64",
                                 "--max-new-tokens", "4000", "--output", str(tmp_path / "s.jsonl")],
                                lambda err: "sampling" in err.lower() or "generat" in err.lower(), tmp_path)
