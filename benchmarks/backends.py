@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.run import HERE, machine_facts, python_tasks
+from benchmarks import workloads
+from benchmarks.run import HERE, machine_facts
 
 
 async def one_batch(backend: str, tasks: list[dict], parallel: int, salt: str, pool: bool = True) -> float:
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="also bwrap with a fresh sandbox per job")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args(argv)
-    tasks = python_tasks(args.tasks)
+    tasks = workloads.tasks("python_assert", args.tasks)
     runs: dict[str, list[float]] = {"docker": [], "bwrap": []}
     if args.fresh:
         runs["bwrap, fresh sandbox per job"] = []
