@@ -353,55 +353,42 @@ def test_openrlhf_http_client_a_raw_program_with_its_eos_token_passes_and_a_plai
 
 
 @pytest.mark.docker
-def test_openrlhf_reward_file_strips_the_eos_token_and_refuses_a_plain_label_once(service, monkeypatch):
+def test_openrlhf_reward_file_strips_the_eos_token_and_refuses_a_plain_label_once(pointed, monkeypatch):
     import asyncio
 
     from openrlhf.utils import agent
 
     import trainer.adapters.openrlhf as adapter
-    from trainer.adapters import remote
     from verifier_service.errors import InvalidSpec
 
-    monkeypatch.setenv(remote.ADDRESS_ENV, service.address)
-    monkeypatch.delenv(remote.CATALOG_ENV, raising=False)
-    remote.reset()
-    try:
-        executor = agent.SingleTurnAgentExecutor(adapter.__file__)  # --reward.remote_url /path/to/openrlhf.py
-        prompt = "<|user|>Write add(a, b).<|assistant|>"
-        [info] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
-                                                              [json.dumps(ADD_SPEC)]))
-        assert float(info["scores"][0]) == 1.0
-        monkeypatch.setenv(adapter.STRIP_ENV, "")  # configurable: nothing taken off, the token fails the program
-        [kept] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
-                                                              [json.dumps(ADD_SPEC)]))
-        assert float(kept["scores"][0]) == 0.0
-        with pytest.raises(InvalidSpec, match=r"labels\[0\]: the label is plain text \('12'\), not a verification "
-                                              r"spec: --data.label_key must name"):
-            asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD], [prompt], ["12"]))
-    finally:
-        remote.reset()
+    executor = agent.SingleTurnAgentExecutor(adapter.__file__)  # --reward.remote_url /path/to/openrlhf.py
+    prompt = "<|user|>Write add(a, b).<|assistant|>"
+    [info] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
+                                                          [json.dumps(ADD_SPEC)]))
+    assert float(info["scores"][0]) == 1.0
+    monkeypatch.setenv(adapter.STRIP_ENV, "")  # configurable: nothing taken off, the token fails the program
+    [kept] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
+                                                          [json.dumps(ADD_SPEC)]))
+    assert float(kept["scores"][0]) == 0.0
+    with pytest.raises(InvalidSpec, match=r"labels\[0\]: the label is plain text \('12'\), not a verification "
+                                          r"spec: --data.label_key must name"):
+        asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD], [prompt], ["12"]))
 
 
 @pytest.mark.docker
-def test_verl_native_ground_truths_are_converted_or_refused_saying_why(service, monkeypatch):
-    from trainer.adapters import remote, verl
+def test_verl_native_ground_truths_are_converted_or_refused_saying_why(pointed):
+    from trainer.adapters import verl
     from verifier_service.errors import InvalidSpec
 
-    monkeypatch.setenv(remote.ADDRESS_ENV, service.address)
-    monkeypatch.delenv(remote.CATALOG_ENV, raising=False)
-    remote.reset()
-    try:
-        assert verl.compute_score("openai/gsm8k", "so the answer is \\boxed{72}", "72")["acc"] == 1.0
-        assert verl.compute_score("lighteval/MATH", "\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")["acc"] == 1.0
-        program = "```python\nprint(int(input()) * 2)\n```"
-        cases = json.dumps({"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]})
-        assert verl.compute_score("codecontests", program, cases)["acc"] == 1.0
-        with pytest.raises(InvalidSpec, match="the ground truth of data source 'my_data' is not a verification spec"):
-            verl.compute_score("my_data", "x", "72")
-        with pytest.raises(InvalidSpec, match=r"calls a function \('f'\)"):
-            verl.compute_score("apps", "x", json.dumps({"inputs": ["1"], "outputs": ["2"], "fn_name": "f"}))
-    finally:
-        remote.reset()
+    assert verl.compute_score("openai/gsm8k", "so the answer is \\boxed{72}", "72")["acc"] == 1.0
+    assert verl.compute_score("lighteval/MATH", "\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")["acc"] == 1.0
+    program = "```python\nprint(int(input()) * 2)\n```"
+    cases = json.dumps({"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]})
+    assert verl.compute_score("codecontests", program, cases)["acc"] == 1.0
+    with pytest.raises(InvalidSpec, match="the ground truth of data source 'my_data' is not a verification spec"):
+        verl.compute_score("my_data", "x", "72")
+    with pytest.raises(InvalidSpec, match=r"calls a function \('f'\)"):
+        verl.compute_score("apps", "x", json.dumps({"inputs": ["1"], "outputs": ["2"], "fn_name": "f"}))
 
 
 # ---- 10. the small ones ----------------------------------------------------------------------------------------
