@@ -19,40 +19,25 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.run import HERE, machine_facts, python_tasks
+from benchmarks import workloads
+from benchmarks.run import HERE, local_service, machine_facts
 
 
 async def one_batch(backend: str, tasks: list[dict], parallel: int, salt: str, pool: bool = True) -> float:
     from verifier_service._generated import verifier_pb2 as pb
-    from verifier_service.client import VerifierClient
-    from verifier_service.config import ServiceConfig, load_config
-    from verifier_service.serve import VerifierApp
     from verifier_service.spec import request_from_json
-
-    env = load_config()  # RLVR_VERIFIER_BWRAP_ALLOW_HOST_ROOT / _BWRAP_PYTHON, as a served service reads them
-    config = ServiceConfig(host="127.0.0.1", port=0, sandbox_backend=backend, max_concurrency=parallel,
-                           sandbox_pool=pool, max_pending=100000, max_batch_size=10000,
-                           bwrap_allow_host_root=env.bwrap_allow_host_root, bwrap_python=env.bwrap_python)
-    app = VerifierApp(config)
-    port = await app.start()
-    if app.sandbox_problem:
-        await app.stop(grace=1.0)
-        raise SystemExit(f"{backend}: {app.sandbox_problem}")
-    client = await VerifierClient.connect(f"127.0.0.1:{port}")
 
     def requests(items: list[dict], tag: str) -> list:
         return [request_from_json({"id": str(i), "completion": t["completion"] + f"# {salt}-{tag}-{i}\n",
                                    "spec": {"kind": "python_assert", "tests": t["tests"]}})
                 for i, t in enumerate(items)]
 
-    try:
+    async with local_service(sandbox_backend=backend, max_concurrency=parallel, sandbox_pool=pool,
+                             max_batch_size=10000) as client:
         await client.verify_batch(requests(tasks[:parallel * 2], "warm"))
         started = time.perf_counter()
         results = await client.verify_batch(requests(tasks, "timed"))
         seconds = time.perf_counter() - started
-    finally:
-        await client.close()
-        await app.stop(grace=1.0)
     got = [pb.Verdict.Name(r.verdict) for r in results]
     wrong = [(i, g, t["expected"]) for i, (g, t) in enumerate(zip(got, tasks, strict=True)) if g != t["expected"]]
     if wrong:
@@ -68,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="also bwrap with a fresh sandbox per job")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args(argv)
-    tasks = python_tasks(args.tasks)
+    tasks = workloads.tasks("python_assert", args.tasks)
     runs: dict[str, list[float]] = {"docker": [], "bwrap": []}
     if args.fresh:
         runs["bwrap, fresh sandbox per job"] = []

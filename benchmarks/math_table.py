@@ -338,12 +338,6 @@ def report(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def rewrite_report(out: Path = HERE) -> None:
-    """MATH_TABLE.md again from math_table.json (after a change to the report's wording only)."""
-    results = json.loads((out / "math_table.json").read_text(encoding="utf-8"))
-    (out / "MATH_TABLE.md").write_text(report(results), encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("RLVR_DATA_DIR", "/work/data")))

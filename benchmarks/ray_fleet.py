@@ -88,11 +88,8 @@ def plain_service(args) -> dict:
                             "--log-level", "WARNING", "--max-pending", "100000").start(timeout=180)
     try:
         async def run():
-            client = await VerifierClient.connect(service.address)
-            try:
+            async with await VerifierClient.connect(service.address) as client:
                 return await drive(client, args.workload, args.seconds, args.parallel, args.batch)
-            finally:
-                await client.close()
 
         return {"target": "plain service", "sandboxes": args.concurrency, **asyncio.run(run())}
     finally:

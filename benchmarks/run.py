@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -101,6 +102,31 @@ class Service:
         finally:
             self.loop.close()
             self.served.stop(120)  # a graceful stop removes its warm containers
+
+
+@contextlib.asynccontextmanager
+async def local_service(**settings):
+    """A client of a VerifierApp served in this process on a free loopback port with ``settings`` (and the
+    environment's RLVR_VERIFIER_BWRAP_ALLOW_HOST_ROOT / _BWRAP_PYTHON, as a served service reads them); a sandbox
+    backend that cannot start ends the benchmark saying why."""
+    from verifier_service.client import VerifierClient
+    from verifier_service.config import ServiceConfig, load_config
+    from verifier_service.serve import VerifierApp
+
+    env = load_config()
+    config = ServiceConfig(host="127.0.0.1", port=0, max_pending=100000, bwrap_python=env.bwrap_python,
+                           bwrap_allow_host_root=env.bwrap_allow_host_root, **settings)
+    app = VerifierApp(config)
+    port = await app.start()
+    if app.sandbox_problem:
+        await app.stop(grace=1.0)
+        raise SystemExit(f"{config.sandbox_backend}: {app.sandbox_problem}")
+    client = await VerifierClient.connect(f"127.0.0.1:{port}")
+    try:
+        yield client
+    finally:
+        await client.close()
+        await app.stop(grace=1.0)
 
 
 def throughput(sets: dict[str, list[dict]], service: Service, host: HostHarnesses, parallel: int, image: str,

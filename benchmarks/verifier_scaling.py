@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.run import cpu_model
+from benchmarks.run import cpu_model, local_service
 
 HERE = Path(__file__).resolve().parent
 TRAIN_BATCH = 64
@@ -65,21 +65,7 @@ def sample_items(path: Path, count: int) -> list[dict]:
 
 async def measure(workers: int, items: list[dict], rounds: int, bwrap_path: str, salt: str) -> dict:
     from verifier_service._generated import verifier_pb2 as pb
-    from verifier_service.client import VerifierClient
-    from verifier_service.config import ServiceConfig, load_config
-    from verifier_service.serve import VerifierApp
     from verifier_service.spec import request_from_json
-
-    env = load_config()  # RLVR_VERIFIER_BWRAP_ALLOW_HOST_ROOT / _BWRAP_PYTHON, as a served service reads them
-    config = ServiceConfig(host="127.0.0.1", port=0, sandbox_backend="bwrap", bwrap_path=bwrap_path,
-                           max_concurrency=workers, max_pending=100000, max_batch_size=100000,
-                           bwrap_allow_host_root=env.bwrap_allow_host_root, bwrap_python=env.bwrap_python)
-    app = VerifierApp(config)
-    port = await app.start()
-    if app.sandbox_problem:
-        await app.stop(grace=1.0)
-        raise SystemExit(f"bwrap: {app.sandbox_problem}")
-    client = await VerifierClient.connect(f"127.0.0.1:{port}")
 
     def requests(chosen: list[dict], tag: str) -> list:
         # a unique trailing comment per request: no cache anywhere can answer it
@@ -101,7 +87,8 @@ async def measure(workers: int, items: list[dict], rounds: int, bwrap_path: str,
                 wrong.append((got, it["expected"], r.detail[:200]))
         return seconds, results
 
-    try:
+    async with local_service(sandbox_backend="bwrap", bwrap_path=bwrap_path, max_concurrency=workers,
+                             max_batch_size=100000) as client:
         await run(items[:workers * 2], "warm")
         throughput = []
         for r in range(rounds):
@@ -114,9 +101,6 @@ async def measure(workers: int, items: list[dict], rounds: int, bwrap_path: str,
             batch.append(seconds)
             queue.append(max(x.timings.queue_s for x in results))
             run_s.append(max(x.timings.run_s for x in results))
-    finally:
-        await client.close()
-        await app.stop(grace=1.0)
     median = statistics.median(throughput)
     return {"workers": workers, "items": len(items), "rounds_s": throughput, "median_s": median,
             "checks_per_s": len(items) / median, "train_batch_s": batch, "train_batch_median_s":

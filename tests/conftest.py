@@ -84,6 +84,18 @@ def make_service(sandbox_backend, backend_ready):
         running.close()
 
 
+@pytest.fixture
+def pointed(service, monkeypatch):
+    """The trainer's adapters' connection (trainer/adapters/remote.py) pointed at the test service."""
+    from trainer.adapters import remote
+
+    monkeypatch.setenv(remote.ADDRESS_ENV, service.address)
+    monkeypatch.delenv(remote.CATALOG_ENV, raising=False)
+    remote.reset()
+    yield service
+    remote.reset()
+
+
 @pytest.fixture(autouse=True)
 def no_sandbox_left_behind(request):
     """Every sandbox a docker or bwrap test starts must be gone when it ends (but for the

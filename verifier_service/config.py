@@ -181,10 +181,8 @@ class ServiceConfig:
                      "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
                      "grpc_max_connections", "grpc_max_calls_per_peer", "http_body_budget_bytes",
                      "http_tenant_body_budget_bytes",
-                     "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst"):
-            if getattr(self, name) <= 0:
-                problems.append(f"{name} must be positive")
-        for name in ("cpus", "default_timeout_s", "max_timeout_s", "spec_check_timeout_s", "compile_timeout_s",
+                     "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst",
+                     "cpus", "default_timeout_s", "max_timeout_s", "spec_check_timeout_s", "compile_timeout_s",
                      "max_job_s", "health_interval_s",
                      "pool_max_age_s", "session_cell_timeout_s", "session_budget_s", "session_idle_ttl_s",
                      "session_max_lifetime_s", "http_idle_timeout_s", "http_body_timeout_s",
@@ -193,15 +191,10 @@ class ServiceConfig:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
             problems.append("default_timeout_s must not exceed max_timeout_s")
-        for name in ("session_spares", "tenant_max_sessions", "session_open_rate"):
+        for name in ("session_spares", "tenant_max_sessions", "session_open_rate", "max_connection_age_s", "fd_reserve",
+                     "result_cache_size"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must not be negative")
-        if self.max_connection_age_s < 0:
-            problems.append("max_connection_age_s must not be negative")
-        if self.fd_reserve < 0:
-            problems.append("fd_reserve must not be negative")
-        if self.result_cache_size < 0:
-            problems.append("result_cache_size must not be negative")
         if not 0 <= self.loop_share <= 1:
             problems.append("loop_share must be between 0 and 1")
         if any("=" not in item for item in self.sandbox_labels.split(",") if item.strip()):

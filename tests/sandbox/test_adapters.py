@@ -34,16 +34,6 @@ def verl_loader():
     return module.load_extern_object
 
 
-@pytest.fixture
-def pointed(service, monkeypatch):
-    """The adapters' connection pointed at the test service."""
-    monkeypatch.setenv(remote.ADDRESS_ENV, service.address)
-    monkeypatch.delenv(remote.CATALOG_ENV, raising=False)
-    remote.reset()
-    yield service
-    remote.reset()
-
-
 def test_verl_loads_and_calls_compute_score(pointed):
     load = verl_loader()
     single = load(module_path="pkg://trainer.adapters.verl", object_name="compute_score")

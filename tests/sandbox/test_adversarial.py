@@ -19,7 +19,6 @@ listener never reached, and (conftest) no sandbox left behind.
 from __future__ import annotations
 
 import socket
-import subprocess
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from support.sandboxes import runsc_registered
 from support.service import TEST_CONFIG, RunningService, bwrap_gap
 
 HERE = Path(__file__).resolve().parents[1]  # tests/
@@ -226,12 +226,6 @@ class Listener:
         self.stop.set()
         self.thread.join(5)
         self.sock.close()
-
-
-def runsc_registered() -> bool:
-    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
-                         timeout=30, check=False)
-    return "runsc" in out.stdout
 
 
 BACKEND_IDS = ("docker", "gvisor", "bwrap")

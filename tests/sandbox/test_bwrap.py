@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -28,7 +27,7 @@ from verifier_service.sandbox.base import Job, Step
 from verifier_service.sandbox.bwrap import ETC_TOOLCHAIN_GLOBS, BwrapSandbox, owner_alive, owner_tag
 
 from support.sandboxes import bwrap_sandboxes
-from support.service import TEST_CONFIG, RunningService
+from support.service import TEST_CONFIG, RunningService, brief, probe
 from support.wait import wait_for
 
 pytestmark = pytest.mark.backends("bwrap")
@@ -38,14 +37,6 @@ SERVICE_NAME = "rlvr.verifier.v1.Verifier"
 OK_CODE = "def f():\n    return 1\n"
 OK_SPEC = {"kind": "python_assert", "tests": "assert f() == 1", "timeout_s": 5}
 BWRAP_CONFIG = replace(TEST_CONFIG, sandbox_backend="bwrap")
-
-
-def probe(tests: str, timeout_s: float = 5) -> dict:
-    return {"kind": "python_assert", "tests": textwrap.dedent(tests), "timeout_s": timeout_s}
-
-
-def brief(r: dict) -> str:
-    return f"{r['verdict']}: {r['detail']!r} (stderr {r['stderr_tail'][-300:]!r})"
 
 
 def health(svc) -> int:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_adversarial import runsc_registered
+
+from support.sandboxes import runsc_registered
 
 ADVERSARIAL = Path(__file__).resolve().parents[1] / "adversarial"
 SPEC = {"kind": "python_assert", "tests": "assert f(2) == 4\nassert f(5) == 10\n", "extract": "raw", "timeout_s": 5}

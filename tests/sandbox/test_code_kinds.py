@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from support.service import bwrap_gap
+from support.service import requires
 
 pytestmark = pytest.mark.backends("docker", "bwrap")
 
-
-def requires(service, need: str) -> None:
-    gap = bwrap_gap(service, need)
-    if gap:
-        pytest.skip(gap)
 
 ADD = "```python\ndef add(a, b):\n    return a + b\n```"
 SUB = "```python\ndef add(a, b):\n    return a - b\n```"

@@ -6,13 +6,9 @@ import subprocess
 
 import pytest
 
+from support.sandboxes import runsc_registered
+
 pytestmark = pytest.mark.docker
-
-
-def runsc_registered() -> bool:
-    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
-                         timeout=30)
-    return "runsc" in out.stdout
 
 
 @pytest.mark.skipif(not runsc_registered(), reason="gVisor (runsc) is not registered with Docker; "

@@ -17,18 +17,13 @@ import textwrap
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from support.service import bwrap_gap
+from support.service import brief, probe, requires
 
 pytestmark = pytest.mark.backends("docker", "bwrap")
 
 SERVICE_NAME = "rlvr.verifier.v1.Verifier"
 OK_SPEC = {"kind": "python_assert", "tests": "assert f() == 1", "timeout_s": 5}
 OK_CODE = "def f():\n    return 1\n"
-
-
-def probe(tests: str, timeout_s: float = 5, **extra) -> dict:
-    """A python_assert spec whose tests run ``tests`` (dedented) inside the sandbox."""
-    return {"kind": "python_assert", "tests": textwrap.dedent(tests), "timeout_s": timeout_s, **extra}
 
 
 def assert_healthy(service) -> None:
@@ -44,18 +39,6 @@ def stays_healthy(service):
     """After every hostile job, the service still verifies and reports SERVING."""
     yield
     assert_healthy(service)
-
-
-def brief(r: dict) -> str:
-    return f"{r['verdict']}: {r['detail']!r} (stderr {r['stderr_tail'][-300:]!r})"
-
-
-def requires(service, need: str) -> None:
-    """Skips a test whose layer does not exist in this host's bubblewrap sandboxes (running it could hurt
-    the host, or could only fail)."""
-    gap = bwrap_gap(service, need)
-    if gap:
-        pytest.skip(f"cannot hold: {gap}")
 
 
 # ---- memory ---------------------------------------------------------------

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from test_languages_functions import ADD
 
+from support.sandboxes import runsc_registered
+
 pytestmark = pytest.mark.docker
 
 HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
@@ -150,15 +152,8 @@ def test_a_program_that_rewrites_its_binary_changes_no_other_job(langs_service):
 HACKS = [p for p in PROGRAMS if p[0].startswith("hack_")]
 
 
-def _runsc_registered() -> bool:
-    import subprocess
 
-    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
-                         timeout=30)
-    return "runsc" in out.stdout
-
-
-@pytest.mark.skipif(not _runsc_registered(), reason="gVisor (runsc) is not registered with Docker")
+@pytest.mark.skipif(not runsc_registered(), reason="gVisor (runsc) is not registered with Docker")
 def test_the_hacks_fail_under_gvisor(make_service):
     """The same hostile programs (function_tests and function_io) under gVisor's kernel, beside an honest program
     of each language, which must still pass."""

@@ -37,6 +37,14 @@ def client(svc):
         yield c
 
 
+@pytest.fixture
+def sid(client):
+    """A session of LIMITS, closed after the test."""
+    session = client.open(limits=LIMITS).session_id
+    yield session
+    client.close_session(session)
+
+
 def run(client, sid, code, **kw):
     return client.execute(sid, code, **kw)
 
@@ -46,66 +54,54 @@ def value(result):
 
 
 @pytest.mark.docker
-def test_state_is_kept_between_cells(client):
-    sid = client.open(limits=LIMITS).session_id
-    try:
-        assert run(client, sid, "import math\nx = 41\ndef f(n):\n    return n * 2").status == pb.CELL_OK
-        r = run(client, sid, "x += 1\nprint('out'); import sys; print('err', file=sys.stderr)\nf(x)")
-        assert (r.status, r.stdout, r.stderr, value(r), r.cell_index) == (pb.CELL_OK, "out\n", "err\n", "84", 2)
-        assert value(run(client, sid, "open('notes.txt', 'w').write('kept'); None")) is None
-        assert value(run(client, sid, "open('notes.txt').read(), math.pi > 3")) == "('kept', True)"
-        err = run(client, sid, "y = x\n1 / 0")
-        assert err.status == pb.CELL_ERROR and err.error.startswith("ZeroDivisionError")
-        assert 'File "<cell>", line 2' in err.traceback and "kernel.py" not in err.traceback
-        assert value(run(client, sid, "y")) == "42"  # the statement before the error ran
-        assert value(run(client, sid, "input() + '!'", stdin="typed\n")) == "'typed!'"
-        assert run(client, sid, "def broken(:").status == pb.CELL_ERROR
-    finally:
-        client.close_session(sid)
+def test_state_is_kept_between_cells(client, sid):
+    assert run(client, sid, "import math\nx = 41\ndef f(n):\n    return n * 2").status == pb.CELL_OK
+    r = run(client, sid, "x += 1\nprint('out'); import sys; print('err', file=sys.stderr)\nf(x)")
+    assert (r.status, r.stdout, r.stderr, value(r), r.cell_index) == (pb.CELL_OK, "out\n", "err\n", "84", 2)
+    assert value(run(client, sid, "open('notes.txt', 'w').write('kept'); None")) is None
+    assert value(run(client, sid, "open('notes.txt').read(), math.pi > 3")) == "('kept', True)"
+    err = run(client, sid, "y = x\n1 / 0")
+    assert err.status == pb.CELL_ERROR and err.error.startswith("ZeroDivisionError")
+    assert 'File "<cell>", line 2' in err.traceback and "kernel.py" not in err.traceback
+    assert value(run(client, sid, "y")) == "42"  # the statement before the error ran
+    assert value(run(client, sid, "input() + '!'", stdin="typed\n")) == "'typed!'"
+    assert run(client, sid, "def broken(:").status == pb.CELL_ERROR
 
 
 @pytest.mark.docker
-def test_cell_limits(client):
-    sid = client.open(limits=LIMITS).session_id
-    try:
-        run(client, sid, "kept = 'yes'\nopen('f', 'w').write('file')")
-        slow = run(client, sid, "import time\ntime.sleep(30)", timeout_s=1)
-        assert slow.status == pb.CELL_TIMEOUT and not slow.restarted
-        spin = run(client, sid, "while True: pass", timeout_s=1)
-        assert spin.status == pb.CELL_TIMEOUT and not spin.restarted
-        assert value(run(client, sid, "kept")) == "'yes'"  # an interrupted cell keeps the session's state
-        loud = run(client, sid, "while True: print('x' * 1000)")
-        assert loud.status == pb.CELL_OUTPUT_LIMIT and len(loud.stdout) <= 4096 and loud.stdout.startswith("x")
-        small = run(client, sid, "print('y' * 300)", output_limit_bytes=100)
-        assert small.status == pb.CELL_OUTPUT_LIMIT and len(small.stdout) == 100
-        big = run(client, sid, "block = bytearray(400 * 1024 * 1024)")
-        assert big.status == pb.CELL_MEMORY_LIMIT and not big.restarted
-        assert value(run(client, sid, "kept")) == "'yes'"
-        # A cell that will not be interrupted is killed: its kernel is replaced (variables lost, files kept).
-        # (It sleeps: a spinning one could meet its CPU-seconds limit first, which ends the cell without a kill.)
-        stubborn = run(client, sid, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                       "while True: time.sleep(0.05)", timeout_s=1)
-        assert stubborn.status == pb.CELL_TIMEOUT and stubborn.restarted
-        assert run(client, sid, "kept").error.startswith("NameError")
-        assert value(run(client, sid, "open('f').read()")) == "'file'"
-    finally:
-        client.close_session(sid)
+def test_cell_limits(client, sid):
+    run(client, sid, "kept = 'yes'\nopen('f', 'w').write('file')")
+    slow = run(client, sid, "import time\ntime.sleep(30)", timeout_s=1)
+    assert slow.status == pb.CELL_TIMEOUT and not slow.restarted
+    spin = run(client, sid, "while True: pass", timeout_s=1)
+    assert spin.status == pb.CELL_TIMEOUT and not spin.restarted
+    assert value(run(client, sid, "kept")) == "'yes'"  # an interrupted cell keeps the session's state
+    loud = run(client, sid, "while True: print('x' * 1000)")
+    assert loud.status == pb.CELL_OUTPUT_LIMIT and len(loud.stdout) <= 4096 and loud.stdout.startswith("x")
+    small = run(client, sid, "print('y' * 300)", output_limit_bytes=100)
+    assert small.status == pb.CELL_OUTPUT_LIMIT and len(small.stdout) == 100
+    big = run(client, sid, "block = bytearray(400 * 1024 * 1024)")
+    assert big.status == pb.CELL_MEMORY_LIMIT and not big.restarted
+    assert value(run(client, sid, "kept")) == "'yes'"
+    # A cell that will not be interrupted is killed: its kernel is replaced (variables lost, files kept).
+    # (It sleeps: a spinning one could meet its CPU-seconds limit first, which ends the cell without a kill.)
+    stubborn = run(client, sid, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                   "while True: time.sleep(0.05)", timeout_s=1)
+    assert stubborn.status == pb.CELL_TIMEOUT and stubborn.restarted
+    assert run(client, sid, "kept").error.startswith("NameError")
+    assert value(run(client, sid, "open('f').read()")) == "'file'"
 
 
 @pytest.mark.docker
-def test_a_dying_kernel_is_reported_and_replaced(client):
-    sid = client.open(limits=LIMITS).session_id
-    try:
-        run(client, sid, "x = 1")
-        died = run(client, sid, "import os\nos._exit(3)")
-        assert died.status == pb.CELL_ERROR and died.restarted and "exit code 3" in died.error
-        killed = run(client, sid, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
-        assert killed.status in (pb.CELL_ERROR, pb.CELL_MEMORY_LIMIT) and killed.restarted
-        assert "signal 9" in killed.error
-        assert run(client, sid, "x").error.startswith("NameError")
-        assert value(run(client, sid, "1 + 1")) == "2"  # the session goes on with a fresh interpreter
-    finally:
-        client.close_session(sid)
+def test_a_dying_kernel_is_reported_and_replaced(client, sid):
+    run(client, sid, "x = 1")
+    died = run(client, sid, "import os\nos._exit(3)")
+    assert died.status == pb.CELL_ERROR and died.restarted and "exit code 3" in died.error
+    killed = run(client, sid, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    assert killed.status in (pb.CELL_ERROR, pb.CELL_MEMORY_LIMIT) and killed.restarted
+    assert "signal 9" in killed.error
+    assert run(client, sid, "x").error.startswith("NameError")
+    assert value(run(client, sid, "1 + 1")) == "2"  # the session goes on with a fresh interpreter
 
 
 ADVERSARY = """
@@ -177,34 +173,26 @@ threading.Thread(target=spawn, daemon=True).start()
 
 
 @pytest.mark.docker
-def test_nothing_of_a_cell_runs_between_cells(client):
+def test_nothing_of_a_cell_runs_between_cells(client, sid):
     # A thread the cell left in the kernel (its state, kept) must not run between cells: it would start
     # processes after the runner killed the cell's, and use CPU no cell's limit covers.
-    sid = client.open(limits=LIMITS).session_id
-    try:
-        assert not run(client, sid, THREAD_SPAWNER).restarted
-        time.sleep(3.0)
-        run(client, sid, "None")  # (the thread's wait: over at once where it ran between cells, else in this cell)
-        before = value(run(client, sid, "import os\nlen(open('beats').read()) if os.path.exists('beats') else 0"))
-        time.sleep(1.0)
-        after = value(run(client, sid, "import os\nlen(open('beats').read()) if os.path.exists('beats') else 0"))
-        assert int(after) - int(before) < 10, (before, after)  # 50 a second while it ran
-    finally:
-        client.close_session(sid)
+    assert not run(client, sid, THREAD_SPAWNER).restarted
+    time.sleep(3.0)
+    run(client, sid, "None")  # (the thread's wait: over at once where it ran between cells, else in this cell)
+    before = value(run(client, sid, "import os\nlen(open('beats').read()) if os.path.exists('beats') else 0"))
+    time.sleep(1.0)
+    after = value(run(client, sid, "import os\nlen(open('beats').read()) if os.path.exists('beats') else 0"))
+    assert int(after) - int(before) < 10, (before, after)  # 50 a second while it ran
 
 
 @pytest.mark.docker
-def test_reset_empties_the_session(client):
-    sid = client.open(limits=LIMITS).session_id
-    try:
-        run(client, sid, "x = 1\nopen('f', 'w').write('1')\nopen('/tmp/g', 'w').write('1')")
-        info = client.reset(sid)
-        assert info.session_id == sid
-        assert run(client, sid, "x").error.startswith("NameError")
-        assert value(run(client, sid, "import os\nos.listdir('.'), sorted(os.listdir('/tmp'))"))[:6] == "([], ["
-        assert "'g'" not in value(run(client, sid, "import os\nos.listdir('/tmp')"))
-    finally:
-        client.close_session(sid)
+def test_reset_empties_the_session(client, sid):
+    run(client, sid, "x = 1\nopen('f', 'w').write('1')\nopen('/tmp/g', 'w').write('1')")
+    info = client.reset(sid)
+    assert info.session_id == sid
+    assert run(client, sid, "x").error.startswith("NameError")
+    assert value(run(client, sid, "import os\nos.listdir('.'), sorted(os.listdir('/tmp'))"))[:6] == "([], ["
+    assert "'g'" not in value(run(client, sid, "import os\nos.listdir('/tmp')"))
 
 
 @pytest.mark.docker

@@ -13,6 +13,13 @@ from verifier_service.sandbox.docker import LABEL
 from support.service import RUNNING, TEST_RUN_LABEL
 
 
+def runsc_registered() -> bool:
+    """Whether the Docker engine has gVisor's runtime (runsc)."""
+    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
+                         timeout=30, check=False)
+    return "runsc" in out.stdout
+
+
 def sandbox_containers() -> list[str]:
     out = subprocess.run(["docker", "ps", "-a", "-q", "--no-trunc", "--filter", f"label={LABEL}",
                           "--filter", f"label={TEST_RUN_LABEL}"],

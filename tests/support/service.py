@@ -7,6 +7,7 @@ environment); ``tests/conftest.py`` imports it before any test runs.
 from __future__ import annotations
 
 import os
+import textwrap
 import uuid
 from dataclasses import replace
 
@@ -104,3 +105,21 @@ def bwrap_gap(service, need: str) -> str | None:
     if need == "g++" and not sandbox.gxx:
         return "no g++ on this host for the bwrap sandbox"
     return None
+
+
+def requires(service, need: str) -> None:
+    """Skips a test whose layer does not exist in this host's bubblewrap sandboxes (running it could hurt
+    the host, or could only fail)."""
+    gap = bwrap_gap(service, need)
+    if gap:
+        pytest.skip(f"cannot hold: {gap}")
+
+
+def probe(tests: str, timeout_s: float = 5, **extra) -> dict:
+    """A python_assert spec whose tests run ``tests`` (dedented) inside the sandbox."""
+    return {"kind": "python_assert", "tests": textwrap.dedent(tests), "timeout_s": timeout_s, **extra}
+
+
+def brief(r: dict) -> str:
+    """A result's verdict, detail and stderr's tail, for an assertion's message."""
+    return f"{r['verdict']}: {r['detail']!r} (stderr {r['stderr_tail'][-300:]!r})"

@@ -25,6 +25,15 @@ def write_dataset(path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+def tiny_run(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A smoke run's inputs under ``tmp_path``: the tiny model, the four prompts, and the run's output folder."""
+    from trainer.tiny_model import build_tiny_model
+
+    data = tmp_path / "prompts.jsonl"
+    write_dataset(data)
+    return build_tiny_model(tmp_path / "model"), data, tmp_path / "run"
+
+
 def write_smoke_config(path: Path, model: Path, data: Path, out: Path, verifier: str, **changes: Any) -> Path:
     """A CPU run config of a few steps on the tiny model; ``changes`` override or add settings."""
     config = {

@@ -24,7 +24,7 @@ from trainer.diagnose import (
 )
 from trainer.errors import ConfigError, TrainerError
 
-from support.trainer_smoke import trainer_cli, write_dataset, write_smoke_config
+from support.trainer_smoke import tiny_run, trainer_cli, write_smoke_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU = dict(use_cpu=True, bf16=False, generation="transformers")
@@ -288,12 +288,7 @@ def test_cli_exit_codes_json_and_patch_out(tmp_path, capsys):
 
 @pytest.mark.docker
 def test_a_preset_run_is_diagnosed_and_its_patch_trains(service, tmp_path):
-    from trainer.tiny_model import build_tiny_model
-
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
-    out = tmp_path / "run"
+    model, data, out = tiny_run(tmp_path)
     path = write_smoke_config(
         tmp_path / "run.yaml", model, data, out, service.address, max_steps=3,
         deviation_reasons={"learning_rate": "a 0.1M-parameter random model in a smoke test",

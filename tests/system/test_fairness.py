@@ -22,6 +22,7 @@ from verifier_service.credentials import Credentials
 from verifier_service.spec import request_from_json
 from verifier_service.testing import ServedProcess, free_port
 
+from support.sandboxes import runsc_registered
 from support.tenancy_setup import Keys, write_tenants
 from support.wait import wait_for
 
@@ -30,12 +31,6 @@ pytestmark = pytest.mark.backends("docker", "bwrap")
 TRIVIAL = {"kind": "python_assert", "tests": "assert f() == 1", "timeout_s": 10}
 TRIVIAL_CODE = "def f():\n    return 1\n"
 FORMAT = {"kind": "format", "pattern": r"answer \d+"}
-
-
-def runsc_registered() -> bool:
-    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
-                         timeout=30, check=False)
-    return "runsc" in out.stdout
 
 
 @pytest.fixture(params=["runc", "runsc"])

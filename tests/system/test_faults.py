@@ -103,12 +103,9 @@ def test_sandboxes_killed_at_random_give_correct_verdicts_or_infra_error(tmp_pat
 
 
 async def _verify_once(address: str, items) -> list[str]:
-    client = await VerifierClient.connect(address)
-    try:
+    async with await VerifierClient.connect(address) as client:
         results = await client.verify_batch([i.request for i in items], timeout_s=60)
         return [pb.Verdict.Name(r.verdict) for r in results]
-    finally:
-        await client.close()
 
 
 def test_a_replica_killed_and_restarted_mid_run_loses_no_reward(tmp_path, record_property):
@@ -166,12 +163,9 @@ def test_a_replica_killed_and_restarted_mid_run_loses_no_reward(tmp_path, record
         more = workload(200, 0, tag="post")
 
         async def after():
-            client = await VerifierClient.connect([a.address, b.address])
-            try:
+            async with await VerifierClient.connect([a.address, b.address]) as client:
                 for group in batches(more, 20):
                     await client.verify_batch([i.request for i in group], timeout_s=60)
-            finally:
-                await client.close()
         asyncio.run(after())
         served_by_a = metric_sum(a.metrics(), "rlvr_rpcs_total", method="VerifyBatch", code="OK")
         outcome["batches_on_restarted_a"] = served_by_a

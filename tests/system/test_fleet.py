@@ -52,14 +52,11 @@ def test_two_teams_share_catalog_verifiers_on_two_replicas(tmp_path, record_prop
     a, b = Replica(tmp_path, "a", *args).start(), Replica(tmp_path, "b", *args).start()
     try:
         async def team(name: str, make, one_at_a_time: asyncio.Lock) -> list[list[pb.VerifyResult]]:
-            client = await VerifierClient.connect([a.address, b.address],
-                                                  credentials=Credentials(api_key=keys.key[name]))
-            try:
+            async with await VerifierClient.connect([a.address, b.address],
+                                                    credentials=Credentials(api_key=keys.key[name])) as client:
                 async with one_at_a_time:  # the counts below are this client's alone
                     await both_replicas_answer(client)
                 return await asyncio.gather(*(client.verify_batch(make(n), timeout_s=120) for n in range(8)))
-            finally:
-                await client.close()
 
         async def both_replicas_answer(client: VerifierClient) -> None:
             """round_robin spreads calls over the replicas whose connection is up; the client is ready once its
@@ -211,16 +208,13 @@ def test_health_follows_the_sandbox_backend_and_round_robin_avoids_a_sick_replic
             before = metric_sum(sick.metrics(), "rlvr_rpcs_total")
 
             async def spread() -> list[str]:
-                client = await VerifierClient.connect([sick.address, well.address])
-                try:
+                async with await VerifierClient.connect([sick.address, well.address]) as client:
                     out = []
                     for n in range(6):
                         results = await client.verify_batch([i.request for i in workload(4, 1, tag=f"h{n}")],
                                                             timeout_s=60)
                         out += [pb.Verdict.Name(r.verdict) for r in results]
                     return out
-                finally:
-                    await client.close()
 
             verdicts = asyncio.run(spread())
             assert "INFRA_ERROR" not in verdicts and len(verdicts) == 30

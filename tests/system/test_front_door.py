@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import resource
 import socket
-import subprocess
 import time
 import zlib
 from dataclasses import replace
@@ -26,6 +25,7 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.spec import request_from_json
 from verifier_service.testing import free_port
 
+from support.sandboxes import runsc_registered
 from support.service import TEST_CONFIG, RunningService
 from support.tenancy_setup import Keys, write_tenants
 from support.wait import wait_for
@@ -33,15 +33,9 @@ from support.wait import wait_for
 pytestmark = pytest.mark.docker
 
 
-def _runsc() -> bool:
-    out = subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
-                         timeout=30)
-    return "runsc" in out.stdout
-
-
 BACKENDS = [pytest.param(("docker", ""), id="runc"),
             pytest.param(("docker", "runsc"), id="gvisor",
-                         marks=pytest.mark.skipif(not _runsc(), reason="gVisor (runsc) is not registered")),
+                         marks=pytest.mark.skipif(not runsc_registered(), reason="gVisor (runsc) is not registered")),
             pytest.param(("bwrap", ""), id="bwrap", marks=pytest.mark.bwrap)]
 PER_PEER = 8
 GRPC_CONNECTIONS = 24

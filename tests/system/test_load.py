@@ -62,8 +62,7 @@ def test_sustained_bursts_lose_nothing_and_memory_stays_flat(tmp_path, record_pr
     replica = Replica(tmp_path, "load", "--max-concurrency", str(CONCURRENCY), "--pure-workers", "2").start()
     try:
         async def main():
-            client = await VerifierClient.connect(replica.address)
-            try:
+            async with await VerifierClient.connect(replica.address) as client:
                 await run_round(client, "warm")  # warm-up: imports, caches, pool
                 before = replica.rss_mib()
                 first = await run_round(client, "a")
@@ -72,8 +71,6 @@ def test_sustained_bursts_lose_nothing_and_memory_stays_flat(tmp_path, record_pr
                 await asyncio.sleep(1.0)
                 after = replica.rss_mib()
                 return first, second, before, middle, after
-            finally:
-                await client.close()
 
         first, second, before, middle, after = asyncio.run(main())
         samples = replica.metrics()

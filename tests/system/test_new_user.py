@@ -131,14 +131,9 @@ def our_lines(err: str) -> list[str]:
 
 @pytest.mark.docker
 def test_ctrl_c_in_trainer_train_keeps_run_json_and_says_so(service, tmp_path):
-    from trainer.tiny_model import build_tiny_model
+    from support.trainer_smoke import tiny_run, write_smoke_config
 
-    from support.trainer_smoke import write_dataset, write_smoke_config
-
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
-    out = tmp_path / "run"
+    model, data, out = tiny_run(tmp_path)
     config = write_smoke_config(tmp_path / "run.yaml", model, data, out, service.address, max_steps=500, save_steps=1)
     code, err = interrupt_when(["trainer.cli", "train", "--config", str(config)],
                                lambda _: (out / "checkpoint-2").is_dir(), tmp_path)
@@ -156,14 +151,9 @@ def test_ctrl_c_in_trainer_train_keeps_run_json_and_says_so(service, tmp_path):
 
 def test_ctrl_c_before_training_leaves_no_empty_directory(tmp_path):
     """Interrupted while loading (here: the first reward call waits on a port where nothing answers)."""
-    from trainer.tiny_model import build_tiny_model
+    from support.trainer_smoke import tiny_run, write_smoke_config
 
-    from support.trainer_smoke import write_dataset, write_smoke_config
-
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
-    out = tmp_path / "run"
+    model, data, out = tiny_run(tmp_path)
     silent = socket.socket()  # a port that takes connections and never answers: the health check waits on it
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
@@ -180,13 +170,9 @@ def test_ctrl_c_before_training_leaves_no_empty_directory(tmp_path):
 
 
 def test_ctrl_c_in_trainer_sample_is_one_line(tmp_path):
-    from trainer.tiny_model import build_tiny_model
+    from support.trainer_smoke import tiny_run
 
-    from support.trainer_smoke import write_dataset
-
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
+    model, data, _ = tiny_run(tmp_path)
     code, err = interrupt_when(["trainer.cli", "sample", "--model", str(model), "--dataset", str(data), "--n", "64",
                                 "--max-new-tokens", "4000", "--output", str(tmp_path / "s.jsonl")],
                                lambda err: "sampling" in err.lower() or "generat" in err.lower(), tmp_path)
@@ -367,55 +353,42 @@ def test_openrlhf_http_client_a_raw_program_with_its_eos_token_passes_and_a_plai
 
 
 @pytest.mark.docker
-def test_openrlhf_reward_file_strips_the_eos_token_and_refuses_a_plain_label_once(service, monkeypatch):
+def test_openrlhf_reward_file_strips_the_eos_token_and_refuses_a_plain_label_once(pointed, monkeypatch):
     import asyncio
 
     from openrlhf.utils import agent
 
     import trainer.adapters.openrlhf as adapter
-    from trainer.adapters import remote
     from verifier_service.errors import InvalidSpec
 
-    monkeypatch.setenv(remote.ADDRESS_ENV, service.address)
-    monkeypatch.delenv(remote.CATALOG_ENV, raising=False)
-    remote.reset()
-    try:
-        executor = agent.SingleTurnAgentExecutor(adapter.__file__)  # --reward.remote_url /path/to/openrlhf.py
-        prompt = "<|user|>Write add(a, b).<|assistant|>"
-        [info] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
-                                                              [json.dumps(ADD_SPEC)]))
-        assert float(info["scores"][0]) == 1.0
-        monkeypatch.setenv(adapter.STRIP_ENV, "")  # configurable: nothing taken off, the token fails the program
-        [kept] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
-                                                              [json.dumps(ADD_SPEC)]))
-        assert float(kept["scores"][0]) == 0.0
-        with pytest.raises(InvalidSpec, match=r"labels\[0\]: the label is plain text \('12'\), not a verification "
-                                              r"spec: --data.label_key must name"):
-            asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD], [prompt], ["12"]))
-    finally:
-        remote.reset()
+    executor = agent.SingleTurnAgentExecutor(adapter.__file__)  # --reward.remote_url /path/to/openrlhf.py
+    prompt = "<|user|>Write add(a, b).<|assistant|>"
+    [info] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
+                                                          [json.dumps(ADD_SPEC)]))
+    assert float(info["scores"][0]) == 1.0
+    monkeypatch.setenv(adapter.STRIP_ENV, "")  # configurable: nothing taken off, the token fails the program
+    [kept] = asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD + "<|endoftext|>"], [prompt],
+                                                          [json.dumps(ADD_SPEC)]))
+    assert float(kept["scores"][0]) == 0.0
+    with pytest.raises(InvalidSpec, match=r"labels\[0\]: the label is plain text \('12'\), not a verification "
+                                          r"spec: --data.label_key must name"):
+        asyncio.run(executor._fetch_rewards_via_func([prompt + RAW_ADD], [prompt], ["12"]))
 
 
 @pytest.mark.docker
-def test_verl_native_ground_truths_are_converted_or_refused_saying_why(service, monkeypatch):
-    from trainer.adapters import remote, verl
+def test_verl_native_ground_truths_are_converted_or_refused_saying_why(pointed):
+    from trainer.adapters import verl
     from verifier_service.errors import InvalidSpec
 
-    monkeypatch.setenv(remote.ADDRESS_ENV, service.address)
-    monkeypatch.delenv(remote.CATALOG_ENV, raising=False)
-    remote.reset()
-    try:
-        assert verl.compute_score("openai/gsm8k", "so the answer is \\boxed{72}", "72")["acc"] == 1.0
-        assert verl.compute_score("lighteval/MATH", "\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")["acc"] == 1.0
-        program = "```python\nprint(int(input()) * 2)\n```"
-        cases = json.dumps({"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]})
-        assert verl.compute_score("codecontests", program, cases)["acc"] == 1.0
-        with pytest.raises(InvalidSpec, match="the ground truth of data source 'my_data' is not a verification spec"):
-            verl.compute_score("my_data", "x", "72")
-        with pytest.raises(InvalidSpec, match=r"calls a function \('f'\)"):
-            verl.compute_score("apps", "x", json.dumps({"inputs": ["1"], "outputs": ["2"], "fn_name": "f"}))
-    finally:
-        remote.reset()
+    assert verl.compute_score("openai/gsm8k", "so the answer is \\boxed{72}", "72")["acc"] == 1.0
+    assert verl.compute_score("lighteval/MATH", "\\boxed{\\frac{1}{2}}", "\\frac{1}{2}")["acc"] == 1.0
+    program = "```python\nprint(int(input()) * 2)\n```"
+    cases = json.dumps({"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]})
+    assert verl.compute_score("codecontests", program, cases)["acc"] == 1.0
+    with pytest.raises(InvalidSpec, match="the ground truth of data source 'my_data' is not a verification spec"):
+        verl.compute_score("my_data", "x", "72")
+    with pytest.raises(InvalidSpec, match=r"calls a function \('f'\)"):
+        verl.compute_score("apps", "x", json.dumps({"inputs": ["1"], "outputs": ["2"], "fn_name": "f"}))
 
 
 # ---- 10. the small ones ----------------------------------------------------------------------------------------

@@ -17,10 +17,9 @@ import yaml
 from trainer.config import RunConfig
 from trainer.errors import ConfigError
 from trainer.launch import accelerate_config, check_gpu_split, check_vllm_server, write_accelerate_config
-from trainer.tiny_model import build_tiny_model
 from verifier_service.testing import ServedProcess, free_port
 
-from support.trainer_smoke import OFFLINE_ENV, ROOT, trainer_cli, write_dataset, write_smoke_config
+from support.trainer_smoke import OFFLINE_ENV, ROOT, tiny_run, trainer_cli, write_smoke_config
 from support.wait import wait_for
 
 GPU = dict(generation="vllm", model="org/model")
@@ -152,10 +151,7 @@ def test_unreachable_vllm_server_is_one_line(tmp_path):
 
 @pytest.mark.docker
 def test_two_cpu_processes_each_send_their_own_batches(service, tmp_path):
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
-    out = tmp_path / "run"
+    model, data, out = tiny_run(tmp_path)
     # 2 processes x 4 completions = one prompt's group of 8 per step; each process verifies its own 4
     path = write_smoke_config(tmp_path / "run.yaml", model, data, out, service.address, num_processes=2,
                               per_device_train_batch_size=4, max_steps=2, max_completion_length=12)
@@ -183,10 +179,7 @@ def test_two_cpu_processes_each_send_their_own_batches(service, tmp_path):
 def test_two_processes_score_none_when_the_service_goes_away(docker_ready, tmp_path):
     """The service stops after both processes' first batches: each process's later batches are lost, scored None
     (never 0), counted per process, and training goes on to its last step."""
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
-    out = tmp_path / "run"
+    model, data, out = tiny_run(tmp_path)
     service = ServedProcess("--max-concurrency", "2", "--shutdown-grace-s", "5", log_path=tmp_path / "service.log")
     service.start()
     try:

@@ -6,18 +6,13 @@ import json
 
 import pytest
 
-from trainer.tiny_model import build_tiny_model
-
-from support.trainer_smoke import trainer_cli, write_dataset, write_smoke_config
+from support.trainer_smoke import tiny_run, trainer_cli, write_smoke_config
 
 pytestmark = pytest.mark.docker
 
 
 def test_trainer_train_runs_grpo_against_the_verifier(service, tmp_path):
-    model = build_tiny_model(tmp_path / "model")
-    data = tmp_path / "prompts.jsonl"
-    write_dataset(data)
-    out = tmp_path / "run"
+    model, data, out = tiny_run(tmp_path)
     path = write_smoke_config(tmp_path / "run.yaml", model, data, out, service.address)
     proc = trainer_cli("train", "--config", str(path))
     assert proc.returncode == 0, proc.stderr[-3000:]

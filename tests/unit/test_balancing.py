@@ -123,11 +123,8 @@ def test_the_client_retries_unavailable_past_grpcs_own_retries(flaky):
     servicer, address = flaky(failures=6)  # gRPC retries 3 times per call; the client calls again
 
     async def main():
-        client = await VerifierClient.connect(address, retry=FAST)
-        try:
+        async with await VerifierClient.connect(address, retry=FAST) as client:
             return await client.verify_batch(batch(), timeout_s=10), client.retried
-        finally:
-            await client.close()
 
     results, retried = asyncio.run(main())
     assert [r.verdict for r in results] == [pb.PASSED] * 3
@@ -160,11 +157,8 @@ def test_a_dead_replica_in_the_list_costs_nothing(flaky):
     dead = "127.0.0.1:1"
 
     async def main():
-        client = await VerifierClient.connect([dead, address], retry=FAST)
-        try:
+        async with await VerifierClient.connect([dead, address], retry=FAST) as client:
             return [await client.verify_batch(batch(2), timeout_s=10) for _ in range(6)]
-        finally:
-            await client.close()
 
     assert all(r.verdict == pb.PASSED for results in asyncio.run(main()) for r in results)
     assert servicer.calls == 6

@@ -134,11 +134,9 @@ def test_a_timed_out_batch_is_not_sent_again_with_a_fresh_deadline(slow):
     stats = CallStats()
 
     async def main():
-        client = await VerifierClient.connect(address, retry=RetryPolicy(attempts=5, initial_backoff_s=0.01))
-        try:
+        retry = RetryPolicy(attempts=5, initial_backoff_s=0.01)
+        async with await VerifierClient.connect(address, retry=retry) as client:
             await client.verify_batch(batch(), timeout_s=1.0, stats=stats)
-        finally:
-            await client.close()
 
     with pytest.raises(RemoteDeadlineExceeded):
         asyncio.run(main())
@@ -152,11 +150,8 @@ def test_retries_stop_when_the_callers_budget_is_spent(flaky):  # noqa: F811
     policy = RetryPolicy(attempts=100, initial_backoff_s=0.4, max_backoff_s=0.4)
 
     async def main():
-        client = await VerifierClient.connect(address, retry=policy)
-        try:
+        async with await VerifierClient.connect(address, retry=policy) as client:
             await client.verify_batch(batch(), timeout_s=1.0, stats=stats)
-        finally:
-            await client.close()
 
     with pytest.raises((RemoteUnavailable, RemoteDeadlineExceeded)):  # the last attempt may run out of time
         asyncio.run(main())

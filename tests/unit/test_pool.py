@@ -17,20 +17,28 @@ def format_spec(pattern: str):
     return get_kind("format").validate(spec_from_json({"kind": "format", "pattern": pattern}))
 
 
-def test_a_hanging_check_times_out_and_the_pool_recovers():
-    async def scenario():
-        pool = PurePool(1)
+def on_pool(size: int, scenario):
+    """``scenario(pool)`` run on a started PurePool of ``size`` workers, closed after it."""
+    async def run():
+        pool = PurePool(size)
         await pool.start()
         try:
-            spec = format_spec("(a+)+$")  # catastrophic backtracking on a near-miss
-            hung = await pool.run("format", "a" * 40 + "!", spec, 1.0)
-            fine = await pool.run("format", "aaa", spec, 1.0)
-            chunk = await pool.run_many([("format", "a" * 40 + "!", spec, 1.0), ("format", "aa", spec, 1.0)])
-            return hung, fine, chunk, pool.replaced
+            return await scenario(pool)
         finally:
             await pool.close()
 
-    hung, fine, chunk, replaced = asyncio.run(scenario())
+    return asyncio.run(run())
+
+
+def test_a_hanging_check_times_out_and_the_pool_recovers():
+    async def scenario(pool):
+        spec = format_spec("(a+)+$")  # catastrophic backtracking on a near-miss
+        hung = await pool.run("format", "a" * 40 + "!", spec, 1.0)
+        fine = await pool.run("format", "aaa", spec, 1.0)
+        chunk = await pool.run_many([("format", "a" * 40 + "!", spec, 1.0), ("format", "aa", spec, 1.0)])
+        return hung, fine, chunk, pool.replaced
+
+    hung, fine, chunk, replaced = on_pool(1, scenario)
     assert hung.verdict is Verdict.TIMEOUT
     assert fine.verdict is Verdict.PASSED
     # each check of a chunk has its own limit: only the hanging item is TIMEOUT, the rest goes on on a fresh worker
@@ -40,17 +48,12 @@ def test_a_hanging_check_times_out_and_the_pool_recovers():
 
 def test_a_check_that_timed_out_is_not_run_again():
     """A timeout is a verdict: running the check again would double what a hostile answer costs the pool."""
-    async def scenario():
-        pool = PurePool(2)
-        await pool.start()
-        try:
-            spec = format_spec("(a+)+$")
-            tasks = [("format", "a" * 40 + "!", spec, 1.0)] * 4 + [("format", "aa", spec, 1.0)]
-            return await pool.run_many(tasks), pool.replaced
-        finally:
-            await pool.close()
+    async def scenario(pool):
+        spec = format_spec("(a+)+$")
+        tasks = [("format", "a" * 40 + "!", spec, 1.0)] * 4 + [("format", "aa", spec, 1.0)]
+        return await pool.run_many(tasks), pool.replaced
 
-    outcomes, replaced = asyncio.run(scenario())
+    outcomes, replaced = on_pool(2, scenario)
     assert [o.verdict for o in outcomes] == [Verdict.TIMEOUT] * 4 + [Verdict.PASSED]
     assert replaced == 4
 
@@ -71,19 +74,14 @@ def test_a_check_that_kills_its_worker_twice_is_a_verdict_not_infra_error(monkey
 
     monkeypatch.setattr(PurePool, "_stream", staticmethod(crashing))
 
-    async def scenario():
-        pool = PurePool(1)
-        await pool.start()
-        try:
-            spec = format_spec("[a-z]+")
-            crash = await pool.run("format", "crash", spec, 5.0)
-            once = await pool.run("format", "once", spec, 5.0)  # a worker lost once: the retry decides
-            chunk = await pool.run_many([("format", "crash", spec, 5.0), ("format", "fine", spec, 5.0)])
-            return crash, once, chunk
-        finally:
-            await pool.close()
+    async def scenario(pool):
+        spec = format_spec("[a-z]+")
+        crash = await pool.run("format", "crash", spec, 5.0)
+        once = await pool.run("format", "once", spec, 5.0)  # a worker lost once: the retry decides
+        chunk = await pool.run_many([("format", "crash", spec, 5.0), ("format", "fine", spec, 5.0)])
+        return crash, once, chunk
 
-    crash, once, chunk = asyncio.run(scenario())
+    crash, once, chunk = on_pool(1, scenario)
     assert crash.verdict is Verdict.FAILED and "twice" in crash.detail
     assert once.verdict is Verdict.PASSED
     assert [o.verdict for o in chunk] == [Verdict.FAILED, Verdict.PASSED]
@@ -134,20 +132,15 @@ def test_encoded_checks_give_the_same_result_messages_as_outcomes():
              ("json_schema", '{"a": ', schema, 5.0), ("format", "<a>12</a>", fmt, 5.0), ("format", "nope", fmt, 5.0),
              ("math", "so \\boxed{0.5}", math, 10.0), ("math", "so \\boxed{2}", math, 10.0)]
 
-    async def scenario():
-        pool = PurePool(2)
-        await pool.start()
-        try:
-            plain = await pool.run_many(tasks)
-            encoded = await pool.run_many(tasks, encoded=True)
-            slow = spec(kind="format", pattern="(a+)+$")
-            hung = await pool.run_many([("format", "a" * 40 + "!", slow, 1.0), ("format", "aa", slow, 1.0)],
-                                       encoded=True)
-            return plain, encoded, hung
-        finally:
-            await pool.close()
+    async def scenario(pool):
+        plain = await pool.run_many(tasks)
+        encoded = await pool.run_many(tasks, encoded=True)
+        slow = spec(kind="format", pattern="(a+)+$")
+        hung = await pool.run_many([("format", "a" * 40 + "!", slow, 1.0), ("format", "aa", slow, 1.0)],
+                                   encoded=True)
+        return plain, encoded, hung
 
-    plain, encoded, hung = asyncio.run(scenario())
+    plain, encoded, hung = on_pool(2, scenario)
     assert all(isinstance(b, bytes) for b in encoded)
     want = [outcome_proto(kind, s, o) for (kind, _, s, _), o in zip(tasks, plain, strict=True)]
     assert [pb.VerifyResult.FromString(b) for b in encoded] == want

@@ -341,6 +341,22 @@ def test_tool_call_defaults_arguments_match():
     ("It falls to \\boxed{-5}.", "-5"),
     ("\\boxed{\\sqrt{2}}", "\\sqrt{2}"),
     ("\\boxed{5}", "$5$"),
+    # honest forms of the same answer
+    ("\\boxed{50\\%}", "0.5"),
+    ("\\boxed{12.5\\%}", "\\frac{1}{8}"),
+    ("\\boxed{50\\%}", "50\\%"),
+    ("\\boxed{50}", "50\\%"),
+    ("\\boxed{x = 5}", "5"),
+    ("\\boxed{x_1 = 5}", "5"),
+    ("\\boxed{\\theta = \\frac{\\pi}{2}}", "\\frac{\\pi}{2}"),
+    ("\\boxed{f(x) = x^2 + 1}", "x^2+1"),
+    ("\\boxed{\\frac{10}{2} = 5}", "5"),
+    ("\\boxed{x = \\frac{10}{2} = 5}", "5"),
+    ("\\boxed{y = 2x + 1}", "y = 2x + 1"),
+    ("<answer>\\boxed{5}</answer>", "5"),
+    ("\\boxed{5} so the answer is \\boxed{5}", "5"),
+    ("\\boxed{\\frac{1}{2}}, i.e. \\boxed{0.5}", "0.5"),
+    ("<answer>The value is $x = 5$</answer>", "5"),
 ])
 def test_math_pass(text, gold):
     out = run("math", text, gold=gold)
@@ -391,29 +407,6 @@ def test_math_hedges_fail(text, gold):
     out = run("math", text, gold=gold)
     assert out.verdict is Verdict.FAILED, out.detail
     assert out.tests[0].verdict is Verdict.FAILED
-
-
-@pytest.mark.parametrize("text, gold", [
-    # honest forms of the same answer still pass
-    ("\\boxed{50\\%}", "0.5"),
-    ("\\boxed{12.5\\%}", "\\frac{1}{8}"),
-    ("\\boxed{50\\%}", "50\\%"),
-    ("\\boxed{50}", "50\\%"),
-    ("\\boxed{x = 5}", "5"),
-    ("\\boxed{x_1 = 5}", "5"),
-    ("\\boxed{\\theta = \\frac{\\pi}{2}}", "\\frac{\\pi}{2}"),
-    ("\\boxed{f(x) = x^2 + 1}", "x^2+1"),
-    ("\\boxed{\\frac{10}{2} = 5}", "5"),
-    ("\\boxed{x = \\frac{10}{2} = 5}", "5"),
-    ("\\boxed{y = 2x + 1}", "y = 2x + 1"),
-    ("<answer>\\boxed{5}</answer>", "5"),
-    ("\\boxed{5} so the answer is \\boxed{5}", "5"),
-    ("\\boxed{\\frac{1}{2}}, i.e. \\boxed{0.5}", "0.5"),
-    ("<answer>The value is $x = 5$</answer>", "5"),
-])
-def test_math_honest_forms_pass(text, gold):
-    out = run("math", text, gold=gold)
-    assert out.verdict is Verdict.PASSED, out.detail
 
 
 def test_math_detail_and_extracted():

@@ -27,8 +27,6 @@ from verifier_service.doors.http.calls import REFUSALS, HttpError, call, refusal
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox.base import Job, SandboxRun, Step, StepResult
 
-FIELDS = {"code", "language", "stdin", "compile_timeout", "run_timeout", "memory_limit_MB", "files", "fetch_files",
-          "args"}
 SIGKILL_CODE = -int(signal.SIGKILL)
 
 
