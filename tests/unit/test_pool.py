@@ -162,21 +162,16 @@ def test_json_value_counts_every_value_and_says_what_is_wrong():
 
 
 def test_a_body_is_parsed_in_a_worker_and_only_a_bounded_value_comes_back():
-    async def scenario():
-        pool = PurePool(1)
-        await pool.start()
-        try:
-            text = b'{"query": ["' + b"x" * (1 << 20) + b'"]}'
-            parsed = await pool.parse_json(text, 10, 30.0, tenant="a")
-            many = await pool.parse_json(b"[" + b"1," * 500_000 + b"1]", 1000, 30.0, tenant="a")
-            # a body the worker cannot parse in time: refused, and the worker replaced
-            slow = await pool.parse_json(b"[" + b"1," * 4_000_000 + b"1]", 10**8, 0.01, tenant="a")
-            after = await pool.parse_json(b"[1]", 10, 30.0)
-            return parsed, many, slow, after, pool.replaced
-        finally:
-            await pool.close()
+    async def scenario(pool):
+        text = b'{"query": ["' + b"x" * (1 << 20) + b'"]}'
+        parsed = await pool.parse_json(text, 10, 30.0, tenant="a")
+        many = await pool.parse_json(b"[" + b"1," * 500_000 + b"1]", 1000, 30.0, tenant="a")
+        # a body the worker cannot parse in time: refused, and the worker replaced
+        slow = await pool.parse_json(b"[" + b"1," * 4_000_000 + b"1]", 10**8, 0.01, tenant="a")
+        after = await pool.parse_json(b"[1]", 10, 30.0)
+        return parsed, many, slow, after, pool.replaced
 
-    parsed, many, slow, after, replaced = asyncio.run(scenario())
+    parsed, many, slow, after, replaced = on_pool(1, scenario)
     assert parsed == ("ok", {"query": ["x" * (1 << 20)]})
     assert many == ("limit", None)
     assert slow == ("timeout", None) and replaced == 1
@@ -195,13 +190,8 @@ def test_a_message_is_checked_in_a_worker_counting_every_value():
     status, why = message_problem("VerifyBatchRequest", b"\x0a\xff\xff", 15)
     assert status == "invalid" and why.startswith("DecodeError")
 
-    async def scenario():
-        pool = PurePool(1)
-        await pool.start()
-        try:
-            return (await pool.check_message("VerifyBatchRequest", raw, 15, 30.0),
-                    await pool.check_message("VerifyBatchRequest", raw, 14, 30.0))
-        finally:
-            await pool.close()
+    async def scenario(pool):
+        return (await pool.check_message("VerifyBatchRequest", raw, 15, 30.0),
+                await pool.check_message("VerifyBatchRequest", raw, 14, 30.0))
 
-    assert asyncio.run(scenario()) == (("ok", None), ("limit", None))
+    assert on_pool(1, scenario) == (("ok", None), ("limit", None))
