@@ -18,7 +18,7 @@ process sends the batches and times them end to end. Phases:
   trip on the wire, on the event loop), the runner's own step time in the
   container and its account of each job's CPU time and page faults by process
   (runner, zygote, the steps' processes);
-- json_schema: ``PurePool.run_many`` (chunking + dispatch), ``_call`` (pipe
+- json_schema: ``PurePool.run_many`` (chunking + dispatch), ``_stream`` (pipe
   round trip to a worker, in a thread) and, measured here, the checks
   themselves and the pickling of a chunk.
 
@@ -119,14 +119,14 @@ def instrument() -> None:
     _wrap_async(warm, "exchange_async", "exchange (runner round trip, event loop)", runner_steps)
     _wrap_sync(warm.PooledSandbox, "_payload", "job payload (JSON encode)")
     _wrap_async(pool.PurePool, "run_many", "pure pool run_many (dispatch)")
-    pool.PurePool._call = staticmethod(_timed_call(pool.PurePool._call))
+    pool.PurePool._stream = staticmethod(_timed_stream(pool.PurePool._stream))
 
 
-def _timed_call(original):
-    def timed(worker, message, timeout_s):
+def _timed_stream(original):
+    def timed(worker, tasks, encoded):
         t0 = time.perf_counter()
         try:
-            return original(worker, message, timeout_s)
+            return original(worker, tasks, encoded)
         finally:
             _add("pure worker round trip (pipe + checks, thread)", time.perf_counter() - t0)
     return timed
