@@ -49,6 +49,7 @@ import wire
 from harnesses import HARNESSES
 from procs import IGNORED_SIGNALS, signal
 from pyprog import ProgramHost
+from stepclock import StepClock
 from stepio import REPORT_LIMIT
 from zygote import Standby, Zygote, usage_of
 
@@ -130,7 +131,7 @@ def run_step(step, job, workdir, standby=None):
     judged_here = standby is not None and step.get("judge") == "calls" and step.get("harness") == "assert_harness"
     try:
         if judged_here:
-            io, timed_out, report = stepio.judge_calls(step, job, workdir, standby, started)
+            io, timed_out, report, clock = stepio.judge_calls(step, job, workdir, standby, started)
             proc = io.proc
             code = 0 if not timed_out and not io.limited else proc.returncode
         else:
@@ -143,13 +144,13 @@ def run_step(step, job, workdir, standby=None):
 
     if not judged_here:
         io = stepio.StepIO(proc, report_r, stepio.stdin_bytes(step), output_limit)
-        deadline = started + float(step["timeout_s"])
+        clock = StepClock(proc.pid, step["timeout_s"], started)
         timed_out = False
         # Until the step's process exits: a subprocess's exit shows as the end of its pipes (or the short
         # poll), a standby's as the zygote's message.
         idle_poll = 0.5 if io.exit_fd is not None else 0.05
         while proc.poll() is None and not io.limited:
-            remaining = deadline - time.monotonic()
+            remaining = clock.left()
             if remaining <= 0:
                 timed_out = True
                 break
@@ -171,7 +172,7 @@ def run_step(step, job, workdir, standby=None):
             io.stderr += b"\n[runner] the step stopped or killed the sandbox's zygote: its reports are void\n"
     else:
         os.close(report_r)
-    return _result(step, workdir, code, timed_out, io, report, time.monotonic() - started)
+    return _result(step, workdir, code, timed_out, io, report, time.monotonic() - started, clock)
 
 
 def _open_same(dir_fd, name, flags, is_kind):
@@ -235,7 +236,7 @@ def read_inside(workdir, rel, limit):
         os.close(leaf)
 
 
-def _result(step, workdir, code, timed_out, io, report, duration):
+def _result(step, workdir, code, timed_out, io, report, duration, clock=None):
     result = {
         "exit_code": code if code is not None and code >= 0 else None,
         "signal": -code if code is not None and code < 0 else None,
@@ -246,6 +247,8 @@ def _result(step, workdir, code, timed_out, io, report, duration):
         "stderr": io.stderr.decode("utf-8", "replace"),
         "report": report,
     }
+    if clock is not None and clock.own_time:
+        result["run_queue_s"] = round(clock.waited_s, 6)  # the run-queue delay not counted (stepclock.py)
     collected = {}
     for rel in step.get("collect", ()):
         data = read_inside(workdir, rel, COLLECT_LIMIT)
@@ -270,10 +273,10 @@ def start_program(step, job, workdir, standby):
         return {"exit_code": None, "signal": None, "spawn_error": str(exc), "timed_out": False,
                 "output_limited": False, "duration_s": 0.0, "stdout": "", "stderr": "", "report": ""}, None
     io = stepio.StepIO(standby, standby.report_r, b"", output_limit, keep_stdin=True)  # (its stdin: the orders)
-    deadline = started + float(step["timeout_s"])
+    clock = StepClock(standby.pid, step["timeout_s"], started)
     timed_out = False
     while standby.poll() is None and not io.limited and b"\n" not in io.report:
-        remaining = deadline - time.monotonic()
+        remaining = clock.left()
         if remaining <= 0:
             timed_out = True
             break
@@ -283,7 +286,7 @@ def start_program(step, job, workdir, standby):
         io.sel.close()
         for f in (standby.stdout, standby.stderr):
             f.close()
-        result = _result(step, workdir, 0, False, io, "", time.monotonic() - started)
+        result = _result(step, workdir, 0, False, io, "", time.monotonic() - started, clock)
         return result, ProgramHost(standby)
     standby.kill_tree()
     io.finish()
@@ -292,7 +295,7 @@ def start_program(step, job, workdir, standby):
     if standby.zygote.gone:
         code = None
         io.stderr += b"\n[runner] the sandbox's zygote is gone\n"
-    return _result(step, workdir, code, timed_out, io, "", time.monotonic() - started), None
+    return _result(step, workdir, code, timed_out, io, "", time.monotonic() - started, clock), None
 
 
 def run_case(step, job, workdir, host, zygote):
@@ -303,10 +306,10 @@ def run_case(step, job, workdir, host, zygote):
     if case is None:
         return None
     io = stepio.StepIO(case, None, step.get("stdin", "").encode(), int(step.get("output_limit", 1 << 20)))
-    deadline = started + float(step["timeout_s"])
+    clock = StepClock(case.pid, step["timeout_s"], started)
     timed_out = False
     while case.poll() is None and not io.limited and not host.gone:
-        remaining = deadline - time.monotonic()
+        remaining = clock.left()
         if remaining <= 0:
             timed_out = True
             break
@@ -326,7 +329,7 @@ def run_case(step, job, workdir, host, zygote):
         io.stderr += b"\n[runner] the case stopped or killed the sandbox's own processes: its result is void\n"
     elif case.unclean:
         host.unclean = True
-    return _result(step, workdir, code, timed_out, io, "", time.monotonic() - started)
+    return _result(step, workdir, code, timed_out, io, "", time.monotonic() - started, clock)
 
 
 def _failed(result):

@@ -12,6 +12,7 @@ import time
 import assert_harness
 import judge
 import procs
+from stepclock import StepClock
 
 STDERR_TAIL = 8192
 REPORT_LIMIT = 4 * 1024 * 1024
@@ -205,11 +206,11 @@ class RunnerCandidate(judge.Candidate):
 
     loads = staticmethod(_answer_loads)
 
-    def __init__(self, standby, io, deadline):  # not the base's: the pipes are the step's
+    def __init__(self, standby, io, clock):  # not the base's: the pipes are the step's
         self.pid = standby.pid
         self.standby = standby
         self.io = io
-        self.deadline = deadline
+        self.clock = clock  # the step's time limit (stepclock.StepClock)
         self.gone = None
         self.remotes = {}
 
@@ -225,16 +226,19 @@ class RunnerCandidate(judge.Candidate):
                 raise _Limited
             if not self.io.report_open:
                 return b""
-            remaining = self.deadline - time.monotonic()
+            remaining = self.clock.left()
             if remaining <= 0:
                 raise _StepTimeout
             self.io.pump(min(remaining, 0.5), keep_stdin=True)
 
     def _end_detail(self):
         # It is the zygote's child: its exit code comes from there.
-        give_up = min(self.deadline, time.monotonic() + 1.0)
+        give_up = time.monotonic() + 1.0
         while self.standby.poll() is None and time.monotonic() < give_up:  # (a lost zygote sets the code)
-            select.select([self.standby.zygote.sock], [], [], max(0.0, give_up - time.monotonic()))
+            wait = min(give_up - time.monotonic(), self.clock.left())
+            if wait <= 0:
+                break
+            select.select([self.standby.zygote.sock], [], [], wait)
         code = self.standby.returncode
         return judge.end_detail(code) if code is not None else judge.CandidateGone("the completion's process ended")
 
@@ -248,8 +252,8 @@ def judge_calls(step, job, workdir, standby, started):
     payload = step["stdin_json"] if step.get("stdin_json") is not None else json.loads(step["stdin"])
     standby.start({**step, "harness": "candidate"}, job, workdir)
     io = StepIO(standby, standby.report_r, b"", int(step.get("output_limit", 1 << 20)), keep_stdin=True)
-    deadline = started + float(step["timeout_s"])
-    candidate = RunnerCandidate(standby, io, deadline)
+    clock = StepClock(standby.pid, step["timeout_s"], started)
+    candidate = RunnerCandidate(standby, io, clock)
     events = []
 
     def report(**event):
@@ -266,4 +270,4 @@ def judge_calls(step, job, workdir, standby, started):
     io.close_stdin()
     standby.kill_tree()
     io.finish()
-    return io, timed_out, "".join(e + "\n" for e in events)
+    return io, timed_out, "".join(e + "\n" for e in events), clock

@@ -22,6 +22,11 @@ KERNEL = "kernel"                   # a session's live interpreter (session.py, 
 # ``Step.judge``: the runner may judge the step's tests itself when they are calls on literals.
 JUDGE_CALLS = "calls"
 
+# A step's ``timeout_s`` limits its program's own time (wall-clock time less the time it waited for a CPU; see
+# stepclock.py); whatever that measure says, the runner ends the step at BACKSTOP_FACTOR x timeout_s +
+# BACKSTOP_EXTRA_S of wall-clock time, and the host waits that long for it.
+BACKSTOP_FACTOR, BACKSTOP_EXTRA_S = 2.0, 1.0
+
 # A job's fields (one line of JSON; sandbox/base.py ``Job.to_runner_json`` writes them).
 JOB_FILES, JOB_STEPS = "files", "steps"
 JOB_FILE_SIZE_LIMIT, JOB_OPEN_FILES = "file_size_limit", "open_files"

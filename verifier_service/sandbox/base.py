@@ -61,6 +61,17 @@ class Job:
     def total_timeout_s(self) -> float:
         return sum(s.timeout_s for s in self.steps)
 
+    @property
+    def backstop_s(self) -> float:
+        """The wall-clock seconds the runner may take for the job's steps: each step's limit is its program's
+        own time, ended at the wall-clock backstop whatever that measure says (runner/stepclock.py)."""
+        return sum(step_backstop_s(s.timeout_s) for s in self.steps)
+
+
+def step_backstop_s(timeout_s: float) -> float:
+    """The wall-clock seconds at which the runner ends a step of limit ``timeout_s`` (runner/stepclock.py)."""
+    return wire.BACKSTOP_FACTOR * timeout_s + wire.BACKSTOP_EXTRA_S
+
 
 @dataclass
 class StepResult:

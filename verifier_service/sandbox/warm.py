@@ -40,7 +40,7 @@ from typing import Any
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.sandbox.artifacts import ArtifactCache
-from verifier_service.sandbox.base import Job, SandboxRun, StepResult
+from verifier_service.sandbox.base import Job, SandboxRun, StepResult, step_backstop_s
 from verifier_service.sandbox.fair import FairShare
 from verifier_service.sandbox.protocol import USAGE_PARTS, RunnerStream, exchange, exchange_async
 
@@ -225,9 +225,8 @@ class PooledSandbox(abc.ABC):
     async def _add_instance(self, family: str = "") -> None:
         delay = 0.5
         while not self._closed:
-            start = asyncio.ensure_future(asyncio.to_thread(
-                self._start_instance, self.config.pool_max_age_s + HOST_SLACK_S + self.config.max_timeout_s, True,
-                family))
+            lifetime = self.config.pool_max_age_s + HOST_SLACK_S + step_backstop_s(self.config.max_timeout_s)
+            start = asyncio.ensure_future(asyncio.to_thread(self._start_instance, lifetime, True, family))
             self._starting.add(start)
             try:
                 instance = await asyncio.shield(start)  # cancelled here (close): the start stays in _starting
@@ -412,7 +411,7 @@ class PooledSandbox(abc.ABC):
         return run
 
     def _budget(self, job: Job, deadline_s: float | None) -> float:
-        budget = job.total_timeout_s + HOST_SLACK_S
+        budget = job.backstop_s + HOST_SLACK_S  # the runner's backstop, not the steps' own-time limits
         return min(budget, max(deadline_s, 1.0)) if deadline_s is not None else budget
 
     def _payload(self, job: Job) -> tuple[bytes, str]:
