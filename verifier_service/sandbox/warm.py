@@ -351,10 +351,10 @@ class PooledSandbox(abc.ABC):
         Cancelling the awaiting task removes the job's sandbox. ``tenant``: whose
         job it is; the sandboxes are shared fairly between tenants (``FairShare``).
         A job runs at most ``max_job_s`` in all (its longest step always gets its
-        whole limit, to its wall-clock backstop): past that it stops (``host_timeout``),
-        whatever its cases' limits add up to."""
+        whole limit): past that it stops (``host_timeout``), whatever its cases'
+        limits add up to."""
         queued = time.monotonic()
-        bound = max(self.config.max_job_s, step_backstop_s(max((s.timeout_s for s in job.steps), default=0.0)))
+        bound = max(self.config.max_job_s, max((s.timeout_s for s in job.steps), default=0.0) + 1.0)
         deadline_s = bound if deadline_s is None else min(deadline_s, bound)
         await self._share.acquire(tenant)
         replacing: list[asyncio.Task | None] = []
