@@ -44,11 +44,61 @@ TASKS = {  # name -> (language, entry, setup, right completion, wrong completion
                       [{"args": [[3]], "expected": 1.5}, {"args": [[]], "expected": None}]),
 }
 
+# The dynamic languages (kinds/dynamic_drivers.py): every JSON type as an argument and in the result. g(s, xs, flag)
+# returns {s: s .. "!", third: sum(xs) / 3, rev: xs reversed, not: !flag, nested: [[s], []]}; h(x) null when x < 0,
+# else 2x. The strings hold quotes, backslashes, a newline, non-ASCII and a non-BMP character.
+ODD = 'it\'s "q" \\ \u00e9\u2603\U0001F600\n'
+TYPES = [{"args": [ODD, [1, 2, 4], True],
+          "expected": {"s": ODD + "!", "third": 7 / 3, "rev": [4, 2, 1], "not": False, "nested": [[ODD], []]}},
+         {"args": ["", [1.5], False], "expected": {"s": "!", "third": 0.5, "rev": [1.5], "not": True,
+                                                    "nested": [[""], []]}}]
+NULLS = [{"args": [-1], "expected": None}, {"args": [21], "expected": 42}, {"args": [0], "expected": 0}]
+TASKS.update({
+    "php": ("php", "f", "<?php\nfunction f($xs, $s) {\n", "    return array_map(fn($x) => $s . $x, $xs);\n}\n",
+            "    return [$s];\n}\n", STRS),
+    "php types": ("php", "g", "<?php\nfunction g($s, $xs, $flag) {\n",
+                  "    return ['s' => $s . '!', 'third' => array_sum($xs) / 3, 'rev' => array_reverse($xs),\n"
+                  "            'not' => !$flag, 'nested' => [[$s], []]];\n}\n",
+                  "    return ['s' => $s, 'third' => array_sum($xs) / 3, 'rev' => $xs, 'not' => $flag,\n"
+                  "            'nested' => [[$s], []]];\n}\n", TYPES),
+    "php null": ("php", "h", "<?php\nfunction h($x) {\n", "    return $x < 0 ? null : $x * 2;\n}\n",
+                 "    return $x <= 0 ? null : $x * 2 + 1;\n}\n", NULLS),
+    "lua": ("lua", "f", "local function f(xs, s)\n",
+            "    local out = {}\n    for i, x in ipairs(xs) do out[i] = s .. x end\n    return out\nend\n",
+            "    return {s}\nend\n", STRS),
+    "lua types": ("lua", "g", "local function g(s, xs, flag)\n",  # (the completion leaves the function open)
+                  "    local sum, rev = 0, {}\n    for i = #xs, 1, -1 do rev[#rev + 1] = xs[i]; sum = sum + xs[i] end\n"
+                  "    return {s = s .. \"!\", third = sum / 3, rev = rev, [\"not\"] = not flag, nested = {{s}, {}}}\n",
+                  "    return {s = s, third = 2.33, rev = xs, [\"not\"] = flag, nested = {{s}, {}}}\n", TYPES),
+    "lua null": ("lua", "h", "local function h(x)\n", "    if x < 0 then return nil end\n    return x * 2\nend\n",
+                 "    if x <= 0 then return nil end\n    return x * 2 + 1\nend\n", NULLS),
+    "perl": ("perl", "f", "use strict;\nuse warnings;\nsub f {\n    my ($xs, $s) = @_;\n",
+             "    return [map { $s . $_ } @$xs];\n}\n", "    return [$s];\n}\n", STRS),
+    "perl types": ("perl", "g", "sub g {\n    my ($s, $xs, $flag) = @_;\n",
+                   "    my $sum = 0;\n    $sum += $_ for @$xs;\n    return {s => $s . \"!\", third => $sum / 3, "
+                   "rev => [reverse @$xs],\n            not => !$flag, nested => [[$s], []]};\n",
+                   "    return {s => $s, third => 2, rev => $xs, not => $flag, nested => [[$s], []]};\n", TYPES),
+    "perl null": ("perl", "h", "sub h {\n    my ($x) = @_;\n", "    return $x < 0 ? undef : $x * 2;\n}\n",
+                  "    return $x <= 0 ? undef : $x * 2 + 1;\n}\n", NULLS),
+    "r": ("r", "f", "f <- function(xs, s) {\n", "    vapply(xs, function(x) paste0(s, x), \"\")\n}\n",
+          "    c(s)\n}\n", STRS),
+    "r types": ("r", "g", "g <- function(s, xs, flag) {\n",
+                "    list(s = paste0(s, \"!\"), third = sum(xs) / 3, rev = rev(xs), not = !flag,\n"
+                "         nested = list(list(s), list()))\n}\n",
+                "    list(s = s, third = sum(xs) / 3, rev = xs, not = flag, nested = list(list(s), list()))\n}\n",
+                TYPES),
+    "r null": ("r", "h", "h <- function(x) {\n", "    if (x < 0) NULL else x * 2\n}\n",
+               "    if (x <= 0) NULL else x * 2 + 1\n}\n", NULLS),
+})
+
 
 def io_spec(name: str) -> dict:
     language, entry, setup, _, _, cases = TASKS[name]
-    return {"kind": "function_io", "language": language, "entry_point": entry, "setup": setup, "cases": cases,
+    spec = {"kind": "function_io", "language": language, "entry_point": entry, "setup": setup, "cases": cases,
             "timeout_s": 30}
+    if cases is TYPES:
+        spec["float_tolerance"] = 1e-9
+    return spec
 
 
 def test_literals_follow_the_signature():
@@ -71,6 +121,48 @@ def test_open_braces_are_closed_and_lines_are_read():
     assert got == {0: (True, [1]), 1: (False, "java.lang.ArithmeticException")}
     text = program("javascript", "f", "function f(x) {\n", "  return x;", [[1]], "m" * 32, "r1")
     assert "expected" not in text and "[[1]]" in text
+
+
+def test_dynamic_literals_and_blocks():
+    from verifier_service.kinds.dynamic_drivers import literal as dyn
+    from verifier_service.kinds.dynamic_drivers import loosen, open_blocks
+
+    value = {"a": [1, 2.5, None], "b\"$@": "\u00e9\n"}
+    assert dyn("php", value) == '["a" => [1, 2.5, null], "b\\x22\\x24@" => "\\xc3\\xa9\\x0a"]'
+    assert dyn("lua", value) == '{["a"] = {1, 2.5, nil}, ["b\\034$@"] = "\\195\\169\\010"}'
+    assert dyn("perl", value) == '{"a" => [1, 2.5, undef], "b\\x{22}\\x{24}\\x{40}" => "\\x{e9}\\x{a}"}'
+    assert dyn("r", value) == 'base::list("a" = base::list(1, 2.5, NULL), "b\\U{22}$@" = "\\U{e9}\\U{a}")'
+    assert dyn("r", [1, 2.5]) == "base::c(1, 2.5)" and dyn("r", [True]) == "base::c(TRUE)"
+    assert dyn("perl", [True, False, -0.5]) == "[!!1, !!0, (-0.5)]"
+    with pytest.raises(ValueError):
+        dyn("lua", 2 ** 64)
+    assert open_blocks("lua", "local function f(x)\n  if x then return 1 end -- end\n  s = 'end'\n") == 1
+    assert open_blocks("r", "f <- function(x) {\n  # }\n  '{'\n") == 1
+    assert open_blocks("perl", "sub f {\n  my $n = $#xs; # }\n") == 1
+    assert open_blocks("php", "<?php\nfunction f($x) {\n  // }\n  return \"}\";\n}\n") == 0
+    # the shapes a language cannot tell apart, and nothing else
+    assert loosen("r", 5, [5]) == [5] and loosen("r", None, []) == [] and loosen("lua", [], {}) == {}
+    assert loosen("perl", "5", 5) == 5 and loosen("perl", "", False) is False and loosen("perl", 6, "6") == "6"
+    assert loosen("perl", "5x", 5) == "5x" and loosen("perl", 2, True) == 2 and loosen("php", [1], {"0": 1}) == {"0": 1}
+    assert loosen("javascript", [], {}) == [] and loosen("r", 5, [6]) == [5]
+
+
+@pytest.mark.parametrize("name", [n for n in TASKS if TASKS[n][0] in ("php", "lua", "perl", "r")])
+def test_dynamic_programs_hold_no_expected_value(name):
+    language, entry, setup, right, _, cases = TASKS[name]
+    text = program(language, entry, setup, right, [c["args"] for c in cases], "m" * 32, "r1")
+    from verifier_service.kinds.dynamic_drivers import literal as dyn
+
+    driver_part = text.split(right)[-1]
+    for case in cases:  # the args are there, the expected values are not
+        assert dyn(language, case["args"][0]) in driver_part
+        expected = case["expected"]
+        for v in (expected, *(expected.values() if isinstance(expected, dict) else ())):
+            if v not in case["args"] and (type(v) is dict or (type(v) is str and len(v) > 3) or
+                                          (type(v) is int and v > 9)):
+                assert dyn(language, v) not in driver_part, v
+    if language == "lua":
+        assert text.split(right)[-1].lstrip().startswith("end") == (name == "lua types")
 
 
 @pytest.mark.docker
