@@ -105,3 +105,30 @@ def test_the_new_forms_pass_or_are_infra_error_never_a_verdict_with_a_reward(mak
     for r in results:
         if r["verdict"] == "INFRA_ERROR":
             assert "bwrap" in r["detail"] and r["correctness_score"] == 0.0, r["detail"][:300]
+
+
+@pytest.mark.parametrize("language, tool, ext", [("php", "php", ".php"), ("lua", "lua5.4", ".lua"),
+                                                 ("perl", "perl", ".pl"), ("r", "Rscript", ".R")])
+def test_function_io_in_the_dynamic_languages(make_service, language, tool, ext):
+    """function_io in PHP, Lua, Perl and R on bubblewrap: where the host has the interpreter, an honest function
+    passes, a wrong one fails and the hostile io programs (tests/adversarial/langs/hack_io_*) score nothing; where it
+    has not, every check is INFRA_ERROR naming the backend (no reward, no verdict on the completion)."""
+    from test_function_io import TASKS, io_spec
+    from test_languages_adversarial import spec_for
+
+    svc = make_service(compile_timeout_s=120.0)
+    name = f"{language} types"
+    hostile = [p.read_text() for p in sorted(HOSTILE.glob(f"hack_io_*{ext}"))]
+    assert hostile
+    items = [(TASKS[name][3], io_spec(name)), (TASKS[name][4], io_spec(name)),
+             *((src, spec_for(language, "io_add")) for src in hostile)]
+    results = svc.verify_batch(items, timeout=600)
+    if not shutil.which(tool):
+        for r in results:
+            assert r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"], r["detail"][:300]
+            assert not r.get("reward") and not r.get("correctness_score")  # (none: INFRA_ERROR carries no reward)
+        return
+    assert results[0]["verdict"] == "PASSED", (results[0]["detail"][:400], results[0].get("stderr_tail", "")[-300:])
+    assert results[1]["verdict"] in ("FAILED", "PARTIAL") and results[1]["correctness_score"] < 1.0
+    for r in results[2:]:
+        assert r["correctness_score"] == 0.0 and r["verdict"] != "PASSED", r["detail"][:400]
