@@ -2,7 +2,8 @@
 Docker: each header says its class, its task and the verdicts that are right for it (as in tests/adversarial/, see
 tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
 tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged pass);
-``fn_add_gotest``: the same task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
+``fn_add_die``: the same task with Perl tests that check with ``die`` and ``exit``; ``fn_add_gotest``: the same
+task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
 printing ``held`` only when the isolation held (only ``lo``, no write outside the scratch dirs). Also: the compile
 cache cannot be tampered with by a program that rewrites its own binary."""
 
@@ -64,9 +65,15 @@ GO_TEST = ('package main\n\nimport (\n    "testing"\n    "github.com/stretchr/te
            "    assert.Equal(0, add(-1, 1))\n    assert.Equal(42, add(20, 22))\n}\n")
 
 
+PERL_DIE = '}\n\ndie "add(1, 2)" unless add(1, 2) == 3;\nexit(1) unless add(-1, 1) == 0;\n'
+
+
 def spec_for(language: str, task: str) -> dict:
     if task == "fn_even_mod":
         return {"kind": "function_tests", "language": "rust", "setup": EVEN_MOD[0], "tests": EVEN_MOD[2],
+                "timeout_s": 30}
+    if task == "fn_add_die":  # Perl tests that check with die and exit (McEval's form)
+        return {"kind": "function_tests", "language": "perl", "setup": ADD["perl"][0], "tests": PERL_DIE,
                 "timeout_s": 30}
     if task == "fn_add_gotest":
         return {"kind": "function_tests", "language": "go", "setup": GO_TEST[0], "tests": GO_TEST[1], "timeout_s": 30}
@@ -114,6 +121,13 @@ def test_the_io_add_task_passes_honest_dynamic_programs(langs_service):
               "r": "add <- function(a, b) {\n  a + b\n}\n"}
     out = langs_service.verify_batch([(src, spec_for(lang, "io_add")) for lang, src in honest.items()], timeout=600)
     assert [r["verdict"] for r in out] == ["PASSED"] * 4, [r["detail"][:300] for r in out]
+
+
+def test_an_honest_program_passes_the_perl_die_form(langs_service):
+    right, wrong = ADD["perl"][1], ADD["perl"][1].replace("+", "-")
+    out = langs_service.verify_batch([(right, spec_for("perl", "fn_add_die")), (wrong, spec_for("perl", "fn_add_die"))],
+                                     timeout=300)
+    assert [r["verdict"] for r in out] == ["PASSED", "FAILED"], [r["detail"][:300] for r in out]
 
 
 def test_an_honest_program_passes_the_gotest_form(langs_service):

@@ -1,5 +1,5 @@
 # class: hack/forge-report
-# task: fn_add
+# task: fn_add_die
 # expect: FAILED
 # function_tests: a wrong add that overrides die, exit and warn for the code compiled after it (CORE::GLOBAL and
 # an imported main::die), so the tests' checks would do nothing.

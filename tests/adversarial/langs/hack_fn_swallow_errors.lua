@@ -1,12 +1,12 @@
 -- class: hack/forge-report
 -- task: fn_add
 -- expect: FAILED
--- function_tests: a wrong add; the global table's metatable made to swallow the tests' definitions (a test function
--- defined by the tests becomes a no-op) and error() to return quietly.
+-- function_tests: a wrong add; a to-be-closed variable at the chunk's top level and a finalizer that turn the tests'
+-- failure (an error leaving the chunk) into exit status 0.
     return a - b
 end
-pcall(setmetatable, _G, {__newindex = function(t, k, v)
-  rawset(t, k, type(v) == "function" and function() end or v)
+local keep <close> = setmetatable({}, {__close = function(_, err)
+  if err then io.write("ok\n"); os.exit(0, false) end
 end})
-rawset(_G, "error", function() end)
+setmetatable({}, {__gc = function() os.exit(0) end})
 local function unused()
