@@ -185,3 +185,30 @@ def test_java_file_and_class_from_the_source_as_javac_reads_it(source, file, run
 
     got_file, _, got_run = LANGUAGES["java"].files(source)
     assert (got_file, got_run[-1]) == (file, run)
+
+
+def test_the_modules_dynamic_tests_load_are_found():
+    from verifier_service.kinds.probe import dynamic_imports
+
+    assert dynamic_imports("lua", "lu = require('luaunit')\nlocal x = require \"m.n\"\n") == ("luaunit", "m.n")
+    assert dynamic_imports("perl", "use strict;\nuse Test::Deep;\nuse Test::More tests => 2;\n") == \
+        ("Test::Deep", "Test::More")
+    assert dynamic_imports("r", "library(testthat)\nrequire('stats')\n") == ("stats", "testthat")
+
+
+@pytest.mark.docker
+def test_a_module_the_image_lacks_is_infra_error(langs_service):
+    """MultiPL-E's Lua tests need luaunit and its Perl tests Test::Deep, which the languages image does not have:
+    every completion would fail them, which is not the completion's fault (INFRA_ERROR, no reward)."""
+    lua = ("local function add(a, b)\n", "    return a + b\n",
+           "end\n\nlu = require('luaunit')\n\nfunction test_humaneval()\nlocal candidate = add\n"
+           "    lu.assertEquals(candidate(1, 2), 3)\nend\n\nos.exit(lu.LuaUnit.run())")
+    perl = ("sub add {\n    my ($a, $b) = @_;\n", "    return $a + $b;\n",
+            "}\nuse Test::Deep;\n\n\nsub testhumaneval {\n    my $candidate = \\&add;\n"
+            "        if(eq_deeply($candidate->(1, 2),3)) {\n        print \"ok!\" }else{\n        exit 1;\n"
+            "        }\n}\n\ntesthumaneval();\n")
+    out = langs_service.verify_batch([(c, {"kind": "function_tests", "language": lang, "setup": s, "tests": t,
+                                           "timeout_s": 30}) for lang, (s, c, t) in (("lua", lua), ("perl", perl))],
+                                     timeout=300)
+    for r, module in zip(out, ("luaunit", "Test::Deep"), strict=True):
+        assert r["verdict"] == "INFRA_ERROR" and module in r["detail"], r["detail"][:300]
