@@ -92,7 +92,7 @@ def test_multipl_e_dynamic_languages_become_json():
         read_literal("c(1, 'a' = 2)", "r")
 
 
-def test_dynamic_rows_become_function_io_or_are_skipped():
+def test_dynamic_rows_become_function_io_or_stay_function_tests():
     rows = [{"name": "HumanEval_0_f", "language": "lua", "prompt": "local function f(s, xs)\n", "tests": LUA},
             {"name": "HumanEval_1_f", "language": "r", "prompt": "f <- function(s, xs) {\n",
              "tests": "}\n\ntest_humaneval <- function() {\ncandidate <- f\n"
@@ -101,6 +101,7 @@ def test_dynamic_rows_become_function_io_or_are_skipped():
              "tests": PHP.replace("!== NULL", "> 1", 1)}]
     out = FORMATS["multipl-e"](rows)
     specs = [json.loads(r["verification"]) for r in out.rows]
-    assert [(s["kind"], s["language"]) for s in specs] == [("function_io", "lua"), ("function_tests", "php")]
+    assert [(s["kind"], s["language"]) for s in specs] == [("function_io", "lua"), ("function_tests", "r"),
+                                                           ("function_tests", "php")]
     assert specs[0]["cases"][1] == {"args": [{"a": 1, "b": []}, -2.5], "expected": None}
-    assert sum(out.skipped.values()) == 2  # (R: function_tests has no r; PHP: kept as function_tests)
+    assert sum(out.skipped.values()) == 2  # (R, PHP: kept as function_tests)
