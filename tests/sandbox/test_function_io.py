@@ -180,3 +180,56 @@ class TestFunctionIO:
         right, wrong = results[name, "right"], results[name, "wrong"]
         assert right["verdict"] == "PASSED", (right["detail"][:400], right.get("stderr_tail", "")[-400:])
         assert wrong["verdict"] in ("FAILED", "PARTIAL") and wrong["correctness_score"] < 1.0, wrong["detail"][:300]
+
+
+# MultiPL-E rows in the dynamic languages (their prompts and test forms), converted by `trainer data convert
+# --format multipl-e` into function_io specs, then an honest and a wrong completion of each (MultiPL-E's
+# completions stop before the function's closing `end`/`}`, which its tests supply).
+MULTIPL_E_ROWS = {
+    "lua": ("-- Sort the list.\nlocal function sort_list(xs)\n",
+            "end\n\nlu = require('luaunit')\n\nfunction test_humaneval()\nlocal candidate = sort_list\n"
+            "    lu.assertEquals(candidate({3, 1, 2}), {1, 2, 3})\n    lu.assertEquals(candidate({}), {})\n"
+            "    lu.assertEquals(candidate({2.5, -1}), {-1, 2.5})\nend\n\nos.exit(lu.LuaUnit.run())",
+            "    local t = {}\n    for i, v in ipairs(xs) do t[i] = v end\n    table.sort(t)\n    return t\n",
+            "    return xs\n"),
+    "perl": ("# Count the words.\nsub histogram {\n    my($test) = @_;\n",
+             "}\n\nuse Test::Deep;\n\n\nsub testhumaneval {\n    my $candidate = \\&histogram;\n"
+             '        if(eq_deeply($candidate->("a b b a"),{"a" => 2, "b" => 2})) {\n        print "ok!" }else{\n'
+             '        exit 1;\n        }\n        if(eq_deeply($candidate->(""),{})) {\n        print "ok!" }else{\n'
+             "        exit 1;\n        }\n}\n\ntesthumaneval();\n",
+             "    my %h;\n    $h{$_}++ for split ' ', $test;\n    return \\%h;\n",
+             "    return {map { $_ => 1 } split ' ', $test};\n"),
+    "r": ("# Return only positive numbers in the list.\nget_positive <- function(l) {\n",
+          "}\n\ntest_humaneval <- function() {\ncandidate <- get_positive\n"
+          "    if(!identical(candidate(c(-1, -2, 4, 5, 6)), c(4, 5, 6))){quit('no', 1)}\n"
+          "    if(!identical(candidate(c(-1, 5)), c(5))){quit('no', 1)}\n"
+          "    if(!identical(candidate(c(-1, -2)), c())){quit('no', 1)}\n}\ntest_humaneval()",
+          "    l[l > 0]\n", "    l[l >= -1]\n"),
+    "php": ("<?php\n// Return only positive numbers in the array.\nfunction get_positive($l) {\n",
+            "}\n\nfunction candidate(...$args) {\n    return get_positive(...$args);\n}\n\nfunction test(): void {\n"
+            '    if (candidate(array(-1, -2, 4, 5, 6)) !== array(4, 5, 6)) { throw new Exception("Test failed!"); }\n'
+            '    if (candidate(array("a" => 1, "b" => -1)) !== array("a" => 1)) '
+            '{ throw new Exception("Test failed!"); }\n'
+            '    if (candidate(array(-1, -2)) !== array()) { throw new Exception("Test failed!"); }\n}\n\ntest();',
+            "    $o = array_filter($l, fn($x) => $x > 0);\n    return array_is_list($l) ? array_values($o) : $o;\n",
+            "    return array_values($l);\n"),
+}
+
+
+@pytest.mark.docker
+def test_converted_multipl_e_rows_judge_honest_and_wrong_completions(langs_service):
+    import json
+
+    from trainer.convert import FORMATS
+
+    rows = [{"name": f"HumanEval_{lang}", "language": {"perl": "pl"}.get(lang, lang), "prompt": prompt, "tests": tests}
+            for lang, (prompt, tests, _, _) in MULTIPL_E_ROWS.items()]
+    specs = [json.loads(r["verification"]) for r in FORMATS["multipl-e"](rows).rows]
+    assert [(s["kind"], s["language"]) for s in specs] == [("function_io", lang) for lang in MULTIPL_E_ROWS]
+    items = []
+    for spec, (lang, (_, _, right, wrong)) in zip(specs, MULTIPL_E_ROWS.items(), strict=True):
+        items += [(f"```{lang}\n{right}```", spec), (f"```{lang}\n{wrong}```", spec)]
+    out = langs_service.verify_batch(items, timeout=600)
+    for lang, right, wrong in zip(MULTIPL_E_ROWS, out[0::2], out[1::2], strict=True):
+        assert right["verdict"] == "PASSED", (lang, right["detail"][:300])
+        assert wrong["verdict"] in ("FAILED", "PARTIAL") and wrong["correctness_score"] < 1.0, (lang, wrong["detail"])
