@@ -80,6 +80,11 @@ TASKS.update({
                    "    return {s => $s, third => 2, rev => $xs, not => $flag, nested => [[$s], []]};\n", TYPES),
     "perl null": ("perl", "h", "sub h {\n    my ($x) = @_;\n", "    return $x < 0 ? undef : $x * 2;\n}\n",
                   "    return $x <= 0 ? undef : $x * 2 + 1;\n}\n", NULLS),
+    "perl package": ("perl", "h", "sub h {\n    my ($x) = @_;\n",  # (the driver runs in main whatever came before)
+                     "    return $x < 0 ? undef : $x * 2;\n}\npackage Helper;\nsub twice { 2 * shift }\n",
+                     "    return $x * 2;\n}\npackage Helper;\n", NULLS),
+    "php closing tag": ("php", "h", "<?php\nfunction h($x) {\n", "    return $x < 0 ? null : $x * 2;\n}\n?>\n",
+                        "    return $x * 2;\n}\n?>\n", NULLS),
     "r": ("r", "f", "f <- function(xs, s) {\n", "    vapply(xs, function(x) paste0(s, x), \"\")\n}\n",
           "    c(s)\n}\n", STRS),
     "r types": ("r", "g", "g <- function(s, xs, flag) {\n",
@@ -145,6 +150,12 @@ def test_dynamic_literals_and_blocks():
     assert loosen("perl", "5", 5) == 5 and loosen("perl", "", False) is False and loosen("perl", 6, "6") == "6"
     assert loosen("perl", "5x", 5) == "5x" and loosen("perl", 2, True) == 2 and loosen("php", [1], {"0": 1}) == {"0": 1}
     assert loosen("javascript", [], {}) == [] and loosen("r", 5, [6]) == [5]
+
+
+def test_php_programs_are_php_code_where_the_driver_begins():
+    assert program("php", "f", "", "function f($x) { return $x; }\n", [[1]], "m" * 32, "r1").startswith("<?php\n")
+    text = program("php", "f", "<?php\nfunction f($x) {\n", "    return $x;\n}\n?>\n", [[1]], "m" * 32, "r1")
+    assert text.count("<?php") == 2 and text.index("?>") < text.rindex("<?php") < text.index("r1_show")
 
 
 @pytest.mark.parametrize("name", [n for n in TASKS if TASKS[n][0] in ("php", "lua", "perl", "r")])

@@ -261,6 +261,7 @@ def _perl(entry: str, calls: list[list[str]], mark: str, name: str) -> str:
     fns = ",\n".join(f"    sub {{ {entry}({', '.join(args)}) }}" for args in calls)
     return f"""
 {{
+package main;
 no strict; no warnings;
 require B;
 my ${name}_str = sub {{
