@@ -11,8 +11,7 @@ JavaScript/TypeScript (JSON-like), Rust (``vec![...]``, ``String::from``, ``Some
 ``array(..)``, ``array("k" => v)``), Lua (``lu.assertEquals(candidate(..), expected)``: tables ``{..}``,
 ``{["k"] = v}``), Perl (``if(eq_deeply($candidate->(..),expected))``: ``[..]``, ``{"k" => v}``, 1 and ``""`` as
 truth values) and R (``if(!identical(candidate(..), expected))``: ``c(..)``, ``list(..)``, ``list('k' = v)``;
-an integer literal past 2**53 is the double R reads). A test this cannot read keeps the row in ``function_tests``
-(a language function_tests does not offer: the row is skipped and counted).
+an integer literal past 2**53 is the double R reads). A test this cannot read keeps the row in ``function_tests``.
 """
 
 from __future__ import annotations
@@ -429,7 +428,6 @@ def _has_float(value: Any) -> bool:
 
 def multipl_e(rows: Iterable[dict[str, Any]]):
     from trainer.convert import Converted, ConvertError, _need, _row, fenced
-    from verifier_service.kinds.function_tests import SUPPORTED as TESTS_LANGUAGES
 
     out = Converted()
     for row in rows:
@@ -451,21 +449,12 @@ def multipl_e(rows: Iterable[dict[str, Any]]):
                 if any(_has_float(c["expected"]) for c in cases):
                     spec["float_tolerance"] = 1e-6
             except (Unreadable, ValueError, IndexError, RecursionError):
-                if language not in TESTS_LANGUAGES:
-                    out.skip(f"{language} tests not all f(args) == expected (function_tests has no {language})")
-                    continue
                 out.skip("tests not all assert f(args) == expected: kept as function_tests")
-        elif language not in TESTS_LANGUAGES:
-            out.skip(f"{language}: no entry point found (function_tests has no {language})")
-            continue
         try:
             out.rows.append(_row(row["name"], prompt_text, spec, None))
         except ConvertError:
             if spec["kind"] != "function_io":
                 raise
-            if language not in TESTS_LANGUAGES:
-                out.skip(f"function_io spec refused (function_tests has no {language})")
-                continue
             spec = {"kind": "function_tests", "extract": "last_fenced_code", "language": language,
                     "setup": row["prompt"], "tests": row["tests"]}
             out.skip("function_io spec refused: kept as function_tests")
