@@ -196,19 +196,37 @@ def test_the_modules_dynamic_tests_load_are_found():
     assert dynamic_imports("r", "library(testthat)\nrequire('stats')\n") == ("stats", "testthat")
 
 
+# MultiPL-E's Lua tests (luaunit) and Perl tests (Test::Deep), as function_tests: (setup, right, wrong, tests).
+MULTIPL_E_DYNAMIC = {
+    "lua": ("local function add(a, b)\n", "    return a + b\n", "    return a - b\n",
+            "end\n\nlu = require('luaunit')\n\nfunction test_humaneval()\nlocal candidate = add\n"
+            "    lu.assertEquals(candidate(1, 2), 3)\nend\n\nos.exit(lu.LuaUnit.run())"),
+    "perl": ("sub add {\n    my ($a, $b) = @_;\n", "    return $a + $b;\n", "    return $a - $b;\n",
+             "}\nuse Test::Deep;\n\n\nsub testhumaneval {\n    my $candidate = \\&add;\n"
+             "        if(eq_deeply($candidate->(1, 2),3)) {\n        print \"ok!\" }else{\n        exit 1;\n"
+             "        }\n}\n\ntesthumaneval();\n"),
+}
+
+
+@pytest.mark.docker
+def test_the_multipl_e_test_libraries_are_in_the_image(langs_service):
+    """luaunit and Test::Deep (MultiPL-E's Lua and Perl tests) are in the languages image: its honest completions
+    pass and wrong ones fail."""
+    specs = [(code, {"kind": "function_tests", "language": lang, "setup": setup, "tests": tests, "timeout_s": 30})
+             for lang, (setup, right, wrong, tests) in MULTIPL_E_DYNAMIC.items() for code in (right, wrong)]
+    out = langs_service.verify_batch(specs, timeout=300)
+    assert [r["verdict"] for r in out] == ["PASSED", "FAILED"] * 2, [r["detail"][:200] for r in out]
+
+
 @pytest.mark.docker
 def test_a_module_the_image_lacks_is_infra_error(langs_service):
-    """MultiPL-E's Lua tests need luaunit and its Perl tests Test::Deep, which the languages image does not have:
-    every completion would fail them, which is not the completion's fault (INFRA_ERROR, no reward)."""
-    lua = ("local function add(a, b)\n", "    return a + b\n",
-           "end\n\nlu = require('luaunit')\n\nfunction test_humaneval()\nlocal candidate = add\n"
-           "    lu.assertEquals(candidate(1, 2), 3)\nend\n\nos.exit(lu.LuaUnit.run())")
-    perl = ("sub add {\n    my ($a, $b) = @_;\n", "    return $a + $b;\n",
-            "}\nuse Test::Deep;\n\n\nsub testhumaneval {\n    my $candidate = \\&add;\n"
-            "        if(eq_deeply($candidate->(1, 2),3)) {\n        print \"ok!\" }else{\n        exit 1;\n"
-            "        }\n}\n\ntesthumaneval();\n")
-    out = langs_service.verify_batch([(c, {"kind": "function_tests", "language": lang, "setup": s, "tests": t,
-                                           "timeout_s": 30}) for lang, (s, c, t) in (("lua", lua), ("perl", perl))],
-                                     timeout=300)
-    for r, module in zip(out, ("luaunit", "Test::Deep"), strict=True):
-        assert r["verdict"] == "INFRA_ERROR" and module in r["detail"], r["detail"][:300]
+    """A module the tests load that the sandbox lacks (here LuaFileSystem and Text::CSV, not in the languages
+    image) would fail every completion, which is not the completion's fault: INFRA_ERROR, no reward."""
+    extra = {"lua": ("lu = require('luaunit')", "lfs = require('lfs')\nlu = require('luaunit')"),
+             "perl": ("use Test::Deep;", "use Text::CSV;\nuse Test::Deep;")}
+    out = langs_service.verify_batch([
+        (right, {"kind": "function_tests", "language": lang, "setup": setup, "timeout_s": 30,
+                 "tests": tests.replace(*extra[lang])})
+        for lang, (setup, right, _, tests) in MULTIPL_E_DYNAMIC.items()], timeout=300)
+    for r, module in zip(out, ("lfs", "Text::CSV"), strict=True):
+        assert r["verdict"] == "INFRA_ERROR" and module in r["detail"] and r["reward"] is None, r

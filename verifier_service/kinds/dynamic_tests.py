@@ -32,6 +32,7 @@ import re
 DYNAMIC_TESTS = ("lua", "perl", "r")
 
 LUA_LAUNCHER = (
+    'arg = {[0] = "solution.lua"}; '  # as `lua5.4 solution.lua` sets it (luaunit reads test names from arg)
     'local c do local f = assert(io.open("solution.lua", "rb")); local t = f:read("a"); f:close(); '
     'os.remove("solution.lua"); c = assert(load(t, "=solution.lua", "t")) end; '
     'debug = nil; package.loaded.debug = nil; string.dump = nil; package.loadlib = nil; package.cpath = ""; '
@@ -69,7 +70,7 @@ FORGEABLE = {
 
 _LUA_SAVED = ("assert", "error", "pcall", "xpcall", "print", "type", "tostring", "tonumber", "ipairs", "pairs",
               "next", "select", "rawequal", "rawget", "rawset", "rawlen", "setmetatable", "getmetatable", "require",
-              "load", "package", "collectgarbage")
+              "load", "loadfile", "package", "collectgarbage")
 _LUA_LIBS = ("string", "table", "math", "os", "io", "utf8", "coroutine")
 _PERL_TEST_MODULES = ("Test/More.pm", "Test/Simple.pm", "Test/Builder.pm", "Test2/API.pm", "Test/Deep.pm",
                       "Data/Compare.pm")
@@ -111,7 +112,8 @@ def _lua(body: str, tests: str, a: bytes, b: bytes, name: str) -> str:
                 f"{n}_libs[l] = {{_G[l], c}} end; "
                 f"for k in pairs(package.loaded) do {n}_pre['L' .. k] = true end; "
                 f"for k in pairs(package.preload) do {n}_pre['P' .. k] = true end; "
-                f"local {n}_smt = getmetatable(''); setmetatable(_G, {{__metatable = false}});\n")
+                f"local {n}_smt, {n}_path = getmetatable(''), package.path; "
+                f"setmetatable(_G, {{__metatable = false}});\n")
     guard = (f"\nfor _, p in {n}_g.next, {n}_libs do local t, c = p[1], p[2]; "
              f"for k in {n}_g.next, t do if c[k] == nil then {n}_g.rawset(t, k, nil) end end; "
              f"for k, v in {n}_g.next, c do {n}_g.rawset(t, k, v) end end; "
@@ -120,14 +122,24 @@ def _lua(body: str, tests: str, a: bytes, b: bytes, name: str) -> str:
              f"{n}_g.package.loaded[k] = nil end end; "
              f"for k in {n}_g.next, {n}_g.package.preload do if not {n}_pre['P' .. k] then "
              f"{n}_g.package.preload[k] = nil end end; "
+             f"local {n}_fin = function() local x, y, s = {{{_numbers(a)}}}, {{{_numbers(b)}}}, {{}}; "
+             f"for i = 1, #x do s[i] = {n}_libs.string[2].format('%02x', x[i] ~ y[i]) end; "
+             f"local out = {n}_libs.io[2].stdout; out:write('\\n' .. {n}_libs.table[2].concat(s) .. '\\n'); "
+             f"out:flush() end; local {n}_exit = {n}_libs.os[2].exit; "
+             # The tests' os.exit with a success status (MultiPL-E's `os.exit(lu.LuaUnit.run())`) is their end.
              f"local _ENV = (function() local e = {{}}; for k, v in {n}_g.next, {n}_g do e[k] = v end; "
              f"for l, p in {n}_g.next, {n}_libs do local c = {{}}; for k, v in {n}_g.next, p[2] do c[k] = v end; "
-             f"e[l] = c end; e._G = e; return {n}_g.setmetatable(e, {{__index = {n}_G}}) end)()\n")
-    end = (f"\ndo local x, y, s = {{{_numbers(a)}}}, {{{_numbers(b)}}}, {{}}; "
-           f"for i = 1, #x do s[i] = {n}_libs.string[2].format('%02x', x[i] ~ y[i]) end; "
-           f"local out = {n}_libs.io[2].stdout; out:write('\\n' .. {n}_libs.table[2].concat(s) .. '\\n'); "
-           "out:flush() end\n")
-    return f"{prologue}{body}{guard}{tests}\n{end}"
+             f"e[l] = c end; local mods = {{}}; "
+             # A Lua module the tests require runs in their environment, kept apart from the completion's
+             # (luaunit finds the tests' functions in its _G, and the completion cannot reach it).
+             f"e.require = function(m) if mods[m] ~= nil then return mods[m] end; "
+             f"local p = {n}_g.package.searchpath(m, {n}_path); if not p then return {n}_g.require(m) end; "
+             f"local v = {n}_g.assert({n}_g.loadfile(p, 't', e))(m, p); if v == nil then v = true end; "
+             f"mods[m] = v; return v end; "
+             f"e.os.exit = function(c, ...) if c == nil or c == true or c == 0 then {n}_fin(); "
+             f"{n}_exit(0) end; {n}_exit(c, ...) end; "
+             f"e._G = e; return {n}_g.setmetatable(e, {{__index = {n}_G}}) end)()\n")
+    return f"{prologue}{body}{guard}{tests}\n{n}_fin()\n"
 
 
 def _perl(body: str, setup: str, tests: str, a: bytes, b: bytes, name: str) -> str:

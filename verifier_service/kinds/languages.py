@@ -197,6 +197,12 @@ LIBRARIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
                                           "'${Version}\\n' golang-github-stretchr-testify-dev 2>/dev/null")),
     (IMAGE_LANGS, "javatuples", _deb("libjavatuples-java")),
     (IMAGE_LANGS, "lodash", _deb("node-lodash")),
+    (IMAGE_LANGS, "luaunit", _deb("lua-unit")),
+    (IMAGE_LANGS, "test-deep", _deb("libtest-deep-perl")),
+    (IMAGE_LANGS, "data-compare", _deb("libdata-compare-perl")),
+    (IMAGE_LANGS, "php-extensions", ("sh", "-c", "php -r 'foreach ([\"mbstring\", \"bcmath\", \"intl\", \"xml\"] "
+                                                "as $e) { if (!extension_loaded($e)) { exit(1); } } "
+                                                "echo PHP_VERSION;' 2>/dev/null")),
     (IMAGE_LANGS, "rust-crates", ("sh", f"{LANGS_DIR}/rustc.sh", "--crates")),  # sandboxes/langs/rust-crates.sh
 )
 

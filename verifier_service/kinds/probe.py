@@ -122,8 +122,9 @@ async def library_problems(ctx: Context, lang: Language, trusted: str) -> str | 
 
 
 # The modules trusted Lua, Perl or R (a spec's setup and tests) loads: MultiPL-E's Lua tests need luaunit and its
-# Perl tests Test::Deep, which a sandbox may lack (the languages image has neither): that is never the completion's
-# fault (INFRA_ERROR), as a missing Python module is not (``python_module_problems``). Perl's pragmas are lowercase.
+# Perl tests Test::Deep (both in the languages image; a bubblewrap host may lack them), and a module a sandbox lacks
+# is never the completion's fault (INFRA_ERROR), as a missing Python module is not (``python_module_problems``).
+# Perl's pragmas are lowercase.
 _DYNAMIC_IMPORTS = {
     "lua": re.compile(r"\brequire\s*\(?\s*['\"]([A-Za-z_][\w.]*)['\"]"),
     "perl": re.compile(r"^\s*(?:use|require)\s+([A-Z][\w]*(?:::\w+)*)", re.MULTILINE),
