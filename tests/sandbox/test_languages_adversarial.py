@@ -63,7 +63,15 @@ GO_TEST = ('package main\n\nimport (\n    "testing"\n    "github.com/stretchr/te
            "    assert.Equal(0, add(-1, 1))\n    assert.Equal(42, add(20, 22))\n}\n")
 
 
+# fn_add_signature: McEval's C form, the setup ends with the signature and the completion opens the body.
+C_SIGNATURE = ("#include <assert.h>\n/* add(1, 2) == 3 */\nint add(int a, int b)\n\n",
+               "\n\nint main() {\n    assert(add(1, 2) == 3);\n    assert(add(-1, 1) == 0);\n    return 0;\n}\n")
+
+
 def spec_for(language: str, task: str) -> dict:
+    if task == "fn_add_signature":
+        return {"kind": "function_tests", "language": "c", "setup": C_SIGNATURE[0], "tests": C_SIGNATURE[1],
+                "timeout_s": 30}
     if task == "fn_even_mod":
         return {"kind": "function_tests", "language": "rust", "setup": EVEN_MOD[0], "tests": EVEN_MOD[2],
                 "timeout_s": 30}

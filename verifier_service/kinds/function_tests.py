@@ -131,10 +131,22 @@ def c_header(setup: str, completion: str = "") -> str:
     stripped = setup.rstrip()
     if stripped.endswith("{"):
         return _prototypes_only(f"{stripped[:-1].rstrip()};\n")
+    if _ends_with_declarator(stripped) and java_source.blank(completion).lstrip().startswith("{"):
+        # A setup that ends with the signature, the completion with the body's `{` (McEval's prompts).
+        return _prototypes_only(f"{stripped};\n")
     blanked = java_source.blank(completion)
     protos = [completion[m.start(1):m.end(1)].strip() + ";" for m in _C_DEFINITION.finditer(blanked)
               if m.group(2) != "main"]
     return setup + "".join(f"\n{p}" for p in protos) + ("\n" if protos else "")
+
+
+def _ends_with_declarator(setup: str) -> bool:
+    """Whether the setup's last line of code (outside comments and strings, not a preprocessor line) is a
+    function's signature with nothing after its ``)``: the function the completion's ``{`` opens."""
+    blanked = java_source.blank(setup).rstrip()
+    last = blanked.rsplit("\n", 1)[-1]
+    return blanked.endswith(")") and not last.lstrip().startswith("#") and \
+        _C_DEFINITION.search(f"{blanked}{{", max(0, blanked.rfind(";") + 1, blanked.rfind("}") + 1)) is not None
 
 
 def _prototypes_only(text: str) -> str:
