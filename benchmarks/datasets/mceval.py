@@ -11,8 +11,8 @@ as ``ID_test.go`` in a module with testify, ``go test ID_test.go``; Rust the fil
 project (rand 0.4, regex 1, md5 0.7), ``cargo test``; Shell ``bash FILE`` (a run past its time limit counts as
 passed); PHP ``php FILE``; Python ``python FILE``; 15 s each. Here each row is a request: ``function_tests`` with
 setup = the prompt + the two newlines, completion = the canonical solution, tests = the two newlines + the test
-(the same program text); Python is ``python_assert`` (completion = the prompt + the solution, setup = the prompt,
-tests = the test: top-level asserts). ``--harness`` runs McEval's commands on the same programs in the
+(the same program text); Python is ``python_assert`` (completion = the prompt + the solution, tests = the
+test: python_assert judges top-level asserts). ``--harness`` runs McEval's commands on the same programs in the
 language's sandbox image (one container per language, offline: ``docker run --rm --network none``), with the
 image's toolchains in place of McEval's: Go's testify from Debian in GOPATH mode (``go test -v``, whose extra
 lines change no verdict), Rust's ``cargo test`` as ``rustc --test`` with the image's crates (rand 0.8, not 0.4).
@@ -113,7 +113,7 @@ def with_negative(row: dict, language: str) -> str:
 def request(row: dict, language: str, negative: bool = False) -> dict:
     solution = with_negative(row, language) if negative else row["canonical_solution"]
     if language == "python":
-        spec = {"kind": "python_assert", "setup": row["prompt"], "tests": row["test"], "timeout_s": 30}
+        spec = {"kind": "python_assert", "tests": row["test"], "timeout_s": 30}
         return {"id": row["task_id"], "completion": f"{row['prompt']}\n\n{solution}", "spec": spec}
     return {"id": row["task_id"], "completion": solution,
             "spec": {"kind": "function_tests", "language": language, "setup": f"{row['prompt']}\n\n",

@@ -116,6 +116,10 @@ C_SIGNATURE = {"kind": "function_tests", "language": "c",
                "tests": "\n\nint main() {\n    assert(add(1, 2) == 3);\n    assert(add(-1, 1) == 0);\n"
                         "    return 0;\n}\n"}
 C_SIGNATURE_BODY = "{\n    return a + b;\n}\n"
+# McEval's Rust form: the one #[test] function of `mod tests` is called `main` (it is not the crate's main).
+RUST_TEST_MAIN = {"kind": "function_tests", "language": "rust", "setup": "fn add(a: i32, b: i32) -> i32\n\n",
+                  "tests": "\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn main() {\n"
+                           "        assert_eq!(add(1, 2), 3);\n        assert_eq!(add(-1, 1), 0);\n    }\n}\n"}
 
 
 def stdio(language: str) -> dict:
@@ -160,6 +164,8 @@ def results(langs_service):
           "setup": "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b) {\n",
           "tests": "}\nint main(int argc, char* argv[]) {\n    auto candidate = add;\n"
                    "    assert(candidate(1, 2) == 3);\n}\n"}),
+        ("rust test named main", "{\n    a + b\n}\n", RUST_TEST_MAIN),
+        ("rust test named main wrong", "{\n    a - b\n}\n", RUST_TEST_MAIN),
         ("c signature setup", C_SIGNATURE_BODY, C_SIGNATURE),
         ("c signature setup wrong", C_SIGNATURE_BODY.replace("a + b", "a - b"), C_SIGNATURE),
     ]
@@ -190,7 +196,7 @@ def test_debian_languages_judge_stdio(results, language):
 @pytest.mark.parametrize("name", [*(f"java {n}" for n in JAVA_FORMS), "node deep", "c deep", "ts default import",
                                   "js implicit globals", "rust multipl-e", "rust test module", "rust crates stdio",
                                   "rust result alias", "php strict types", "cpp multipl-e argv",
-                                  "c signature setup"])
+                                  "c signature setup", "rust test named main"])
 def test_correct_programs_pass(results, name):
     assert results[name]["verdict"] == "PASSED", (results[name]["detail"][:400], results[name].get("stderr_tail"))
 
@@ -222,6 +228,6 @@ def test_a_rust_test_module_fails_a_wrong_answer(results):
         r["verdict"], r["detail"][:300], r.get("stderr_tail"))
 
 
-def test_a_c_setup_that_ends_with_the_signature_fails_a_wrong_answer(results):
-    r = results["c signature setup wrong"]
-    assert r["verdict"] == "FAILED", (r["verdict"], r["detail"][:300])
+@pytest.mark.parametrize("name", ["c signature setup wrong", "rust test named main wrong"])
+def test_mceval_forms_fail_a_wrong_answer(results, name):
+    assert results[name]["verdict"] == "FAILED", (results[name]["verdict"], results[name]["detail"][:300])

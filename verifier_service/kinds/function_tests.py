@@ -299,7 +299,10 @@ def rust_tests(tests: str, name: str) -> tuple[str, list[str], str]:
     ``Result`` passes on ``Ok``. The tests' own ``main`` (if any) is not run then, as under ``cargo test``."""
     found = rust_source.read_tests(tests)
     blanked = rust_source.blank(tests)
-    main = re.search(r"(?<![\w])fn\s+main\s*\(\s*\)", blanked)
+    # The crate's main is a top-level item: a `fn main` in a module (McEval's `#[test] fn main()` in `mod tests`)
+    # or in an impl is not it. (MultiPL-E's tests begin with the `}` that closes the completion's function.)
+    main = next((m for m in re.finditer(r"(?<![\w])fn\s+main\s*\(\s*\)", blanked)
+                 if blanked.count("{", 0, m.start()) <= blanked.count("}", 0, m.start())), None)
     if not found.tests:
         if main is None:
             return tests, [], ""
