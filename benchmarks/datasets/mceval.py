@@ -25,7 +25,7 @@ Java (the tests are the program's main) from the reference: no call that ends th
     D=/work/data/mceval; mkdir -p $D; for l in C CPP Java JavaScript TypeScript Go Rust Shell PHP Python Lua Perl \\
         R 'C#'; do git --git-dir=MIRROR show "HEAD:data/$l.jsonl" > "$D/$l.jsonl"; done
     python -m benchmarks.datasets.mceval [--data /work/data/mceval] [--languages c,bash] [--limit N]
-        [--harness | --harness-only] [--negative] [--backend docker|bwrap] [--out FILE]
+        [--harness | --harness-only] [--negative | --wrong] [--backend docker|bwrap] [--out FILE]
 
 Prints one line per task where this service and the harness disagree (or, without ``--harness``, per task not
 passed; with ``--negative``, per task passed) and the table. ``--counts``: the rows of every language file here,
@@ -66,6 +66,11 @@ NEGATIVE = {"c": "__builtin_trap();", "cpp": "__builtin_trap();",
             "php": "throw new Exception(\"no answer\");",
             "python": "raise RuntimeError(\"no answer\")"}
 
+# --wrong: a first statement that returns a value no test expects (the languages where one type-checks anywhere):
+# a control of whether the tests check what the function returns.
+WRONG = {"javascript": "return undefined;", "typescript": "return undefined as any;", "php": "return null;",
+         "python": "return None", "bash": "return 0"}
+
 # McEval's commands (eval/excute.py), per language, in a POSIX shell: $f is the file's name without its
 # extension; the snippet's exit status and output decide (``harness_passed``). 15 s a run, as there.
 HARNESS = {
@@ -97,21 +102,28 @@ def load(data: Path, language: str) -> list[dict]:
     return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
 
 
-def with_negative(row: dict, language: str) -> str:
-    """The canonical solution with NEGATIVE's statement first in the function's body."""
+def with_negative(row: dict, language: str, first: dict[str, str] = NEGATIVE) -> str:
+    """The canonical solution with NEGATIVE's (or ``first``'s) statement first in the function's body."""
     solution = row["canonical_solution"]
     if row["prompt"].rstrip().endswith(("{", ":", '"""')) or language in ("bash", "go", "python"):
         indent = re.match(r"\s*?([ \t]*)\S", solution)
-        first = indent.group(1) if indent and language == "python" else ""
-        return f"{first}{NEGATIVE[language]}\n{solution}"
+        pad = indent.group(1) if indent and language == "python" else ""
+        return f"{pad}{first[language]}\n{solution}"
     at = solution.find("{")
     if at < 0:
-        return f"{NEGATIVE[language]}\n{solution}"
-    return f"{solution[:at + 1]}\n    {NEGATIVE[language]}\n{solution[at + 1:]}"
+        return f"{first[language]}\n{solution}"
+    return f"{solution[:at + 1]}\n    {first[language]}\n{solution[at + 1:]}"
 
 
-def request(row: dict, language: str, negative: bool = False) -> dict:
-    solution = with_negative(row, language) if negative else row["canonical_solution"]
+def solution_for(row: dict, language: str, control: str = "") -> str:
+    """The canonical solution, or with the control's first statement (``negative``, ``wrong``)."""
+    if not control:
+        return row["canonical_solution"]
+    return with_negative(row, language, NEGATIVE if control == "negative" else WRONG)
+
+
+def request(row: dict, language: str, control: str = "") -> dict:
+    solution = solution_for(row, language, control)
     if language == "python":
         spec = {"kind": "python_assert", "tests": row["test"], "timeout_s": 30}
         return {"id": row["task_id"], "completion": f"{row['prompt']}\n\n{solution}", "spec": spec}
@@ -120,9 +132,9 @@ def request(row: dict, language: str, negative: bool = False) -> dict:
                      "tests": f"\n\n{row['test']}", "timeout_s": 30}}
 
 
-def program(row: dict, language: str, negative: bool = False) -> str:
+def program(row: dict, language: str, control: str = "") -> str:
     """McEval's file for the row (json2file's text), with the mark line for the harness run."""
-    solution = with_negative(row, language) if negative else row["canonical_solution"]
+    solution = solution_for(row, language, control)
     test = row["test"]
     mark = MARK_LINE.get(language, "")
     if language == "php" and test.rstrip().endswith("?>"):
@@ -155,11 +167,11 @@ def tests_ran(language: str, row: dict, stdout: str) -> bool:
     return PROCESS_EXIT.search(row["canonical_solution"]) is None
 
 
-def harness(rows: list[dict], language: str, image: str, negative: bool = False) -> dict[str, tuple[bool, bool, str]]:
+def harness(rows: list[dict], language: str, image: str, control: str = "") -> dict[str, tuple[bool, bool, str]]:
     """task -> (passed under McEval's commands, its tests ran to their end, the first lines of its stderr)."""
     ext = FILES[language][1]
     names = [f"p{k}_test" if language == "go" else f"p{k}" for k in range(len(rows))]
-    programs = {f"{name}.{ext}": program(row, language, negative) for name, row in zip(names, rows, strict=True)}
+    programs = {f"{name}.{ext}": program(row, language, control) for name, row in zip(names, rows, strict=True)}
     ran, _ = run_programs(programs, HARNESS[language], image)
     out = {}
     for name, row in zip(names, rows, strict=True):
@@ -197,6 +209,8 @@ def main() -> int:
     parser.add_argument("--backend", default="docker", choices=("docker", "bwrap"))
     parser.add_argument("--out", type=Path, help="write the results (JSON lines) here")
     parser.add_argument("--negative", action="store_true", help="each solution made to fail at its first statement")
+    parser.add_argument("--wrong", action="store_true",
+                        help=f"each solution made to return a wrong value first ({', '.join(WRONG)})")
     parser.add_argument("--counts", action="store_true", help="rows and test forms per language file, then stop")
     args = parser.parse_args()
     if args.counts:
@@ -205,6 +219,10 @@ def main() -> int:
     languages = args.languages.split(",")
     if set(languages) - set(FILES):
         parser.error(f"--languages: some of {', '.join(FILES)}")
+    if args.wrong and set(languages) - set(WRONG):
+        parser.error(f"--wrong has a first statement for {', '.join(WRONG)} only")
+    control = "negative" if args.negative else "wrong" if args.wrong else ""
+    args.negative = bool(control)  # (a pass is what is reported, as for --negative)
     unsupported = [lang for lang in languages if lang not in (*SUPPORTED, "python")]
     if unsupported:
         parser.error(f"function_tests does not support {', '.join(unsupported)}")
@@ -218,12 +236,12 @@ def main() -> int:
         for language in languages:
             rows = load(args.data, language)[:args.limit or None]
             started = time.perf_counter()
-            results = verify_all(service, [request(row, language, args.negative) for row in rows]) if service \
+            results = verify_all(service, [request(row, language, control) for row in rows]) if service \
                 else [{"verdict": "NOT_RUN", "detail": ""} for _ in rows]
             seconds = time.perf_counter() - started
             started = time.perf_counter()
             image = config.sandbox_image if language in DEFAULT_IMAGE else config.sandbox_langs_image
-            theirs = harness(rows, language, image, args.negative) if args.harness or args.harness_only else {}
+            theirs = harness(rows, language, image, control) if args.harness or args.harness_only else {}
             harness_seconds = time.perf_counter() - started
             verdicts = Counter(r["verdict"] for r in results)
             agree = Counter()  # (harness passed, its tests ran, passed here)
@@ -250,7 +268,7 @@ def main() -> int:
             table[language] = (len(rows), verdicts, agree, seconds, harness_seconds)
     if args.out:
         args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    print(f"\nMcEval{' --negative' if args.negative else ''}:\n| language | rows | passed here | other verdicts | "
+    print(f"\nMcEval{f' --{control}' if control else ''}:\n| language | rows | passed here | other verdicts | "
           "harness passed | of which its tests ran | both passed | harness only (tests ran) | here only | "
           "seconds here | seconds harness |\n|---|---|---|---|---|---|---|---|---|---|---|")
     for language, (n, verdicts, agree, seconds, harness_seconds) in table.items():
