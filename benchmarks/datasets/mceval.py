@@ -15,7 +15,9 @@ setup = the prompt + the two newlines, completion = the canonical solution, test
 test: python_assert judges top-level asserts). ``--harness`` runs McEval's commands on the same programs in the
 language's sandbox image (one container per language, offline: ``docker run --rm --network none``), with the
 image's toolchains in place of McEval's: Go's testify from Debian in GOPATH mode (``go test -v``, whose extra
-lines change no verdict), Rust's ``cargo test`` as ``rustc --test`` with the image's crates (rand 0.8, not 0.4).
+lines change no verdict), Rust's ``cargo test`` as ``rustc --test`` with the image's crates (rand 0.8, not 0.4),
+PHP with ``-d zend.assertions=1`` (the image's php.ini compiles assert() out; McEval's harness looks for its
+failures).
 Whether a harness pass ran its tests to their end: for the interpreted languages a mark line appended to the
 program for that run (``MARK_LINE``, printed reversed so a program that prints its own text does not show it); Go
 and Rust from the harness's own report (a ``--- PASS`` line, ``test result: ok. N passed`` with N > 0); C, C++ and
@@ -83,7 +85,7 @@ HARNESS = {
           'go test -v "$f.go"',
     "rust": 'sh /opt/rlvr-langs/rustc.sh --edition 2021 --test -o "$f" "$f.rs" && timeout 15 "./$f"',
     "bash": 'timeout 15 bash "$f.sh"; s=$?; [ $s -ne 124 ] || s=0; exit $s',
-    "php": 'timeout 15 php "$f.php"',
+    "php": 'timeout 15 php -d zend.assertions=1 "$f.php"',
     "python": 'timeout 15 python3 "$f.py"',
 }
 MARK = "mceval-harness: the tests ran to their end"
