@@ -22,9 +22,11 @@ verify`` can check it: ``--check`` does, through a running service). Formats:
                         private_test_cases (plain JSON, or their base64-zlib-pickle text, read by an
                         unpickler that builds strings and lists only); stdin problems (functional,
                         LeetCode-style problems are skipped and counted)
-``multipl-e``           nuprl/MultiPL-E (C++, Java, JavaScript, TypeScript, Rust, Go, Bash): name, language,
-                        prompt, tests; ``function_io`` where every test is ``assert f(args) == expected``
-                        of literals (the expected values stay out of the sandbox), else ``function_tests``
+``multipl-e``           nuprl/MultiPL-E (C++, Java, JavaScript, TypeScript, Rust, Go, Bash, PHP, Lua, Perl,
+                        R): name, language, prompt, tests; ``function_io`` where every test is
+                        ``assert f(args) == expected`` of literals (the expected values stay out of the
+                        sandbox), else ``function_tests`` (MultiPL-E's Lua tests need luaunit and its
+                        Perl tests Test::Deep: where the sandbox lacks them, INFRA_ERROR)
                         (``trainer/convert_multipl.py``)
 ``gsm8k``               gsm8k: question, answer ("... #### 72")
 ``math``                hendrycks MATH: problem, solution (the last ``\\boxed{}`` is the gold answer)

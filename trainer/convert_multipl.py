@@ -6,8 +6,12 @@ a completion can still forge there).
 The literals are read back into JSON values from the forms MultiPL-E's translators write: C++
 (``std::vector<long>({(long)1})``, ``std::make_tuple(...)``, ``std::map<...>({{k, v}})``, ``std::optional``),
 Java (``new ArrayList<Long>(Arrays.asList(...))``, ``Pair.with``, ``Optional.of``, ``new HashMap<..>(Map.of(..))``),
-JavaScript/TypeScript (JSON-like) and Rust (``vec![...]``, ``String::from``, ``Some``, tuples,
-``HashMap::from``). A test this cannot read keeps the row in ``function_tests``.
+JavaScript/TypeScript (JSON-like), Rust (``vec![...]``, ``String::from``, ``Some``, tuples,
+``HashMap::from``), and the dynamic languages' test forms: PHP (``if (candidate(..) !== expected) { throw ..}``:
+``array(..)``, ``array("k" => v)``), Lua (``lu.assertEquals(candidate(..), expected)``: tables ``{..}``,
+``{["k"] = v}``), Perl (``if(eq_deeply($candidate->(..),expected))``: ``[..]``, ``{"k" => v}``, 1 and ``""`` as
+truth values) and R (``if(!identical(candidate(..), expected))``: ``c(..)``, ``list(..)``, ``list('k' = v)``;
+an integer literal past 2**53 is the double R reads). A test this cannot read keeps the row in ``function_tests``.
 """
 
 from __future__ import annotations
@@ -17,25 +21,31 @@ from collections.abc import Iterable
 from typing import Any
 
 LANGUAGES = {"cpp": "cpp", "java": "java", "js": "javascript", "ts": "typescript", "rs": "rust",
-             "javascript": "javascript", "typescript": "typescript", "rust": "rust", "c++": "cpp"}
-IO_LANGUAGES = ("cpp", "java", "javascript", "typescript", "rust")
+             "javascript": "javascript", "typescript": "typescript", "rust": "rust", "c++": "cpp",
+             "php": "php", "lua": "lua", "pl": "perl", "perl": "perl", "r": "r"}
+IO_LANGUAGES = ("cpp", "java", "javascript", "typescript", "rust", "php", "lua", "perl", "r")
+DYNAMIC = ("php", "lua", "perl", "r")
 
 _TOKEN = re.compile(r"""\s*(?:
     (?P<str>"(?:[^"\\]|\\.)*")|
     (?P<chr>'(?:[^'\\]|\\.)')|
     (?P<num>(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(?:[a-zA-Z_]\w*)?)|
     (?P<name>[A-Za-z_$][\w$]*(?:(?:::|\.)[A-Za-z_$][\w$]*)*!?)|
-    (?P<op>==|::|\S))""", re.VERBOSE)
+    (?P<op>==|=>|::|\S))""", re.VERBOSE)
+# PHP, Lua, Perl, R: a single-quoted text is a string (no character type)
+_TOKEN_DYNAMIC = re.compile(_TOKEN.pattern.replace("(?P<chr>'(?:[^'\\\\]|\\\\.)')",
+                                                   "(?P<sstr>'(?:[^'\\\\]|\\\\.)*')"), re.VERBOSE)
 
 
 class Unreadable(ValueError):
     """A test line this reader does not understand."""
 
 
-def tokens(text: str) -> list[tuple[str, str]]:
+def tokens(text: str, language: str = "") -> list[tuple[str, str]]:
+    pattern = _TOKEN_DYNAMIC if language in DYNAMIC else _TOKEN
     out, pos = [], 0
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
+        m = pattern.match(text, pos)
         if m is None or m.end() == pos:
             if text[pos:].strip() == "":
                 break
@@ -46,7 +56,31 @@ def tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
-_ESC = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
+_ESC = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'", "$": "$", "@": "@"}
+
+
+def _unquote_single(text: str, language: str) -> str:
+    """A single-quoted string: PHP and Perl know only the escapes \\\\ and \\'; Lua and R all of _unquote's."""
+    if language in ("lua", "r"):
+        return _unquote(text)
+    return re.sub(r"\\([\\'])", r"\1", text[1:-1])
+
+
+class _Pair:
+    """``key => value`` (PHP, Perl) or ``key = value`` (R's named arguments, Lua's ``["key"] = value``)."""
+
+    def __init__(self, key: Any, value: Any):
+        self.key, self.value = key, value
+
+
+def _collect(items: list[Any]) -> Any:
+    """A list of values, or a dict when every item is a pair (a mix is not a literal this reads)."""
+    pairs = [p for p in items if isinstance(p, _Pair)]
+    if not pairs:
+        return items
+    if len(pairs) != len(items):
+        raise Unreadable("a mix of keys and values")
+    return {_key(p.key): p.value for p in pairs}
 
 
 def _unquote(text: str) -> str:
@@ -77,8 +111,8 @@ def _unquote(text: str) -> str:
 
 
 class _Reader:
-    def __init__(self, toks: list[tuple[str, str]]):
-        self.t, self.i = toks, 0
+    def __init__(self, toks: list[tuple[str, str]], language: str = ""):
+        self.t, self.i, self.language = toks, 0, language
 
     def peek(self, k: int = 0) -> tuple[str, str]:
         return self.t[self.i + k] if self.i + k < len(self.t) else ("end", "")
@@ -106,7 +140,26 @@ class _Reader:
     def items(self, close: str) -> list[Any]:
         out = []
         while self.peek()[1] != close:
-            out.append(self.expr())
+            if self.peek()[0] == "end":
+                raise Unreadable(f"no {close}")
+            if self.language == "lua" and self.peek()[1] == "[":  # ["key"] = value
+                self.take()
+                key = self.expr()
+                self.take("]")
+                self.take("=")
+                out.append(_Pair(key, self.expr()))
+            elif self.language == "lua" and self.peek()[0] == "name" and self.peek(1)[1] == "=":  # key = value
+                key = self.take()[1]
+                self.take("=")
+                out.append(_Pair(key, self.expr()))
+            else:
+                value = self.expr()
+                if self.language in DYNAMIC and self.peek()[1] in ("=>", "="):
+                    if (self.peek()[1] == "=") != (self.language == "r"):
+                        raise Unreadable(f"{self.peek()[1]} in {self.language}")
+                    self.take()
+                    value = _Pair(value, self.expr())
+                out.append(value)
             if self.peek()[1] == ",":
                 self.take()
         self.take(close)
@@ -149,6 +202,9 @@ class _Reader:
             if type(value) not in (int, float):
                 raise Unreadable("minus of a non-number")
             return -value
+        if kind == "num" and self.language == "r" and re.fullmatch(r"\d+", v) and int(v) > 2 ** 53:
+            self.take()
+            return float(int(v))  # (R reads it as a double)
         if kind == "num":
             self.take()
             num = re.match(r"[\d.eE+-]+", v).group(0)
@@ -158,6 +214,9 @@ class _Reader:
             if suffix not in ("", "l", "ll", "i32", "i64", "isize", "usize", "u32", "u64", "d"):
                 raise Unreadable(f"number {v}")
             return float(num) if suffix == "d" else int(num)
+        if kind == "sstr":
+            self.take()
+            return _unquote_single(v, self.language)
         if kind == "str":
             self.take()
             value = _unquote(v)
@@ -178,7 +237,11 @@ class _Reader:
             return inner[0] if len(inner) == 1 else inner
         if v == "[":
             self.take()
-            return self.items("]")
+            return _collect(self.items("]"))
+        if v == "{" and self.language in DYNAMIC:  # a Lua table, a Perl hash ref
+            self.take()
+            value = _collect(self.items("}"))
+            return {} if value == [] and self.language == "perl" else value
         if v == "{":
             self.take()
             if self.peek()[0] in ("str", "name") and self.peek(1)[1] == ":":  # a JS object
@@ -196,12 +259,25 @@ class _Reader:
             return self.named()
         raise Unreadable(f"token {v!r}")
 
+    def dynamic(self, v: str) -> Any:
+        """A name in PHP, Lua, Perl or R: their constants and list constructors."""
+        constants = {"php": {"NULL": None, "TRUE": True, "FALSE": False}, "lua": {"nil": None},
+                     "perl": {"undef": None}, "r": {"NULL": None, "TRUE": True, "FALSE": False}}[self.language]
+        if v in constants and self.peek()[1] != "(":
+            return constants[v]
+        if (self.language, v) in (("php", "array"), ("r", "c"), ("r", "list")) and self.peek()[1] == "(":
+            self.take()
+            return _collect(self.items(")"))
+        raise Unreadable(f"name {v}")
+
     def named(self) -> Any:
         _, v = self.take()
         if v in ("true", "false"):
             return v == "true"
         if v in ("null", "None", "undefined", "std::nullopt", "nullopt"):
             return None
+        if self.language in DYNAMIC:
+            return self.dynamic(v)
         if v == "new":
             _, name = self.take()
             self.skip_generics()
@@ -250,8 +326,8 @@ def _key(k: Any) -> str:
     return str(k)
 
 
-def read_literal(text: str) -> Any:
-    r = _Reader(tokens(text))
+def read_literal(text: str, language: str = "") -> Any:
+    r = _Reader(tokens(text, language), language)
     value = r.expr()
     if r.peek()[0] != "end":
         raise Unreadable(f"left over: {r.peek()[1]!r}")
@@ -283,19 +359,24 @@ def _matching(text: str, start: int) -> int:
 def io_cases(language: str, tests: str, entry: str) -> list[dict[str, Any]]:
     """[{args, expected}] from ``tests`` when every check is ``assert f(args) == expected`` of literals."""
     callee = entry if language == "java" else "candidate"
+    # (PHP's tests define `function candidate(...$args)`; Perl's call `$candidate->(...)`)
+    call = r"(?<![\w.$])(?<!function )candidate\s*\(" if language != "perl" else r"\$candidate->\s*\("
+    if language not in DYNAMIC:
+        call = rf"(?<![\w.]){re.escape(callee)}\s*\("
     cases = []
-    for m in re.finditer(rf"(?<![\w.]){re.escape(callee)}\s*\(", tests):
+    for m in re.finditer(call, tests):
         open_at = m.end() - 1
         close = _matching(tests, open_at)
         args_text = tests[open_at + 1:close]
         rest = tests[close + 1:]
-        cmp = re.match(r"\s*(==|\.equals\(|,)", rest)
+        cmp = re.match(r"\s*(!==|==|\.equals\(|,)", rest)
         if cmp is None:
             raise Unreadable("a call that is not compared")
         after = rest[cmp.end():]
         # the expected literal runs to the bracket that closes the assertion
-        depth, end = 0, None
-        for k, c in enumerate(after):
+        depth, end, k = 0, None, 0
+        while k < len(after):
+            c = after[k]
             if c in "([{":
                 depth += 1
             elif c in ")]}":
@@ -303,27 +384,34 @@ def io_cases(language: str, tests: str, entry: str) -> list[dict[str, Any]]:
                     end = k
                     break
                 depth -= 1
-            elif c in "\"'":
-                j = after.find(c, k + 1)
-                if j < 0:
+            elif c in "\"'":  # (a string's brackets are not the assertion's)
+                j = k + 1
+                while j < len(after) and after[j] != c:
+                    j += 2 if after[j] == "\\" else 1
+                if j >= len(after):
                     raise Unreadable("string")
+                k = j
+            k += 1
         if end is None:
             raise Unreadable("no end of the assertion")
         expected_text = after[:end]
-        args = read_literal(f"[{args_text}]") if args_text.strip() else []
-        cases.append({"args": args if isinstance(args, list) else [args], "expected": read_literal(expected_text)})
+        args = read_literal(f"[{args_text}]", language) if args_text.strip() else []
+        if not isinstance(args, list):
+            raise Unreadable("named arguments")
+        cases.append({"args": args, "expected": read_literal(expected_text, language)})
     if not cases:
         raise Unreadable("no assertion")
-    calls = len(re.findall(rf"(?<![\w.]){re.escape(callee)}\s*\(", tests))
+    calls = len(re.findall(call, tests))
     if calls != len(cases):
         raise Unreadable("calls outside assertions")
     return cases
 
 
 def entry_of(language: str, prompt: str, tests: str) -> str | None:
-    m = re.search(r"\bcandidate\s*=\s*([A-Za-z_]\w*)", tests)
+    m = re.search(r"\bcandidate\s*(?:=|<-)\s*(?:\\&)?([A-Za-z_][\w.]*)", tests) or \
+        re.search(r"function candidate\(\.\.\.\$args\)\s*\{\s*return\s+([A-Za-z_]\w*)\(", tests)
     if m:
-        return m.group(1)
+        return m.group(1) if m.group(1).isidentifier() else None
     found = re.findall(r"([A-Za-z_]\w*)\s*\([^()]*\)\s*(?:->[^{]*)?\{\s*$", prompt.rstrip() + "\n", re.M)
     return found[-1] if found else None
 

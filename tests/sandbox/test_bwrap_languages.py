@@ -27,12 +27,14 @@ def test_a_missing_toolchain_is_infra_error_naming_the_backend(make_service):
     assert again["verdict"] == "INFRA_ERROR"  # (the probe's answer is kept)
 
 
-@pytest.mark.parametrize("language, tool", [("java", "javac"), ("javascript", "node"), ("c", "gcc"), ("cpp", "g++")])
+@pytest.mark.parametrize("language, tool", [("java", "javac"), ("javascript", "node"), ("c", "gcc"), ("cpp", "g++"),
+                                            ("perl", "perl"), ("lua", "lua5.4"), ("r", "Rscript")])
 def test_host_toolchains_work_and_hostile_programs_fail(make_service, language, tool):
     if not shutil.which(tool):
         pytest.skip(f"this host has no {tool}")
     svc = make_service(compile_timeout_s=120.0)
-    ext = {"java": ".java", "javascript": ".js", "c": ".c", "cpp": ".cpp"}[language]
+    ext = {"java": ".java", "javascript": ".js", "c": ".c", "cpp": ".cpp", "perl": ".pl", "lua": ".lua",
+           "r": ".R"}[language]
     hostile = [p.read_text() for p in sorted(HOSTILE.glob(f"hack_fn_*{ext}"))]
     items = [(ADD[language][1], spec(language)), (wrong(language), spec(language)),
              *((src, spec(language)) for src in hostile)]
@@ -105,3 +107,46 @@ def test_the_new_forms_pass_or_are_infra_error_never_a_verdict_with_a_reward(mak
     for r in results:
         if r["verdict"] == "INFRA_ERROR":
             assert "bwrap" in r["detail"] and r["correctness_score"] == 0.0, r["detail"][:300]
+
+
+@pytest.mark.parametrize("language, tool", [("php", "php"), ("lua", "lua5.4"), ("perl", "perl"), ("r", "Rscript")])
+def test_function_tests_without_the_interpreter_are_infra_error(make_service, language, tool):
+    """function_tests in a dynamic language whose interpreter the host lacks: INFRA_ERROR naming the backend for
+    an honest, a wrong and a hostile program alike (never a verdict, never a reward)."""
+    if shutil.which(tool):
+        pytest.skip(f"this host has {tool}")
+    svc = make_service()
+    ext = {"php": ".php", "lua": ".lua", "perl": ".pl", "r": ".R"}[language]
+    hostile = [p.read_text() for p in sorted(HOSTILE.glob(f"hack_fn_*{ext}"))][:2]
+    results = svc.verify_batch([(src, spec(language)) for src in (ADD[language][1], wrong(language), *hostile)],
+                               timeout=300)
+    for r in results:
+        assert r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"], r["detail"][:300]
+        assert not r.get("reward") and not r.get("correctness_score")
+
+
+@pytest.mark.parametrize("language, tool, ext", [("php", "php", ".php"), ("lua", "lua5.4", ".lua"),
+                                                 ("perl", "perl", ".pl"), ("r", "Rscript", ".R")])
+def test_function_io_in_the_dynamic_languages(make_service, language, tool, ext):
+    """function_io in PHP, Lua, Perl and R on bubblewrap: where the host has the interpreter, an honest function
+    passes, a wrong one fails and the hostile io programs (tests/adversarial/langs/hack_io_*) score nothing; where it
+    has not, every check is INFRA_ERROR naming the backend (no reward, no verdict on the completion)."""
+    from test_function_io import TASKS, io_spec
+    from test_languages_adversarial import spec_for
+
+    svc = make_service(compile_timeout_s=120.0)
+    name = f"{language} types"
+    hostile = [p.read_text() for p in sorted(HOSTILE.glob(f"hack_io_*{ext}"))]
+    assert hostile
+    items = [(TASKS[name][3], io_spec(name)), (TASKS[name][4], io_spec(name)),
+             *((src, spec_for(language, "io_add")) for src in hostile)]
+    results = svc.verify_batch(items, timeout=600)
+    if not shutil.which(tool):
+        for r in results:
+            assert r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"], r["detail"][:300]
+            assert not r.get("reward") and not r.get("correctness_score")  # (none: INFRA_ERROR carries no reward)
+        return
+    assert results[0]["verdict"] == "PASSED", (results[0]["detail"][:400], results[0].get("stderr_tail", "")[-300:])
+    assert results[1]["verdict"] in ("FAILED", "PARTIAL") and results[1]["correctness_score"] < 1.0
+    for r in results[2:]:
+        assert r["correctness_score"] == 0.0 and r["verdict"] != "PASSED", r["detail"][:400]

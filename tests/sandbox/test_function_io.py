@@ -44,11 +44,66 @@ TASKS = {  # name -> (language, entry, setup, right completion, wrong completion
                       [{"args": [[3]], "expected": 1.5}, {"args": [[]], "expected": None}]),
 }
 
+# The dynamic languages (kinds/dynamic_drivers.py): every JSON type as an argument and in the result. g(s, xs, flag)
+# returns {s: s .. "!", third: sum(xs) / 3, rev: xs reversed, not: !flag, nested: [[s], []]}; h(x) null when x < 0,
+# else 2x. The strings hold quotes, backslashes, a newline, non-ASCII and a non-BMP character.
+ODD = 'it\'s "q" \\ \u00e9\u2603\U0001F600\n'
+TYPES = [{"args": [ODD, [1, 2, 4], True],
+          "expected": {"s": ODD + "!", "third": 7 / 3, "rev": [4, 2, 1], "not": False, "nested": [[ODD], []]}},
+         {"args": ["", [1.5], False], "expected": {"s": "!", "third": 0.5, "rev": [1.5], "not": True,
+                                                    "nested": [[""], []]}}]
+NULLS = [{"args": [-1], "expected": None}, {"args": [21], "expected": 42}, {"args": [0], "expected": 0}]
+TASKS.update({
+    "php": ("php", "f", "<?php\nfunction f($xs, $s) {\n", "    return array_map(fn($x) => $s . $x, $xs);\n}\n",
+            "    return [$s];\n}\n", STRS),
+    "php types": ("php", "g", "<?php\nfunction g($s, $xs, $flag) {\n",
+                  "    return ['s' => $s . '!', 'third' => array_sum($xs) / 3, 'rev' => array_reverse($xs),\n"
+                  "            'not' => !$flag, 'nested' => [[$s], []]];\n}\n",
+                  "    return ['s' => $s, 'third' => array_sum($xs) / 3, 'rev' => $xs, 'not' => $flag,\n"
+                  "            'nested' => [[$s], []]];\n}\n", TYPES),
+    "php null": ("php", "h", "<?php\nfunction h($x) {\n", "    return $x < 0 ? null : $x * 2;\n}\n",
+                 "    return $x <= 0 ? null : $x * 2 + 1;\n}\n", NULLS),
+    "lua": ("lua", "f", "local function f(xs, s)\n",
+            "    local out = {}\n    for i, x in ipairs(xs) do out[i] = s .. x end\n    return out\nend\n",
+            "    return {s}\nend\n", STRS),
+    "lua types": ("lua", "g", "local function g(s, xs, flag)\n",  # (the completion leaves the function open)
+                  "    local sum, rev = 0, {}\n    for i = #xs, 1, -1 do rev[#rev + 1] = xs[i]; sum = sum + xs[i] end\n"
+                  "    return {s = s .. \"!\", third = sum / 3, rev = rev, [\"not\"] = not flag, nested = {{s}, {}}}\n",
+                  "    return {s = s, third = 2.33, rev = xs, [\"not\"] = flag, nested = {{s}, {}}}\n", TYPES),
+    "lua null": ("lua", "h", "local function h(x)\n", "    if x < 0 then return nil end\n    return x * 2\nend\n",
+                 "    if x <= 0 then return nil end\n    return x * 2 + 1\nend\n", NULLS),
+    "perl": ("perl", "f", "use strict;\nuse warnings;\nsub f {\n    my ($xs, $s) = @_;\n",
+             "    return [map { $s . $_ } @$xs];\n}\n", "    return [$s];\n}\n", STRS),
+    "perl types": ("perl", "g", "sub g {\n    my ($s, $xs, $flag) = @_;\n",
+                   "    my $sum = 0;\n    $sum += $_ for @$xs;\n    return {s => $s . \"!\", third => $sum / 3, "
+                   "rev => [reverse @$xs],\n            not => !$flag, nested => [[$s], []]};\n",
+                   "    return {s => $s, third => 2, rev => $xs, not => $flag, nested => [[$s], []]};\n", TYPES),
+    "perl null": ("perl", "h", "sub h {\n    my ($x) = @_;\n", "    return $x < 0 ? undef : $x * 2;\n}\n",
+                  "    return $x <= 0 ? undef : $x * 2 + 1;\n}\n", NULLS),
+    "perl package": ("perl", "h", "sub h {\n    my ($x) = @_;\n",  # (the driver runs in main whatever came before)
+                     "    return $x < 0 ? undef : $x * 2;\n}\npackage Helper;\nsub twice { 2 * shift }\n",
+                     "    return $x * 2;\n}\npackage Helper;\n", NULLS),
+    "php closing tag": ("php", "h", "<?php\nfunction h($x) {\n", "    return $x < 0 ? null : $x * 2;\n}\n?>\n",
+                        "    return $x * 2;\n}\n?>\n", NULLS),
+    "r": ("r", "f", "f <- function(xs, s) {\n", "    vapply(xs, function(x) paste0(s, x), \"\")\n}\n",
+          "    c(s)\n}\n", STRS),
+    "r types": ("r", "g", "g <- function(s, xs, flag) {\n",
+                "    list(s = paste0(s, \"!\"), third = sum(xs) / 3, rev = rev(xs), not = !flag,\n"
+                "         nested = list(list(s), list()))\n}\n",
+                "    list(s = s, third = sum(xs) / 3, rev = xs, not = flag, nested = list(list(s), list()))\n}\n",
+                TYPES),
+    "r null": ("r", "h", "h <- function(x) {\n", "    if (x < 0) NULL else x * 2\n}\n",
+               "    if (x <= 0) NULL else x * 2 + 1\n}\n", NULLS),
+})
+
 
 def io_spec(name: str) -> dict:
     language, entry, setup, _, _, cases = TASKS[name]
-    return {"kind": "function_io", "language": language, "entry_point": entry, "setup": setup, "cases": cases,
+    spec = {"kind": "function_io", "language": language, "entry_point": entry, "setup": setup, "cases": cases,
             "timeout_s": 30}
+    if cases is TYPES:
+        spec["float_tolerance"] = 1e-9
+    return spec
 
 
 def test_literals_follow_the_signature():
@@ -73,6 +128,54 @@ def test_open_braces_are_closed_and_lines_are_read():
     assert "expected" not in text and "[[1]]" in text
 
 
+def test_dynamic_literals_and_blocks():
+    from verifier_service.kinds.dynamic_drivers import literal as dyn
+    from verifier_service.kinds.dynamic_drivers import loosen, open_blocks
+
+    value = {"a": [1, 2.5, None], "b\"$@": "\u00e9\n"}
+    assert dyn("php", value) == '["a" => [1, 2.5, null], "b\\x22\\x24@" => "\\xc3\\xa9\\x0a"]'
+    assert dyn("lua", value) == '{["a"] = {1, 2.5, nil}, ["b\\034$@"] = "\\195\\169\\010"}'
+    assert dyn("perl", value) == '{"a" => [1, 2.5, undef], "b\\x{22}\\x{24}\\x{40}" => "\\x{e9}\\x{a}"}'
+    assert dyn("r", value) == 'base::list("a" = base::list(1, 2.5, NULL), "b\\U{22}$@" = "\\U{e9}\\U{a}")'
+    assert dyn("r", [1, 2.5]) == "base::c(1, 2.5)" and dyn("r", [True]) == "base::c(TRUE)"
+    assert dyn("perl", [True, False, -0.5]) == "[!!1, !!0, (-0.5)]"
+    with pytest.raises(ValueError):
+        dyn("lua", 2 ** 64)
+    assert open_blocks("lua", "local function f(x)\n  if x then return 1 end -- end\n  s = 'end'\n") == 1
+    assert open_blocks("r", "f <- function(x) {\n  # }\n  '{'\n") == 1
+    assert open_blocks("perl", "sub f {\n  my $n = $#xs; # }\n") == 1
+    assert open_blocks("php", "<?php\nfunction f($x) {\n  // }\n  return \"}\";\n}\n") == 0
+    # the shapes a language cannot tell apart, and nothing else
+    assert loosen("r", 5, [5]) == [5] and loosen("r", None, []) == [] and loosen("lua", [], {}) == {}
+    assert loosen("perl", "5", 5) == 5 and loosen("perl", "", False) is False and loosen("perl", 6, "6") == "6"
+    assert loosen("perl", "5x", 5) == "5x" and loosen("perl", 2, True) == 2 and loosen("php", [1], {"0": 1}) == {"0": 1}
+    assert loosen("javascript", [], {}) == [] and loosen("r", 5, [6]) == [5]
+
+
+def test_php_programs_are_php_code_where_the_driver_begins():
+    assert program("php", "f", "", "function f($x) { return $x; }\n", [[1]], "m" * 32, "r1").startswith("<?php\n")
+    text = program("php", "f", "<?php\nfunction f($x) {\n", "    return $x;\n}\n?>\n", [[1]], "m" * 32, "r1")
+    assert text.count("<?php") == 2 and text.index("?>") < text.rindex("<?php") < text.index("r1_show")
+
+
+@pytest.mark.parametrize("name", [n for n in TASKS if TASKS[n][0] in ("php", "lua", "perl", "r")])
+def test_dynamic_programs_hold_no_expected_value(name):
+    language, entry, setup, right, _, cases = TASKS[name]
+    text = program(language, entry, setup, right, [c["args"] for c in cases], "m" * 32, "r1")
+    from verifier_service.kinds.dynamic_drivers import literal as dyn
+
+    driver_part = text.split(right)[-1]
+    for case in cases:  # the args are there, the expected values are not
+        assert dyn(language, case["args"][0]) in driver_part
+        expected = case["expected"]
+        for v in (expected, *(expected.values() if isinstance(expected, dict) else ())):
+            if v not in case["args"] and (type(v) is dict or (type(v) is str and len(v) > 3) or
+                                          (type(v) is int and v > 9)):
+                assert dyn(language, v) not in driver_part, v
+    if language == "lua":
+        assert text.split(right)[-1].lstrip().startswith("end") == (name == "lua types")
+
+
 @pytest.mark.docker
 class TestFunctionIO:
     @pytest.fixture(scope="class")
@@ -88,3 +191,56 @@ class TestFunctionIO:
         right, wrong = results[name, "right"], results[name, "wrong"]
         assert right["verdict"] == "PASSED", (right["detail"][:400], right.get("stderr_tail", "")[-400:])
         assert wrong["verdict"] in ("FAILED", "PARTIAL") and wrong["correctness_score"] < 1.0, wrong["detail"][:300]
+
+
+# MultiPL-E rows in the dynamic languages (their prompts and test forms), converted by `trainer data convert
+# --format multipl-e` into function_io specs, then an honest and a wrong completion of each (MultiPL-E's
+# completions stop before the function's closing `end`/`}`, which its tests supply).
+MULTIPL_E_ROWS = {
+    "lua": ("-- Sort the list.\nlocal function sort_list(xs)\n",
+            "end\n\nlu = require('luaunit')\n\nfunction test_humaneval()\nlocal candidate = sort_list\n"
+            "    lu.assertEquals(candidate({3, 1, 2}), {1, 2, 3})\n    lu.assertEquals(candidate({}), {})\n"
+            "    lu.assertEquals(candidate({2.5, -1}), {-1, 2.5})\nend\n\nos.exit(lu.LuaUnit.run())",
+            "    local t = {}\n    for i, v in ipairs(xs) do t[i] = v end\n    table.sort(t)\n    return t\n",
+            "    return xs\n"),
+    "perl": ("# Count the words.\nsub histogram {\n    my($test) = @_;\n",
+             "}\n\nuse Test::Deep;\n\n\nsub testhumaneval {\n    my $candidate = \\&histogram;\n"
+             '        if(eq_deeply($candidate->("a b b a"),{"a" => 2, "b" => 2})) {\n        print "ok!" }else{\n'
+             '        exit 1;\n        }\n        if(eq_deeply($candidate->(""),{})) {\n        print "ok!" }else{\n'
+             "        exit 1;\n        }\n}\n\ntesthumaneval();\n",
+             "    my %h;\n    $h{$_}++ for split ' ', $test;\n    return \\%h;\n",
+             "    return {map { $_ => 1 } split ' ', $test};\n"),
+    "r": ("# Return only positive numbers in the list.\nget_positive <- function(l) {\n",
+          "}\n\ntest_humaneval <- function() {\ncandidate <- get_positive\n"
+          "    if(!identical(candidate(c(-1, -2, 4, 5, 6)), c(4, 5, 6))){quit('no', 1)}\n"
+          "    if(!identical(candidate(c(-1, 5)), c(5))){quit('no', 1)}\n"
+          "    if(!identical(candidate(c(-1, -2)), c())){quit('no', 1)}\n}\ntest_humaneval()",
+          "    l[l > 0]\n", "    l[l >= -1]\n"),
+    "php": ("<?php\n// Return only positive numbers in the array.\nfunction get_positive($l) {\n",
+            "}\n\nfunction candidate(...$args) {\n    return get_positive(...$args);\n}\n\nfunction test(): void {\n"
+            '    if (candidate(array(-1, -2, 4, 5, 6)) !== array(4, 5, 6)) { throw new Exception("Test failed!"); }\n'
+            '    if (candidate(array("a" => 1, "b" => -1)) !== array("a" => 1)) '
+            '{ throw new Exception("Test failed!"); }\n'
+            '    if (candidate(array(-1, -2)) !== array()) { throw new Exception("Test failed!"); }\n}\n\ntest();',
+            "    $o = array_filter($l, fn($x) => $x > 0);\n    return array_is_list($l) ? array_values($o) : $o;\n",
+            "    return array_values($l);\n"),
+}
+
+
+@pytest.mark.docker
+def test_converted_multipl_e_rows_judge_honest_and_wrong_completions(langs_service):
+    import json
+
+    from trainer.convert import FORMATS
+
+    rows = [{"name": f"HumanEval_{lang}", "language": {"perl": "pl"}.get(lang, lang), "prompt": prompt, "tests": tests}
+            for lang, (prompt, tests, _, _) in MULTIPL_E_ROWS.items()]
+    specs = [json.loads(r["verification"]) for r in FORMATS["multipl-e"](rows).rows]
+    assert [(s["kind"], s["language"]) for s in specs] == [("function_io", lang) for lang in MULTIPL_E_ROWS]
+    items = []
+    for spec, (lang, (_, _, right, wrong)) in zip(specs, MULTIPL_E_ROWS.items(), strict=True):
+        items += [(f"```{lang}\n{right}```", spec), (f"```{lang}\n{wrong}```", spec)]
+    out = langs_service.verify_batch(items, timeout=600)
+    for lang, right, wrong in zip(MULTIPL_E_ROWS, out[0::2], out[1::2], strict=True):
+        assert right["verdict"] == "PASSED", (lang, right["detail"][:300])
+        assert wrong["verdict"] in ("FAILED", "PARTIAL") and wrong["correctness_score"] < 1.0, (lang, wrong["detail"])

@@ -2,7 +2,8 @@
 Docker: each header says its class, its task and the verdicts that are right for it (as in tests/adversarial/, see
 tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
 tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged pass);
-``fn_add_gotest``: the same task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
+``fn_add_die``: the same task with Perl tests that check with ``die`` and ``exit``; ``fn_add_gotest``: the same
+task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
 printing ``held`` only when the isolation held (only ``lo``, no write outside the scratch dirs). Also: the compile
 cache cannot be tampered with by a program that rewrites its own binary."""
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.docker
 
 HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
 LANGUAGE = {".c": "c", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".ts": "typescript", ".go": "go",
-            ".rs": "rust", ".sh": "bash", ".php": "php"}
+            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r"}
 
 
 def load() -> list[tuple[str, str, str, set[str], str]]:
@@ -29,7 +30,7 @@ def load() -> list[tuple[str, str, str, set[str], str]]:
         text = path.read_text()
         header = {}
         for line in text.splitlines():
-            stripped = line.removeprefix("// ").removeprefix("# ")
+            stripped = line.removeprefix("// ").removeprefix("# ").removeprefix("-- ")
             if stripped == line or ":" not in stripped:
                 break
             key, value = stripped.split(":", 1)
@@ -45,6 +46,7 @@ IO_ADD = {  # function_io's task: the setup (the completion is the whole functio
     "javascript": ("", "", ""),
     "java": ("import java.util.*;\nclass Problem {\n    public static long add(long a, long b) {\n", "", ""),
     "rust": ("", "", ""),
+    "php": ("", "", ""), "lua": ("", "", ""), "perl": ("", "", ""), "r": ("", "", ""),  # (the hack defines add)
 }
 
 
@@ -75,6 +77,9 @@ JS_CONSOLE_ASSERT = ("function testAdd() {\n  console.assert(add(1, 2) === 3);\n
                      "  console.assert(add(-1, 1) === 0);\n}\ntestAdd();\n")
 
 
+PERL_DIE = '}\n\ndie "add(1, 2)" unless add(1, 2) == 3;\nexit(1) unless add(-1, 1) == 0;\n'
+
+
 def spec_for(language: str, task: str) -> dict:
     if task == "fn_add_assert" and language == "php":
         return {"kind": "function_tests", "language": "php", "setup": PHP_ASSERT[0], "tests": PHP_ASSERT[1],
@@ -86,6 +91,9 @@ def spec_for(language: str, task: str) -> dict:
                 "timeout_s": 30}
     if task == "fn_even_mod":
         return {"kind": "function_tests", "language": "rust", "setup": EVEN_MOD[0], "tests": EVEN_MOD[2],
+                "timeout_s": 30}
+    if task == "fn_add_die":  # Perl tests that check with die and exit (McEval's form)
+        return {"kind": "function_tests", "language": "perl", "setup": ADD["perl"][0], "tests": PERL_DIE,
                 "timeout_s": 30}
     if task == "fn_add_gotest":
         return {"kind": "function_tests", "language": "go", "setup": GO_TEST[0], "tests": GO_TEST[1], "timeout_s": 30}
@@ -125,6 +133,23 @@ def test_the_rust_test_module_task_passes_the_right_answer_only(langs_service):
     assert [r["verdict"] for r in out] == ["PASSED", "FAILED"], [r["detail"][:300] for r in out]
 
 
+def test_the_io_add_task_passes_honest_dynamic_programs(langs_service):
+    """io_add answered right in each language the io hacks use (so their FAILED is the hack's, not the driver's)."""
+    honest = {"php": "function add($a, $b) {\n    return $a + $b;\n}\n",
+              "lua": "function add(a, b)\n  return a + b\nend\n",
+              "perl": "sub add {\n    my ($a, $b) = @_;\n    return $a + $b;\n}\n",
+              "r": "add <- function(a, b) {\n  a + b\n}\n"}
+    out = langs_service.verify_batch([(src, spec_for(lang, "io_add")) for lang, src in honest.items()], timeout=600)
+    assert [r["verdict"] for r in out] == ["PASSED"] * 4, [r["detail"][:300] for r in out]
+
+
+def test_an_honest_program_passes_the_perl_die_form(langs_service):
+    right, wrong = ADD["perl"][1], ADD["perl"][1].replace("+", "-")
+    out = langs_service.verify_batch([(right, spec_for("perl", "fn_add_die")), (wrong, spec_for("perl", "fn_add_die"))],
+                                     timeout=300)
+    assert [r["verdict"] for r in out] == ["PASSED", "FAILED"], [r["detail"][:300] for r in out]
+
+
 def test_an_honest_program_passes_the_gotest_form(langs_service):
     """The task the `go test` hacks answer wrong, answered right (so their FAILED is not the form's)."""
     r = langs_service.verify(ADD["go"][1], spec_for("go", "fn_add_gotest"))
@@ -132,9 +157,13 @@ def test_an_honest_program_passes_the_gotest_form(langs_service):
 
 
 def test_every_language_is_covered():
+    from verifier_service.kinds import drivers, function_tests
+
     hacks = {lang for name, lang, task, *_ in PROGRAMS if task == "fn_add"}
+    io_hacks = {lang for name, lang, task, *_ in PROGRAMS if task == "io_add"}
     escapes = {lang for name, lang, task, *_ in PROGRAMS if task == "escape"}
-    assert hacks == set(LANGUAGE.values())
+    assert hacks == set(function_tests.SUPPORTED)
+    assert {"php", "lua", "perl", "r"} <= io_hacks <= set(drivers.SUPPORTED)
     assert {"java", "javascript", "go", "rust"} <= escapes  # every toolchain of the languages image
 
 
@@ -183,7 +212,8 @@ def test_the_hacks_fail_under_gvisor(make_service):
     items = [(source, spec_for(lang, task)) for _, lang, task, _, source in HACKS]
     honest = [(ADD[lang][1], spec_for(lang, "fn_add")) for lang in sorted(ADD)]
     honest += [(ADD["go"][1], spec_for("go", "fn_add_gotest"))]
-    honest += [(TASKS[name][3], io_spec(name)) for name in ("cpp", "java", "javascript", "rust")]
+    honest += [(TASKS[name][3], io_spec(name)) for name in ("cpp", "java", "javascript", "rust", "php", "lua", "perl",
+                                                             "r")]
     out = svc.verify_batch(items + honest, timeout=1500)
     for (name, _, _, expect, _), r in zip(HACKS, out, strict=False):
         assert r["verdict"] in expect and r["correctness_score"] == 0.0, (name, r["verdict"], r["detail"][:300])

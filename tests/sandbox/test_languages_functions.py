@@ -38,6 +38,18 @@ ADD = {  # language -> (setup, right completion, tests)
             "\nfunction compare($x, $y) {\n    return $x == $y;\n}\n\n"
             "if (!compare(add(1, 2), 3)) {\n    throw new Exception(\"Error at 1th assert statement.\");\n}\n"
             "if (!compare(add(-1, 1), 0)) {\n    throw new Exception(\"Error at 2th assert statement.\");\n}\n"),
+    # MultiPL-E's form (the tests begin by closing the function the completion continues): Lua, Perl (with
+    # Test::More, which reports a failure through the exit status), R
+    "lua": ("local function add(a, b)\n", "    return a + b\n",
+            "end\n\nlocal function test()\n    local candidate = add\n    assert(candidate(1, 2) == 3)\n"
+            "    assert(candidate(-1, 1) == 0)\nend\n\ntest()\n"),
+    "perl": ("sub add {\n    my ($a, $b) = @_;\n", "    return $a + $b;\n",
+             "}\n\nuse Test::More tests => 2;\n\nis_deeply(add(1, 2), 3, 'add(1, 2)');\n"
+             "is(add(-1, 1), 0, 'add(-1, 1)');\n"),
+    "r": ("add <- function(a, b) {\n", "    a + b\n",
+          "}\n\ntest_humaneval <- function() {\ncandidate <- add\n"
+          "    if(!identical(candidate(1, 2), 3)){quit('no', 1)}\n"
+          "    stopifnot(candidate(-1, 1) == 0)\n}\ntest_humaneval()\n"),
 }
 BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "cpp": "long add(long a, long b) { return a + ; }\n", "java": "        return a + ;\n    }\n",
@@ -45,7 +57,8 @@ BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "typescript": "function add(a: number, b: number): number {\n  return a + ;\n}\n",
           "go": "func add(a int, b int) int {\n\treturn a +\n}\n",
           "rust": "fn add(a: i64, b: i64) -> i64 {\n    a +\n}\n",
-          "bash": "add() {\n  if then\n}\n", "php": "    return $a + ;\n}\n"}
+          "bash": "add() {\n  if then\n}\n", "php": "    return $a + ;\n}\n", "lua": "    return a +\n",
+          "perl": "    return $a + ;\n", "r": "    a + \n"}
 
 
 def wrong(language: str) -> str:
@@ -82,6 +95,36 @@ class TestFunctionTests:
         for (lang, what), r in results.items():
             if what == "right":
                 assert "<end of tests>" in r["stdout_tail"], (lang, r["stdout_tail"])
+
+
+# McEval's forms and the others the dynamic languages' tests take (the completion writes the whole function):
+# Lua's assert in a test function then called, Perl's die ... unless, R's stopifnot.
+FORMS = {
+    "lua mceval": ("lua", "function add(a, b)\n  return a + b\nend\n",
+                   "function testAdd()\n  assert(add(1, 2) == 3)\n  assert(add(-1, 1) == 0, 'add(-1, 1)')\nend\n\n"
+                   "testAdd()\n"),
+    "perl die": ("perl", "use strict;\nsub add {\n  my ($x, $y) = @_;\n  return $x + $y;\n}\n",
+                 "\nsub check {\n  die \"add(1, 2)\" unless add(1, 2) == 3;\n"
+                 "  die \"add(-1, 1)\" unless add(-1, 1) == 0;\n}\n"
+                 "check();\n"),
+    "perl test more done_testing": ("perl", "sub add { return $_[0] + $_[1]; }\n",
+                                    "use Test::More;\nis(add(1, 2), 3);\nok(add(-1, 1) == 0);\ndone_testing();\n"),
+    "r stopifnot": ("r", "add <- function(a, b) a + b\n",
+                    "stopifnot(add(1, 2) == 3)\n"
+                    "stopifnot(identical(add(-1, 1), 0), isTRUE(all.equal(add(0.1, 0.2), 0.3)))\n"),
+}
+
+
+@pytest.mark.docker
+def test_the_dynamic_languages_test_forms(langs_service):
+    items = []
+    for name, (lang, right, tests) in FORMS.items():
+        spec_ = {"kind": "function_tests", "language": lang, "tests": tests, "timeout_s": 30}
+        items += [(name, "right", right, spec_), (name, "wrong", right.replace("+", "-"), spec_)]
+    out = langs_service.verify_batch([(src, sp) for _, _, src, sp in items], timeout=600)
+    got = {(name, what): r["verdict"] for (name, what, _, _), r in zip(items, out, strict=True)}
+    assert got == {(name, what): "PASSED" if what == "right" else "FAILED" for name, what, _, _ in items}, \
+        [(k, r["detail"][:200], r.get("stderr_tail", "")[-200:]) for k, r in zip(got, out, strict=True)]
 
 
 @pytest.mark.parametrize("language", SUPPORTED)
@@ -146,3 +189,30 @@ def test_java_file_and_class_from_the_source_as_javac_reads_it(source, file, run
 
     got_file, _, got_run = LANGUAGES["java"].files(source)
     assert (got_file, got_run[-1]) == (file, run)
+
+
+def test_the_modules_dynamic_tests_load_are_found():
+    from verifier_service.kinds.probe import dynamic_imports
+
+    assert dynamic_imports("lua", "lu = require('luaunit')\nlocal x = require \"m.n\"\n") == ("luaunit", "m.n")
+    assert dynamic_imports("perl", "use strict;\nuse Test::Deep;\nuse Test::More tests => 2;\n") == \
+        ("Test::Deep", "Test::More")
+    assert dynamic_imports("r", "library(testthat)\nrequire('stats')\n") == ("stats", "testthat")
+
+
+@pytest.mark.docker
+def test_a_module_the_image_lacks_is_infra_error(langs_service):
+    """MultiPL-E's Lua tests need luaunit and its Perl tests Test::Deep, which the languages image does not have:
+    every completion would fail them, which is not the completion's fault (INFRA_ERROR, no reward)."""
+    lua = ("local function add(a, b)\n", "    return a + b\n",
+           "end\n\nlu = require('luaunit')\n\nfunction test_humaneval()\nlocal candidate = add\n"
+           "    lu.assertEquals(candidate(1, 2), 3)\nend\n\nos.exit(lu.LuaUnit.run())")
+    perl = ("sub add {\n    my ($a, $b) = @_;\n", "    return $a + $b;\n",
+            "}\nuse Test::Deep;\n\n\nsub testhumaneval {\n    my $candidate = \\&add;\n"
+            "        if(eq_deeply($candidate->(1, 2),3)) {\n        print \"ok!\" }else{\n        exit 1;\n"
+            "        }\n}\n\ntesthumaneval();\n")
+    out = langs_service.verify_batch([(c, {"kind": "function_tests", "language": lang, "setup": s, "tests": t,
+                                           "timeout_s": 30}) for lang, (s, c, t) in (("lua", lua), ("perl", perl))],
+                                     timeout=300)
+    for r, module in zip(out, ("luaunit", "Test::Deep"), strict=True):
+        assert r["verdict"] == "INFRA_ERROR" and module in r["detail"], r["detail"][:300]

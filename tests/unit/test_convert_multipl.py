@@ -55,3 +55,53 @@ def test_rows_convert_to_function_io_or_stay_function_tests():
     assert first["cases"][0] == {"args": [[1, 2], "ab"], "expected": ["ab1", "ab2"]}
     assert second["kind"] == "function_tests" and second["language"] == "javascript"
     assert sum(out.skipped.values()) == 1
+
+
+# The dynamic languages' MultiPL-E test forms (PHP, Lua, Perl, R).
+LUA = ("end\n\nlu = require('luaunit')\n\nfunction test_humaneval()\nlocal candidate = f\n"
+       "    lu.assertEquals(candidate('ab', {1, 2}), {'ab1', false})\n"
+       "    lu.assertEquals(candidate({['a'] = 1, b = {}}, -2.5), nil)\nend\n\nos.exit(lu.LuaUnit.run())")
+PERL = ("}\n\nuse Test::Deep;\n\n\nsub testhumaneval {\n    my $candidate = \\&f;\n"
+        '        if(eq_deeply($candidate->("a b", [1.0, -2]),{"a" => 2, "b\\$" => [1]})) {\n'
+        '        print "ok!" }else{\n        exit 1;\n        }\n'
+        "        if(eq_deeply($candidate->('it\\'s\\n', {}),\"\")) {\n"
+        '        print "ok!" }else{\n        exit 1;\n        }\n}\n\ntesthumaneval();\n')
+R = ("}\n\ntest_humaneval <- function() {\ncandidate <- f\n"
+     "    if(!identical(candidate(list('a)b'), c(1, 2)), list('n\\'s', TRUE))){quit('no', 1)}\n"
+     "    if(!identical(candidate(c(-9999999999999999), c()), list('a' = 1, 'b' = NULL))){quit('no', 1)}\n}\n"
+     "test_humaneval()")
+PHP = ("}\n\nfunction candidate(...$args) {\n    return f(...$args);\n}\n\nfunction test(): void {\n"
+       '    if (candidate(array(1.0, 2), 0.3) !== true) { throw new Exception("Test failed!"); }\n'
+       '    if (candidate(array("a" => 1, "b\\$" => array()), "x") !== NULL) { throw new Exception("Test failed!"); }\n'
+       "}\n\ntest();")
+
+
+def test_multipl_e_dynamic_languages_become_json():
+    from trainer.convert_multipl import entry_of
+
+    assert io_cases("lua", LUA, "f") == [{"args": ["ab", [1, 2]], "expected": ["ab1", False]},
+                                         {"args": [{"a": 1, "b": []}, -2.5], "expected": None}]
+    assert io_cases("perl", PERL, "f") == [{"args": ["a b", [1.0, -2]], "expected": {"a": 2, "b$": [1]}},
+                                           {"args": ["it's\\n", {}], "expected": ""}]
+    assert io_cases("r", R, "f") == [{"args": [["a)b"], [1, 2]], "expected": ["n's", True]},
+                                     {"args": [[-1e16], []], "expected": {"a": 1, "b": None}}]
+    assert io_cases("php", PHP, "f") == [{"args": [[1.0, 2], 0.3], "expected": True},
+                                         {"args": [{"a": 1, "b$": []}, "x"], "expected": None}]
+    assert [entry_of(lang, "", t) for lang, t in (("lua", LUA), ("perl", PERL), ("r", R), ("php", PHP))] == ["f"] * 4
+    with pytest.raises(Unreadable):
+        read_literal("c(1, 'a' = 2)", "r")
+
+
+def test_dynamic_rows_become_function_io_or_stay_function_tests():
+    rows = [{"name": "HumanEval_0_f", "language": "lua", "prompt": "local function f(s, xs)\n", "tests": LUA},
+            {"name": "HumanEval_1_f", "language": "r", "prompt": "f <- function(s, xs) {\n",
+             "tests": "}\n\ntest_humaneval <- function() {\ncandidate <- f\n"
+                      "    if(length(candidate('a', c())) != 1){quit('no', 1)}\n}\ntest_humaneval()"},
+            {"name": "HumanEval_2_f", "language": "php", "prompt": "<?php\nfunction f($x) {\n",
+             "tests": PHP.replace("!== NULL", "> 1", 1)}]
+    out = FORMATS["multipl-e"](rows)
+    specs = [json.loads(r["verification"]) for r in out.rows]
+    assert [(s["kind"], s["language"]) for s in specs] == [("function_io", "lua"), ("function_tests", "r"),
+                                                           ("function_tests", "php")]
+    assert specs[0]["cases"][1] == {"args": [{"a": 1, "b": []}, -2.5], "expected": None}
+    assert sum(out.skipped.values()) == 2  # (R, PHP: kept as function_tests)

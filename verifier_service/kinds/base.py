@@ -39,7 +39,8 @@ COMMON_PARAMS = (
           choices=("raw", "fenced_code", "last_fenced_code", "answer_tag")),
     Param("scoring", "string", "correctness as all-or-nothing or as the fraction of tests passed",
           default="all_or_nothing", choices=("all_or_nothing", "fraction")),
-    Param("timeout_s", "number", "wall-clock limit of the check in seconds (stdio: of each case)"),
+    Param("timeout_s", "number",
+          "time limit of the check in seconds (stdio: of each case): the program's own time, see below"),
     Param("format_weight", "number", "weight of format_score in the composite reward", default=0.2),
     Param("correctness_weight", "number", "weight of correctness_score in the composite reward", default=0.8),
 )

@@ -6,7 +6,8 @@ signature (found in the setup, else the completion); the expected values never e
 Types understood (per language, and nested): integers, floats, booleans, strings, characters, lists (C++
 ``vector``, Java ``List``/``ArrayList``, Rust ``Vec``/slices), tuples (C++ ``tuple``/``pair``, Rust tuples,
 javatuples), optionals (``optional``, ``Optional``, ``Option``) and maps (``map``, ``Map``/``HashMap``,
-``HashMap``). JavaScript and TypeScript need no types (the arguments are JSON).
+``HashMap``). JavaScript and TypeScript need no types (the arguments are JSON); nor do PHP, Lua, Perl and R, whose
+drivers (``kinds/dynamic_drivers.py``) write JSON values as the language's literals and serialize the results.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from verifier_service.kinds import java_source
+from verifier_service.kinds import dynamic_drivers, java_source
 
-SUPPORTED = ("cpp", "java", "javascript", "typescript", "rust")
+SUPPORTED = ("cpp", "java", "javascript", "typescript", "rust", *dynamic_drivers.DYNAMIC)
 
 
 class DriverError(ValueError):
@@ -127,7 +128,7 @@ def signature(lang: str, entry: str, setup: str, completion: str) -> Signature:
 def _find_signature(lang: str, entry: str, text: str) -> Signature | None:
     if not text:
         return None
-    if lang in ("javascript", "typescript"):
+    if lang in ("javascript", "typescript", *dynamic_drivers.DYNAMIC):
         return Signature((), "")
     if lang == "rust":
         text = re.sub(r"'[A-Za-z_]\w*(?!')", "", text)
@@ -297,7 +298,9 @@ def _key(key: str, t: Type):
 
 def open_braces(lang: str, text: str) -> int:
     """How many ``{`` of the setup + completion are still open (MultiPL-E's completions stop before the ``}``
-    that closes the function; its tests supply it): the driver closes them."""
+    that closes the function; its tests supply it): the driver closes them (Lua: the ``end``s)."""
+    if lang in dynamic_drivers.DYNAMIC:
+        return dynamic_drivers.open_blocks(lang, text)
     if lang == "rust":
         text = re.sub(r"'[A-Za-z_]\w*(?!')", "", text)
     blanked = java_source.blank(text)
@@ -308,6 +311,11 @@ def driver(lang: str, entry: str, sig: Signature, cases: list[list], mark: str, 
     """The code after the completion (and the braces it left open)."""
     if lang in ("javascript", "typescript"):
         return _js_driver(entry, cases, mark, name)
+    if lang in dynamic_drivers.DYNAMIC:
+        try:
+            return dynamic_drivers.driver(lang, entry, cases, mark, name)
+        except (ValueError, RecursionError) as exc:
+            raise DriverError(str(exc)) from exc
     calls = []
     for args in cases:
         if len(args) != len(sig.params):

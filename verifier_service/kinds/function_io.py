@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import secrets
 from dataclasses import replace
 
@@ -18,6 +19,7 @@ from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
 from verifier_service.kinds.drivers import SUPPORTED, DriverError, driver, open_braces, signature
+from verifier_service.kinds.dynamic_drivers import DYNAMIC, close_blocks, loosen
 from verifier_service.kinds.languages import LANGUAGES, run_argv
 from verifier_service.kinds.python_io import _show, values_match
 from verifier_service.sandbox.base import Job, Step
@@ -26,10 +28,15 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 
 
 def program(language: str, entry: str, setup: str, completion: str, cases: list[list], mark: str, name: str) -> str:
-    """setup + completion + the braces they left open + the driver."""
+    """setup + completion + the braces (Lua: ``end``s) they left open + the driver. PHP: the program opens with
+    ``<?php`` (a setup without it gets one) and the driver is PHP code (after a closing ``?>``, a new ``<?php``)."""
     sig = signature(language, entry, setup, completion)
     body = f"{setup}{completion}"
-    close = "\n" + "}\n" * open_braces(language, body)
+    if language == "php" and not body.lstrip().startswith("<?php"):
+        body = f"<?php\n{body}"
+    close = close_blocks(language, open_braces(language, body))
+    if language == "php" and re.search(r"\?>\s*$", body) is not None:
+        close = f"{close}<?php\n"
     return f"{body}{close}{driver(language, entry, sig, cases, mark, name)}"
 
 
@@ -135,6 +142,8 @@ class FunctionIO(VerifierKind):
         for i, case in enumerate(spec.cases):
             if i in reported:
                 ok, value = reported[i]
+                if ok and spec.language in DYNAMIC:  # (shapes the language cannot tell apart: dynamic_drivers)
+                    value = loosen(spec.language, value, case.expected)
                 if not ok:
                     tests.append(TestOutcome(names[i], Verdict.RUNTIME_ERROR, f"the function raised {value}"))
                 elif values_match(value, case.expected, spec.float_tolerance):

@@ -22,7 +22,7 @@ from dataclasses import replace
 from fnmatch import fnmatch
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import go_tests, java_source, probe, register, rust_source
+from verifier_service.kinds import dynamic_tests, go_tests, java_source, probe, register, rust_source
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
@@ -33,7 +33,7 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 
 # Python is python_assert's: there the tests run in a judge process the completion cannot reach (in one process,
 # a Python completion reads any constant of the tests through its callers' frames).
-SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash", "php")
+SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash", "php", "lua", "perl", "r")
 # Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
 # the completion (which runs later, in the same process) finds no file that holds the end of the tests.
 # (Inside a function: a top-level const of an -e script is a global binding, which a completion's sloppy-mode
@@ -251,6 +251,8 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
                 "        System.out.flush();\n        System.out.println(s);\n        System.out.flush();\n    }\n}\n")
     if lang == "rust":
         return rust_program(setup, completion, tests, a, b, name)
+    if lang in dynamic_tests.DYNAMIC_TESTS:  # Lua, Perl, R: kinds/dynamic_tests.py
+        return dynamic_tests.program(lang, setup, completion, tests, a, b, name)
     if lang == "go":
         # The tests' main becomes a function of a name drawn per job; the end is the real main.
         renamed = tests.replace("func main()", f"func {name}_tests_main()", 1)
@@ -526,6 +528,7 @@ FORGEABLE = {
                   "the tests call (Array.prototype...)",
     "bash": "the shell's memory, read by a child process (/proc/$$/mem)",
     "php": "the interpreter's memory (/proc/self/mem), which holds the program's text",
+    **dynamic_tests.FORGEABLE,
 }
 
 
@@ -536,8 +539,8 @@ class FunctionTests(VerifierKind):
                    f"{', '.join(SUPPORTED)}); passes when the tests ran to their end. The tests share the "
                    "completion's process: a completion written to attack this service can still forge a pass "
                    "through " + "; ".join(f"{lang}: {what}" for lang, what in FORGEABLE.items()) +
-                   ". Where that matters use function_io (C++, Java, JavaScript, TypeScript, Rust), stdio (any "
-                   "language) or python_io (Python): their expected values never enter the sandbox")
+                   ". Where that matters use function_io (C++, Java, JavaScript, TypeScript, Rust, PHP, Lua, Perl, "
+                   "R), stdio (any language) or python_io (Python): their expected values never enter the sandbox")
     sandboxed = True
     default_extract = "raw"
     params = (
@@ -647,8 +650,8 @@ def _function_language(base: Language, tests: str = "") -> Language:
     """The language row for test programs: C++ built with -O0 -fno-unreachable-traps (MultiPL-E's C++ tests'
     main has no ``return``: once renamed, falling off its end is undefined behaviour, which GCC turns into a trap
     at -O0 and into a jump to anywhere when optimising; this way the function returns), Java with assertions on,
-    Node.js, Bash and PHP through their launchers, C and C++ as two units (``c_compile``), Rust tests of the ``#[test]``
-    form with ``--cfg test``."""
+    Node.js, Bash, PHP, Lua, Perl and R through their launchers, C and C++ as two units (``c_compile``), Rust tests
+    of the ``#[test]`` form with ``--cfg test``."""
     if base.name == "cpp":
         flags = ("-O0", "-fno-unreachable-traps")
         cpp = replace(base, compile=tuple(f for a in base.compile for f in (flags if a == "-O2" else (a,))))
@@ -663,6 +666,8 @@ def _function_language(base: Language, tests: str = "") -> Language:
         return replace(base, run=("bash", "-c", BASH_LAUNCHER))
     if base.name == "php":
         return replace(base, run=("php", "-r", PHP_LAUNCHER))
+    if base.name in dynamic_tests.LAUNCHERS:  # Lua, Perl, R: from memory, through the launcher's guard
+        return replace(base, run=dynamic_tests.LAUNCHERS[base.name])
     if base.name == "rust" and rust_source.read_tests(tests).tests:
         # #[test] functions: `#[cfg(test)]` holds, as under `cargo test` (the tests run from the end: rust_tests).
         at = base.compile.index("-o")

@@ -113,7 +113,41 @@ async def library_problems(ctx: Context, lang: Language, trusted: str) -> str | 
                 return reason
     if lang.name == "rust" and _USES_CRATE.search(trusted):
         return await crates_problem(ctx)
+    for module in dynamic_imports(lang.name, trusted):
+        reason = await _cached(ctx, f"lib:{lang.name}:{module}",
+                               lambda module=module: _probe_dynamic(ctx, lang, module))
+        if reason is not None:
+            return reason
     return None
+
+
+# The modules trusted Lua, Perl or R (a spec's setup and tests) loads: MultiPL-E's Lua tests need luaunit and its
+# Perl tests Test::Deep, which a sandbox may lack (the languages image has neither): that is never the completion's
+# fault (INFRA_ERROR), as a missing Python module is not (``python_module_problems``). Perl's pragmas are lowercase.
+_DYNAMIC_IMPORTS = {
+    "lua": re.compile(r"\brequire\s*\(?\s*['\"]([A-Za-z_][\w.]*)['\"]"),
+    "perl": re.compile(r"^\s*(?:use|require)\s+([A-Z][\w]*(?:::\w+)*)", re.MULTILINE),
+    "r": re.compile(r"\b(?:library|require|requireNamespace)\s*\(\s*['\"]?([A-Za-z][\w.]*)"),
+}
+
+
+def dynamic_imports(language: str, trusted: str) -> tuple[str, ...]:
+    pattern = _DYNAMIC_IMPORTS.get(language)
+    return tuple(sorted(set(pattern.findall(trusted)))) if pattern is not None else ()
+
+
+async def _probe_dynamic(ctx: Context, lang: Language, module: str) -> str | None:
+    argv = {"lua": ["lua5.4", "-e", f"require('{module}')"], "perl": ["perl", f"-M{module} ()", "-e", "1"],
+            "r": ["Rscript", "-e", f"suppressMessages(library({module}))"]}[lang.name]
+    run_result = await ctx.sandbox.run(Job(steps=[Step("library", argv, PROBE_TIMEOUT_S, output_limit=4096)],
+                                           image=lang.image))
+    step = run_result.steps[0] if run_result.steps else None
+    if step is None or step.timed_out:
+        return "unknown"
+    if step.ok:
+        return None
+    return (f"{lang.name} module {module} is not in the {backend_name(ctx)} sandbox backend's environment (the "
+            "spec's setup or tests load it)")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -75,7 +75,12 @@ def render() -> str:
         "",
         f"- `timeout_s`: unset or `0` means the service's `default_timeout_s` ({config.default_timeout_s:g} s "
         f"unless the service is configured otherwise); at most `max_timeout_s` ({config.max_timeout_s:g} s). "
-        "For `stdio` it limits each case.",
+        "For `stdio` it limits each case. It limits the program's own time: wall-clock time less the time its "
+        "main thread waited for a CPU that other processes held (sleeping and I/O count), so a loaded machine "
+        "does not turn a pass into TIMEOUT; whatever that measure says, the program is stopped at 2 x "
+        "`timeout_s` + 1 s of wall-clock time (a program whose own threads keep its main thread waiting gets no "
+        "further). Where the kernel does not show that waiting (gVisor), the limit is wall-clock time. See "
+        "`docs/security.md`.",
         "- `extract`: the default is the kind's own (below); `fenced_code` takes the first ``` block, "
         "`last_fenced_code` the last, `answer_tag` the text inside the last `<answer>...</answer>`. Nothing "
         "to extract is MALFORMED.",
