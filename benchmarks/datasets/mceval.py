@@ -31,7 +31,7 @@ Java (the tests are the program's main) from the reference: no call that ends th
 
 Prints one line per task where this service and the harness disagree (or, without ``--harness``, per task not
 passed; with ``--negative``, per task passed) and the table. ``--counts``: the rows of every language file here,
-those this script does not run included (Lua, Perl, R, C#).
+those this script does not run included (C#).
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ from verifier_service.testing import InProcessService
 # language here -> (McEval's file and task prefix, the program's extension)
 FILES = {"c": ("C", "c"), "cpp": ("CPP", "cpp"), "java": ("Java", "java"), "javascript": ("JavaScript", "js"),
          "typescript": ("TypeScript", "ts"), "go": ("Go", "go"), "rust": ("Rust", "rs"), "bash": ("Shell", "sh"),
-         "php": ("PHP", "php"), "python": ("Python", "py")}
-NOT_RUN = {"lua": "Lua", "perl": "Perl", "r": "R", "csharp": "C#"}
+         "php": ("PHP", "php"), "python": ("Python", "py"), "lua": ("Lua", "lua"), "perl": ("Perl", "pl"),
+         "r": ("R", "R")}
+NOT_RUN = {"csharp": "C#"}
 # The languages whose programs run in the default sandbox image (the others: the languages image).
 DEFAULT_IMAGE = ("c", "cpp", "bash", "python")
 
@@ -66,7 +67,8 @@ NEGATIVE = {"c": "__builtin_trap();", "cpp": "__builtin_trap();",
             "javascript": "throw new Error(\"no answer\");", "typescript": "throw new Error(\"no answer\");",
             "go": "panic(\"no answer\")", "rust": "todo!();", "bash": "exit 1",
             "php": "throw new Exception(\"no answer\");",
-            "python": "raise RuntimeError(\"no answer\")"}
+            "python": "raise RuntimeError(\"no answer\")", "lua": "error(\"no answer\")",
+            "perl": "die \"no answer\";", "r": "stop(\"no answer\")"}
 
 # --wrong: a first statement that returns a value no test expects (the languages where one type-checks anywhere):
 # a control of whether the tests check what the function returns.
@@ -87,6 +89,9 @@ HARNESS = {
     "bash": 'timeout 15 bash "$f.sh"; s=$?; [ $s -ne 124 ] || s=0; exit $s',
     "php": 'timeout 15 php -d zend.assertions=1 "$f.php"',
     "python": 'timeout 15 python3 "$f.py"',
+    "lua": 'timeout 15 lua5.4 "$f.lua"',
+    "perl": 'timeout 15 perl "$f.pl"',
+    "r": 'timeout 15 Rscript "$f.R"',
 }
 MARK = "mceval-harness: the tests ran to their end"
 MARK_LINE = {"javascript": f'\n;console.log("{MARK[::-1]}".split("").reverse().join(""));\n',
@@ -94,7 +99,10 @@ MARK_LINE = {"javascript": f'\n;console.log("{MARK[::-1]}".split("").reverse().j
              "bash": f"\nm='{MARK[::-1]}'; r=''; for ((i=${{#m}}-1; i>=0; i--)); do r+=${{m:i:1}}; done; "
                      "printf '\\n%s\\n' \"$r\"\n",
              "php": f'\necho "\\n" . strrev("{MARK[::-1]}") . "\\n";\n',
-             "python": f'\nprint("\\n" + "{MARK[::-1]}"[::-1])\n'}
+             "python": f'\nprint("\\n" + "{MARK[::-1]}"[::-1])\n',
+             "lua": f'\nprint("\\n" .. string.reverse("{MARK[::-1]}"))\n',
+             "perl": f'\nprint "\\n" . reverse("{MARK[::-1]}") . "\\n";\n',
+             "r": f'\ncat("\\n", paste(rev(strsplit("{MARK[::-1]}", "")[[1]]), collapse = ""), "\\n", sep = "")\n'}
 # C, C++, Java: a reference that calls one of these (status 0) may end the program with status 0 before its tests' end.
 PROCESS_EXIT = re.compile(r"\b(?:exit|_exit|_Exit|quick_exit|System\s*\.\s*exit|halt)\s*\(\s*(?:0|EXIT_SUCCESS)\s*\)")
 
@@ -107,7 +115,7 @@ def load(data: Path, language: str) -> list[dict]:
 def with_negative(row: dict, language: str, first: dict[str, str] = NEGATIVE) -> str:
     """The canonical solution with NEGATIVE's (or ``first``'s) statement first in the function's body."""
     solution = row["canonical_solution"]
-    if row["prompt"].rstrip().endswith(("{", ":", '"""')) or language in ("bash", "go", "python"):
+    if row["prompt"].rstrip().endswith(("{", ":", '"""')) or language in ("bash", "go", "python", "lua", "perl"):
         indent = re.match(r"\s*?([ \t]*)\S", solution)
         pad = indent.group(1) if indent and language == "python" else ""
         return f"{pad}{first[language]}\n{solution}"
@@ -152,7 +160,7 @@ def harness_passed(language: str, status: int | None, stdout: str, stderr: str) 
         return False
     if language in ("c", "cpp"):
         return "failed" not in stdout
-    if language in ("javascript", "typescript"):
+    if language in ("javascript", "typescript", "lua"):
         return "failed" not in stderr
     if language in ("go", "php"):
         return not ("assert()" in stderr and "failed" in stderr)
