@@ -9,7 +9,8 @@ when stderr holds ``failed``: ``console.assert`` prints "Assertion failed" there
 ``tsc --lib es2015,dom FILE`` (its exit status ignored) then ``node FILE.js`` (stderr as JavaScript); Go the file
 as ``ID_test.go`` in a module with testify, ``go test ID_test.go``; Rust the file as ``src/main.rs`` of a Cargo
 project (rand 0.4, regex 1, md5 0.7), ``cargo test``; Shell ``bash FILE`` (a run past its time limit counts as
-passed); PHP ``php FILE``; Python ``python FILE``; 15 s each. Here each row is a request: ``function_tests`` with
+passed); PHP ``php FILE``; Python ``python FILE``; Lua ``lua FILE`` (stderr as JavaScript); Perl ``perl
+FILE``; R ``Rscript FILE``; 15 s each. Here each row is a request: ``function_tests`` with
 setup = the prompt + the two newlines, completion = the canonical solution, tests = the two newlines + the test
 (the same program text); Python is ``python_assert`` (completion = the prompt + the solution, tests = the
 test: python_assert judges top-level asserts). ``--harness`` runs McEval's commands on the same programs in the
