@@ -17,15 +17,14 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import sys
 import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.datasets.common import verify_all
 from verifier_service.config import load_config
-from verifier_service.spec import request_from_json, result_to_json
 from verifier_service.testing import InProcessService
 
 LANGUAGES = {"cpp": "cpp", "java": "java", "js": "javascript", "rust": "rust", "go": "go"}
@@ -65,31 +64,6 @@ def go_setup(row: dict) -> str:
               if pkg not in row["test_setup"] and pkg.split("/")[-1] + "." in row["canonical_solution"]]
     imports = "import (\n" + "    ".join(p + "\n" for p in others) + ")\n" if others else ""
     return f"{row['test_setup']}\n{imports}{prompt}"
-
-
-def verify_all(service: InProcessService, rows: list[dict]) -> list[dict]:
-    """Each request's result (JSON form) from one VerifyBatch; a request the service refuses (INVALID_ARGUMENT:
-    the spec is at fault) gets ``{"verdict": "REFUSED", "detail": ...}`` and the rest are sent again."""
-    import grpc
-
-    from verifier_service._generated import verifier_pb2 as pb
-    from verifier_service._generated import verifier_pb2_grpc as pb_grpc
-
-    refused: dict[int, str] = {}
-    while True:
-        sent = [k for k in range(len(rows)) if k not in refused]
-        try:
-            with grpc.insecure_channel(service.address) as channel:
-                response = pb_grpc.VerifierStub(channel).VerifyBatch(
-                    pb.VerifyBatchRequest(requests=[request_from_json(rows[k]) for k in sent]), timeout=3600)
-            break
-        except grpc.RpcError as exc:
-            which = re.match(r"request (\d+)\b", exc.details() or "")
-            if exc.code() != grpc.StatusCode.INVALID_ARGUMENT or which is None:
-                raise
-            refused[sent[int(which.group(1))]] = exc.details()
-    answered = dict(zip(sent, (result_to_json(r) for r in response.results), strict=True))
-    return [answered.get(k) or {"verdict": "REFUSED", "detail": refused[k]} for k in range(len(rows))]
 
 
 def main() -> int:

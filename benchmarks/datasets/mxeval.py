@@ -34,15 +34,13 @@ import argparse
 import contextlib
 import json
 import re
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.datasets.humaneval_x import verify_all
+from benchmarks.datasets.common import run_programs, verify_all
 from verifier_service.config import load_config
 from verifier_service.kinds.function_tests import SUPPORTED
 from verifier_service.testing import InProcessService
@@ -102,33 +100,17 @@ def request(row: dict, language: str, negative: bool = False) -> dict:
 def harness(rows: list[dict], language: str, image: str, negative: bool = False) -> dict[str, tuple[bool, bool, str]]:
     """task -> (passed under MXEval's own commands, its tests ran to their end, the first lines of its stderr), all
     run in one container."""
-    with tempfile.TemporaryDirectory() as tmp:
-        names = []
-        for k, row in enumerate(rows):
-            name = f"p{k}"
-            completion = NEGATIVE[language] * negative + row["canonical_solution"]
-            (Path(tmp) / f"{name}.{EXTENSIONS[language]}").write_text(row["prompt"] + completion + row["test"] +
-                                                                      MARK_LINE[language])
-            names.append(name)
-        Path(tmp).chmod(0o777)
-        script = f'{BEFORE.get(language, "")}for f in {" ".join(names)}; do ({HARNESS[language]}); echo "$f $?"; done'
-        done = subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint", "sh", "-v",
-                               f"{tmp}:/w", "-w", "/w", image, "-c", script],
-                              capture_output=True, text=True, timeout=7200, check=False)
-        status = dict(line.split() for line in done.stdout.splitlines() if line.startswith("p"))
-        out = {}
-        for name, row in zip(names, rows, strict=True):
-            err = Path(tmp) / f"{name}.err"
-            text = err.read_text(errors="replace") if err.exists() else done.stderr[-300:]
-            tsc = Path(tmp) / "tsc.out"
-            syntax = tsc.exists() and re.search(rf"^{name}\.ts\(.*(error TS1\d{{3}}:)", tsc.read_text(errors="replace"),
-                                                re.MULTILINE)
-            stdout = Path(tmp) / f"{name}.out"
-            ran = stdout.exists() and MARK in stdout.read_text(errors="replace")
-            if syntax:
-                text = f"tsc syntax errors ({syntax.group(1)} ...); {text}"
-            out[row["task_id"]] = (status.get(name) == "0", ran, " | ".join(text.strip().splitlines()[:2])[:300])
-        return out
+    programs = {f"p{k}.{EXTENSIONS[language]}": row["prompt"] + NEGATIVE[language] * negative +
+                row["canonical_solution"] + row["test"] + MARK_LINE[language] for k, row in enumerate(rows)}
+    ran_here, kept = run_programs(programs, HARNESS[language], image, BEFORE.get(language, ""), keep=("tsc.out",))
+    tsc = kept.get("tsc.out", "")
+    out = {}
+    for (name, (status, stdout, text)), row in zip(ran_here.items(), rows, strict=True):
+        syntax = re.search(rf"^{name}\.ts\(.*(error TS1\d{{3}}:)", tsc, re.MULTILINE)
+        if syntax:
+            text = f"tsc syntax errors ({syntax.group(1)} ...); {text}"
+        out[row["task_id"]] = (status == 0, MARK in stdout, " | ".join(text.strip().splitlines()[:2])[:300])
+    return out
 
 
 def main() -> int:

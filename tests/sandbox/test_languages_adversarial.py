@@ -65,10 +65,30 @@ GO_TEST = ('package main\n\nimport (\n    "testing"\n    "github.com/stretchr/te
            "    assert.Equal(0, add(-1, 1))\n    assert.Equal(42, add(20, 22))\n}\n")
 
 
+# fn_add_signature: McEval's C form, the setup ends with the signature and the completion opens the body.
+C_SIGNATURE = ("#include <assert.h>\n/* add(1, 2) == 3 */\nint add(int a, int b)\n\n",
+               "\n\nint main() {\n    assert(add(1, 2) == 3);\n    assert(add(-1, 1) == 0);\n    return 0;\n}\n")
+
+
+# fn_add_assert: McEval's PHP form (the tests are assert() calls) and its JavaScript form (console.assert calls).
+PHP_ASSERT = ("<?php\nfunction add($a, $b)\n\n",
+              "\n\nfunction main(){\n    assert(add(1, 2) === 3);\n    assert(add(-1, 1) === 0);\n}\n\nmain();\n?>")
+JS_CONSOLE_ASSERT = ("function testAdd() {\n  console.assert(add(1, 2) === 3);\n"
+                     "  console.assert(add(-1, 1) === 0);\n}\ntestAdd();\n")
+
+
 PERL_DIE = '}\n\ndie "add(1, 2)" unless add(1, 2) == 3;\nexit(1) unless add(-1, 1) == 0;\n'
 
 
 def spec_for(language: str, task: str) -> dict:
+    if task == "fn_add_assert" and language == "php":
+        return {"kind": "function_tests", "language": "php", "setup": PHP_ASSERT[0], "tests": PHP_ASSERT[1],
+                "timeout_s": 30}
+    if task == "fn_add_assert":
+        return {"kind": "function_tests", "language": language, "tests": JS_CONSOLE_ASSERT, "timeout_s": 30}
+    if task == "fn_add_signature":
+        return {"kind": "function_tests", "language": "c", "setup": C_SIGNATURE[0], "tests": C_SIGNATURE[1],
+                "timeout_s": 30}
     if task == "fn_even_mod":
         return {"kind": "function_tests", "language": "rust", "setup": EVEN_MOD[0], "tests": EVEN_MOD[2],
                 "timeout_s": 30}

@@ -110,6 +110,24 @@ CPP_LIBS_STDIO = ("#include <openssl/md5.h>\n#include <boost/any.hpp>\n#include 
                   "    unsigned char d[MD5_DIGEST_LENGTH];\n    MD5((const unsigned char*)\"abc\", 3, d);\n"
                   "    boost::any x = (int)d[0];\n    long a, b;\n    if (scanf(\"%ld %ld\", &a, &b) != 2) return 1;\n"
                   "    printf(\"%ld\\n\", a + b + boost::any_cast<int>(x) - 0x90);\n}\n")
+# McEval's C form: the prompt ends with the function's signature, the completion opens its body with `{`.
+C_SIGNATURE = {"kind": "function_tests", "language": "c",
+               "setup": "#include <assert.h>\n/*\nThe sum.\n>>> add(1, 2)\n3\n*/\nint add(int a, int b)\n\n",
+               "tests": "\n\nint main() {\n    assert(add(1, 2) == 3);\n    assert(add(-1, 1) == 0);\n"
+                        "    return 0;\n}\n"}
+C_SIGNATURE_BODY = "{\n    return a + b;\n}\n"
+# McEval's PHP form (assert() calls, which the languages image's php.ini compiles out: zend.assertions = -1) and
+# its JavaScript / TypeScript form (console.assert, which only prints when its condition is false).
+PHP_ASSERT = {"kind": "function_tests", "language": "php", "setup": "<?php\nfunction add($a, $b)\n\n",
+              "tests": "\n\nfunction main(){\n    assert(add(1, 2) === 3);\n    assert(add(-1, 1) === 0);\n}\n\n"
+                       "main();\n?>"}
+JS_CONSOLE_ASSERT = {"kind": "function_tests", "language": "javascript",
+                     "tests": "\nfunction testAdd() {\n  console.assert(add(1, 2) === 3, 'add(1, 2)');\n"
+                              "  console.assert(add(-1, 1) === 0);\n}\n\ntestAdd();\n"}
+# McEval's Rust form: the one #[test] function of `mod tests` is called `main` (it is not the crate's main).
+RUST_TEST_MAIN = {"kind": "function_tests", "language": "rust", "setup": "fn add(a: i32, b: i32) -> i32\n\n",
+                  "tests": "\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn main() {\n"
+                           "        assert_eq!(add(1, 2), 3);\n        assert_eq!(add(-1, 1), 0);\n    }\n}\n"}
 
 
 def stdio(language: str) -> dict:
@@ -154,6 +172,16 @@ def results(langs_service):
           "setup": "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b) {\n",
           "tests": "}\nint main(int argc, char* argv[]) {\n    auto candidate = add;\n"
                    "    assert(candidate(1, 2) == 3);\n}\n"}),
+        ("rust test named main", "{\n    a + b\n}\n", RUST_TEST_MAIN),
+        ("rust test named main wrong", "{\n    a - b\n}\n", RUST_TEST_MAIN),
+        ("c signature setup", C_SIGNATURE_BODY, C_SIGNATURE),
+        ("php assert", "{\n    return $a + $b;\n}\n", PHP_ASSERT),
+        ("php assert wrong", "{\n    return $a - $b;\n}\n", PHP_ASSERT),
+        ("js console.assert", "function add(a, b) {\n  return a + b;\n}\n", JS_CONSOLE_ASSERT),
+        ("js console.assert wrong", "function add(a, b) {\n  return a - b;\n}\n", JS_CONSOLE_ASSERT),
+        ("ts console.assert wrong", "function add(a: number, b: number): number {\n  return a - b;\n}\n",
+         {**JS_CONSOLE_ASSERT, "language": "typescript"}),
+        ("c signature setup wrong", C_SIGNATURE_BODY.replace("a + b", "a - b"), C_SIGNATURE),
     ]
     for form, (setup, tests) in GO_FORMS.items():
         spec = {"kind": "function_tests", "language": "go", "setup": setup, "tests": tests}
@@ -181,7 +209,8 @@ def test_debian_languages_judge_stdio(results, language):
 
 @pytest.mark.parametrize("name", [*(f"java {n}" for n in JAVA_FORMS), "node deep", "c deep", "ts default import",
                                   "js implicit globals", "rust multipl-e", "rust test module", "rust crates stdio",
-                                  "rust result alias", "php strict types", "cpp multipl-e argv"])
+                                  "rust result alias", "php strict types", "cpp multipl-e argv",
+                                  "c signature setup", "rust test named main", "php assert", "js console.assert"])
 def test_correct_programs_pass(results, name):
     assert results[name]["verdict"] == "PASSED", (results[name]["detail"][:400], results[name].get("stderr_tail"))
 
@@ -211,3 +240,9 @@ def test_a_rust_test_module_fails_a_wrong_answer(results):
     r = results["rust test module wrong"]
     assert r["verdict"] == "FAILED" and "test tests::test_empty failed" in r.get("stderr_tail", ""), (
         r["verdict"], r["detail"][:300], r.get("stderr_tail"))
+
+
+@pytest.mark.parametrize("name", ["c signature setup wrong", "rust test named main wrong", "php assert wrong",
+                                  "js console.assert wrong", "ts console.assert wrong"])
+def test_mceval_forms_fail_a_wrong_answer(results, name):
+    assert results[name]["verdict"] == "FAILED", (results[name]["verdict"], results[name]["detail"][:300])

@@ -152,6 +152,10 @@ def test_c_and_cpp_tests_are_a_translation_unit_of_their_own():
     assert units["tests.cpp"].startswith("#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long a, long b);")
     assert "tq1_tests_main(argc, argv);" in units["tests.cpp"]
     assert c_header("int add(int a, int b);\n") == "int add(int a, int b);\n"
+    # McEval's prompts end with the signature, the completion opens the body: the tests' unit gets the prototype.
+    assert c_header("/* add(1, 2) */\nint add(int a, int b)\n\n", "{\n    return a + b;\n}\n") == \
+        "/* add(1, 2) */\nint add(int a, int b);\n"
+    assert c_header("#define TWICE(x)\n", "{ int y; }\n") == "#define TWICE(x)\n"
 
 
 def test_java_tests_run_from_their_own_class_with_plain_checks():

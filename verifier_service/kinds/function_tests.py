@@ -131,10 +131,22 @@ def c_header(setup: str, completion: str = "") -> str:
     stripped = setup.rstrip()
     if stripped.endswith("{"):
         return _prototypes_only(f"{stripped[:-1].rstrip()};\n")
+    if _ends_with_declarator(stripped) and java_source.blank(completion).lstrip().startswith("{"):
+        # A setup that ends with the signature, the completion with the body's `{` (McEval's prompts).
+        return _prototypes_only(f"{stripped};\n")
     blanked = java_source.blank(completion)
     protos = [completion[m.start(1):m.end(1)].strip() + ";" for m in _C_DEFINITION.finditer(blanked)
               if m.group(2) != "main"]
     return setup + "".join(f"\n{p}" for p in protos) + ("\n" if protos else "")
+
+
+def _ends_with_declarator(setup: str) -> bool:
+    """Whether the setup's last line of code (outside comments and strings, not a preprocessor line) is a
+    function's signature with nothing after its ``)``: the function the completion's ``{`` opens."""
+    blanked = java_source.blank(setup).rstrip()
+    last = blanked.rsplit("\n", 1)[-1]
+    return blanked.endswith(")") and not last.lstrip().startswith("#") and \
+        _C_DEFINITION.search(f"{blanked}{{", max(0, blanked.rfind(";") + 1, blanked.rfind("}") + 1)) is not None
 
 
 def _prototypes_only(text: str) -> str:
@@ -256,6 +268,8 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
         prologue = "unset -v s\n"  # the launcher's copy of the program's text (BASH_LAUNCHER)
     if lang in ("javascript", "typescript"):
         prologue, tests = _node_trusted(tests, name)
+    if lang == "php":
+        tests = php_tests(tests, name)
     if lang == "php" and tests.rstrip().endswith("?>"):  # the end is PHP code
         tests = f"{tests.rstrip()}<?php\n"
     return f"{prologue}{body}{_guard(lang, name)}{tests}\n{_end(lang, name, a, b)}"
@@ -289,7 +303,10 @@ def rust_tests(tests: str, name: str) -> tuple[str, list[str], str]:
     ``Result`` passes on ``Ok``. The tests' own ``main`` (if any) is not run then, as under ``cargo test``."""
     found = rust_source.read_tests(tests)
     blanked = rust_source.blank(tests)
-    main = re.search(r"(?<![\w])fn\s+main\s*\(\s*\)", blanked)
+    # The crate's main is a top-level item: a `fn main` in a module (McEval's `#[test] fn main()` in `mod tests`)
+    # or in an impl is not it. (MultiPL-E's tests begin with the `}` that closes the completion's function.)
+    main = next((m for m in re.finditer(r"(?<![\w])fn\s+main\s*\(\s*\)", blanked)
+                 if blanked.count("{", 0, m.start()) <= blanked.count("}", 0, m.start())), None)
     if not found.tests:
         if main is None:
             return tests, [], ""
@@ -363,6 +380,77 @@ def rust_program(setup: str, completion: str, tests: str, a: bytes, b: bytes, na
     return f"{body}{_guard('rust', name)}{tests}{end}"
 
 
+_PHP_HEREDOC = re.compile(r"<<<[ \t]*(['\"]?)([A-Za-z_]\w*)\1\r?\n")
+
+
+def php_blank(source: str) -> str:
+    """PHP ``source`` with comments, string literals (heredocs too) and the text outside ``<?php ... ?>`` replaced
+    by spaces (newlines kept): the same length and offsets. The text is taken to begin in PHP mode."""
+    out = list(source)
+    i, n = 0, len(source)
+
+    def wipe(a: int, b: int) -> None:
+        for k in range(a, min(b, n)):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = source[i]
+        heredoc = _PHP_HEREDOC.match(source, i) if c == "<" else None
+        if source.startswith("//", i) or (c == "#" and not source.startswith("#[", i)):
+            j = n if (j := source.find("\n", i)) < 0 else j
+            if (k := source.find("?>", i, j)) >= 0:  # a line comment ends at ?>
+                j = k
+            wipe(i, j)
+            i = j
+        elif source.startswith("/*", i):
+            j = n if (j := source.find("*/", i + 2)) < 0 else j + 2
+            wipe(i, j)
+            i = j
+        elif source.startswith("?>", i):
+            j = n if (j := source.find("<?", i + 2)) < 0 else j
+            wipe(i, j)
+            i = j + 2
+        elif heredoc is not None:
+            end = re.compile(rf"^[ \t]*{heredoc.group(2)}\b", re.MULTILINE).search(source, heredoc.end())
+            j = n if end is None else end.end()
+            wipe(i, j)
+            i = j
+        elif c in "\"'`":
+            j = i + 1
+            while j < n and source[j] != c:
+                j += 2 if source[j] == "\\" else 1
+            wipe(i + 1, j)
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+_PHP_ASSERT = re.compile(r"(?<![\w$>:\\])\\?assert\s*\(", re.IGNORECASE)
+
+
+def php_tests(tests: str, name: str) -> str:
+    """The tests with every call of ``assert()`` made a call of a function of the tests' own, which throws an
+    AssertionError when its argument is falsy: PHP's assert is no check at all where ``zend.assertions`` is -1
+    (php.ini-production's, Debian's CLI default: McEval's tests are assert() calls), and a completion can turn it
+    off at run time (``ini_set('assert.active', 0)``, ``assert_options``) from inside the function the tests call.
+    The function's name is drawn per job, so the completion can neither call nor define it first."""
+    blanked = php_blank(tests)
+    calls = list(_PHP_ASSERT.finditer(blanked))
+    if not calls:
+        return tests
+    for m in reversed(calls):
+        tests = f"{tests[:m.start()]}{name}_assert({tests[m.end():]}"
+    helper = (f"function {name}_assert($assertion, $description = null) {{ if (!$assertion) {{ "
+              "if ($description instanceof \\Throwable) { throw $description; } "
+              "throw new \\AssertionError($description === null ? 'assert() failed' : (string) $description); } "
+              "return true; }\n")
+    opening = re.match(r"\s*<\?php\s", tests)
+    at = opening.end() if opening else 0
+    return f"{tests[:at]}{helper}{tests[at:]}"
+
+
 _NODE_GLOBALS = ("Object", "Array", "JSON", "Math", "Number", "String", "Boolean", "Symbol", "Map", "Set",
                  "Error", "TypeError", "RangeError", "Reflect", "Promise", "BigInt", "Date", "RegExp", "console",
                  "process", "globalThis", "Function", "isNaN", "parseInt", "parseFloat", "Buffer", "structuredClone")
@@ -389,7 +477,8 @@ def _node_trusted(tests: str, name: str) -> tuple[str, str]:
     objects, captured, and their bindings on ``globalThis`` made read-only. The tests then run inside a function
     whose parameters are those captured values (``require`` is one that only answers the modules loaded before
     the completion ran): the completion's changes to ``require``, ``Module._load``, the module cache, a global
-    it rebinds or a module-level name it declares (``var JSON = ...``) do not reach the tests."""
+    it rebinds or a module-level name it declares (``var JSON = ...``) do not reach the tests. The tests'
+    ``console`` is the captured one with an ``assert`` that throws when its condition is false."""
     tests = _node_imports(tests)
     names = sorted({m.group(2) for m in _REQUIRE.finditer(tests)} | {"node:assert", "assert", "assert/strict"})
     loads = ", ".join(f"[{json.dumps(n)}, () => require({json.dumps(n)})]" for n in names)
@@ -403,6 +492,11 @@ def _node_trusted(tests: str, name: str) -> tuple[str, str]:
         f"const {name}_require = (n) => {{ if ({name}_mods.has(n)) return {name}_mods.get(n); "
         "throw new Error('module ' + n + ' was not loaded before the completion ran'); };\n"
         f"const {name}_globals = [{name}_require, {', '.join(_NODE_GLOBALS)}];\n"
+        # The tests' console.assert throws (Node's prints "Assertion failed" and goes on: a test program of
+        # console.assert calls, McEval's and HumanEval-X's, would pass any answer).
+        f"{name}_globals[{1 + _NODE_GLOBALS.index('console')}] = Object.freeze(Object.create(console, {{ assert: "
+        "{ value: (ok, ...m) => { if (!ok) throw new Error(['Assertion failed', ...m.map(String)].join(': ')); } "
+        "} }));\n"
         f"for (const g of {json.dumps(list(_NODE_GLOBALS))}) {{ try {{ "
         "const d = Object.getOwnPropertyDescriptor(globalThis, g); if (!d) continue; "
         "Object.defineProperty(globalThis, g, { value: globalThis[g], writable: false, configurable: false, "
