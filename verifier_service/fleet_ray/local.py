@@ -55,6 +55,9 @@ class LocalRayCluster:
         self.workers: list = []
         # every process of this cluster names this directory (its session, sockets, logs): what is ours to kill
         self.temp_dir = tempfile.mkdtemp(prefix="rlvr-ray-", dir="/tmp")
+        # Ray writes the head's address to /tmp/ray/ray_current_cluster whatever temp_dir says, and fails when that
+        # directory is not there (a machine where no Ray ran before, or whose /tmp was cleaned)
+        os.makedirs("/tmp/ray", exist_ok=True)
         try:
             self.cluster = Cluster(initialize_head=True, head_node_args={
                 **NODE_ARGS, "temp_dir": self.temp_dir, "num_cpus": head_cpus, "include_dashboard": False})
