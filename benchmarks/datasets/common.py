@@ -68,3 +68,26 @@ def run_programs(programs: dict[str, str], command: str, image: str, before: str
                          stderr.read_text(errors="replace") if stderr.exists() else done.stderr[-300:])
         kept = {k: (Path(tmp) / k).read_text(errors="replace") for k in keep if (Path(tmp) / k).exists()}
         return out, kept
+
+
+def disagreement(language: str, task: str, result: dict, theirs: tuple | None) -> str:
+    """The line for a task where this service and the harness disagree (``theirs``: the harness's (passed,
+    tests ran, detail), None when it was not run)."""
+    first = " | ".join(result["detail"].splitlines()[:3])[:300]
+    harness_says = "" if theirs is None else \
+        f"\tharness: {'passed' if theirs[0] else 'failed'}" \
+        f"{'' if theirs[1] else ' (its tests did not run to their end)'}: {theirs[2]}"
+    return f"{language}\t{task}\t{result['verdict']}\t{first}{harness_says}"
+
+
+def harness_columns(agree) -> str:
+    """The table's harness columns from the counts of (harness passed, its tests ran, passed here): harness passed
+    | of which its tests ran | both passed | harness only (of which its tests ran) | here only."""
+    if not agree:
+        return "- | - | - | - | -"
+    passed = sum(c for (h, _, _), c in agree.items() if h)
+    ran = sum(c for (h, t, _), c in agree.items() if h and t)
+    both = sum(c for (h, _, o), c in agree.items() if h and o)
+    only = sum(c for (h, _, o), c in agree.items() if h and not o)
+    here = sum(c for (h, _, o), c in agree.items() if o and not h)
+    return f"{passed} | {ran} | {both} | {only} ({agree[(True, True, False)]}) | {here}"

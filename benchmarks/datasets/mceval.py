@@ -47,7 +47,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.datasets.common import run_programs, verify_all
+from benchmarks.datasets.common import disagreement, harness_columns, run_programs, verify_all
 from verifier_service.config import load_config
 from verifier_service.kinds.function_tests import SUPPORTED
 from verifier_service.testing import InProcessService
@@ -271,11 +271,7 @@ def main() -> int:
                               f"{'' if theirs[task][1] else ' (tests did not run to their end)'}: {theirs[task][2]}")
                     continue
                 if (ours != theirs[task][0]) if task in theirs else ours == args.negative:
-                    first = " | ".join(r["detail"].splitlines()[:3])[:300]
-                    harness_says = "" if task not in theirs else \
-                        f"\tharness: {'passed' if theirs[task][0] else 'failed'}" \
-                        f"{'' if theirs[task][1] else ' (its tests did not run to their end)'}: {theirs[task][2]}"
-                    print(f"{language}\t{task}\t{r['verdict']}\t{first}{harness_says}", flush=True)
+                    print(disagreement(language, task, r, theirs.get(task)), flush=True)
             table[language] = (len(rows), verdicts, agree, seconds, harness_seconds)
     if args.out:
         args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -284,14 +280,8 @@ def main() -> int:
           "seconds here | seconds harness |\n|---|---|---|---|---|---|---|---|---|---|---|")
     for language, (n, verdicts, agree, seconds, harness_seconds) in table.items():
         other = ", ".join(f"{v} {c}" for v, c in sorted(verdicts.items()) if v != "PASSED") or "-"
-        passed = sum(c for (h, _, _), c in agree.items() if h)
-        ran = sum(c for (h, t, _), c in agree.items() if h and t)
-        both = sum(c for (h, _, o), c in agree.items() if h and o)
-        only = sum(c for (h, _, o), c in agree.items() if h and not o)
-        here = sum(c for (h, _, o), c in agree.items() if o and not h)
-        theirs = f"{passed} | {ran} | {both} | {only} ({agree[(True, True, False)]}) | {here}" if agree else \
-            "- | - | - | - | -"
-        print(f"| {language} | {n} | {verdicts.get('PASSED', 0)} | {other} | {theirs} | {seconds:.0f} | "
+        print(f"| {language} | {n} | {verdicts.get('PASSED', 0)} | {other} | {harness_columns(agree)} | "
+              f"{seconds:.0f} | "
               f"{harness_seconds:.0f} |")
     return 0
 
