@@ -9,6 +9,11 @@ Anything else that is not UTF-8 (an id, a spec field) is the caller's error and
 still fails the call. ``UNDECODABLE`` holds a per-process random part, so no
 client can send it.
 
+``OVERSIZE`` is the same kind of mark for a completion over ``max_completion_bytes`` that a door measured before
+the service ever held its text (a large HTTP body is turned into requests in a pure worker, which drops such a
+text and keeps its size: ``oversize_mark``); the engine scores it as it scores the text itself (``marked_size``).
+The worker is told this process's mark, so that a completion that merely looks like one is never taken for it.
+
 ``wire_text`` is the client side: a Python string with lone surrogates cannot
 be sent as a proto string at all; its surrogates go as U+FFFD instead.
 """
@@ -24,6 +29,20 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from verifier_service._generated import verifier_pb2 as pb
 
 UNDECODABLE = "\U0010fffe undecodable completion " + secrets.token_hex(16)
+OVERSIZE = "\U0010fffe oversize completion " + secrets.token_hex(16)
+
+
+def oversize_mark(size: int, mark: str = OVERSIZE) -> str:
+    """What stands for a completion of ``size`` bytes whose text was dropped (``mark``: the serving process's)."""
+    return f"{mark} {size}"
+
+
+def marked_size(completion: str) -> int | None:
+    """The size an ``oversize_mark`` of this process says; None for any other text."""
+    if not completion.startswith(OVERSIZE):
+        return None
+    size = completion[len(OVERSIZE):]
+    return int(size) if size[:1] == " " and size[1:].isdigit() else None
 _PACKAGE = "rlvr.verifier.v1"
 _LENIENT_PACKAGE = "rlvr.verifier.lenient"
 

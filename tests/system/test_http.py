@@ -178,6 +178,22 @@ def test_get_reward_batches_mixed_specs_and_refuses_bad_labels(http):
     assert short.status_code == 422 and "as long as query" in short.json()["error"]
 
 
+def test_get_reward_of_a_large_body_scores_each_query_as_grpc_does(http):
+    """A body over 64 KiB is made into requests in a pure worker, which sends back an oversize completion as its
+    size: that query is MALFORMED, named by its size, as through gRPC, and the rest of the batch is scored."""
+    spec = {"kind": "math", "gold": "3"}
+    huge = "\\boxed{3} " + "é" * (140 << 10)  # 280 KiB of UTF-8 in 140 Ki characters: the size is in bytes
+    queries = ["P \\boxed{3}", "P " + huge, "P \\boxed{4}", "P \U0010fffe oversize completion 00 5 \\boxed{4}"]
+    answer = post(http, "/get_reward", {"query": queries, "prompts": ["P"] * 4, "labels": [spec] * 4})
+    assert answer.status_code == 200, answer.text
+    via_grpc = http.verify_batch([(q[2:], spec) for q in queries])
+    assert [r["verdict"] for r in via_grpc] == ["PASSED", "MALFORMED", "FAILED", "FAILED"]
+    assert f"completion is {len(huge.encode())} bytes" in via_grpc[1]["detail"]
+    assert answer.json()["rewards"] == [r["reward"] for r in via_grpc]
+    refused = post(http, "/get_reward", {"query": queries, "labels": [spec] * 3})  # (refused in the worker)
+    assert refused.status_code == 422 and "as long as query" in refused.json()["error"]
+
+
 # ---- open-instruct: their CodeVerifier's request and reading ----------------------------------------
 
 def open_instruct_code_verifier(url: str, program: str, label, max_execution_time: float = 1.0,

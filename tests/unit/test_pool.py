@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import textwrap
 
-from verifier_service.engine.pool import PurePool, json_value, message_problem
+from verifier_service.engine.pool import PurePool, json_then, json_value, message_problem
 from verifier_service.kinds import get_kind
 from verifier_service.spec import spec_from_json
 from verifier_service.verdict import Verdict
@@ -176,6 +177,34 @@ def test_a_body_is_parsed_in_a_worker_and_only_a_bounded_value_comes_back():
     assert many == ("limit", None)
     assert slow == ("timeout", None) and replaced == 1
     assert after == ("ok", [1])
+
+
+def test_a_door_makes_requests_where_the_body_is_parsed_and_an_oversize_completion_comes_back_as_its_size():
+    from verifier_service._generated import verifier_pb2 as pb
+    from verifier_service.doors.http import openrlhf
+    from verifier_service.wire import OVERSIZE, marked_size, oversize_mark
+
+    body = {"query": ["P ok", "P " + "é" * 3000], "prompts": ["P", "P"], "labels": [{"kind": "math", "gold": "1"}] * 2}
+    raw = json.dumps(body).encode()
+    then = (openrlhf.encoded_requests_of, ("", ("<eos>",), 4096, OVERSIZE))
+
+    async def scenario(pool):
+        return (await pool.parse_json(raw, 100, 30.0, then=then),
+                await pool.parse_json(json.dumps({**body, "labels": []}).encode(), 100, 30.0, then=then),
+                await pool.parse_json(b"[1]", 100, 30.0, then=then), pool.replaced)
+
+    made, refused, broken, replaced = on_pool(1, scenario)
+    assert made == json_then(raw, 100, then)  # (the same step inline, for a small body)
+    assert made[0] == "ok" and len(made[1][1]) < 200  # the 6001 bytes never come back
+    first, second = (pb.VerifyRequest.FromString(item) for item in made[1])
+    assert first.completion == " ok" and first.spec.gold == "1"  # (the query after its prompt)
+    assert second.completion == oversize_mark(6001) and marked_size(second.completion) == 6001  # (" " + 3000 x 2)
+    assert refused[0] == "refused" and refused[1][0] == 422 and "as long as query" in refused[1][1]
+    assert broken[0] == "refused" and broken[1][0] == 422  # (not an object)
+    assert replaced == 0
+    # a text that looks like a mark is the model's text unless it carries this process's own random part
+    assert marked_size(oversize_mark(6000, "\U0010fffe oversize completion " + "0" * 32)) is None
+    assert marked_size(OVERSIZE + " 12x") is None and marked_size(OVERSIZE + "12") is None
 
 
 def test_a_message_is_checked_in_a_worker_counting_every_value():

@@ -23,7 +23,7 @@ from verifier_service.kinds import COMMON_PARAMS, Context, PureKind, VerifierKin
 from verifier_service.sandbox import Sandbox
 from verifier_service.spec import EXTRACT_MODES, SCORING_MODES, Spec, spec_from_proto
 from verifier_service.verdict import Outcome
-from verifier_service.wire import UNDECODABLE
+from verifier_service.wire import UNDECODABLE, marked_size
 
 log = logging.getLogger(__name__)
 _COMMON = {p.name for p in COMMON_PARAMS}
@@ -60,7 +60,8 @@ class Engine:
         """Validates one request; InvalidSpec says what the caller got wrong. Whatever is wrong with
         the completion (model output: untrusted) is that sample's verdict, never an error."""
         completion = request.completion
-        encoded = completion.encode("utf-8", "surrogatepass")  # (a surrogate never comes off the wire)
+        size = marked_size(completion)  # (a door that measured an oversize completion dropped its text)
+        encoded = b"" if size is not None else completion.encode("utf-8", "surrogatepass")  # (never a surrogate)
         if not request.HasField("spec") or not request.spec.kind:
             raise InvalidSpec("spec.kind is required; ListVerifiers names the kinds")
         spec_bytes = request.spec.SerializeToString(deterministic=True)
@@ -80,7 +81,8 @@ class Engine:
                 self._specs.pop(oldest)
                 self._spec_checked.discard(oldest)
         spec, kind = cached
-        verdict = completion_verdict(completion, len(encoded), self.config.max_completion_bytes)
+        verdict = completion_verdict(completion, len(encoded) if size is None else size,
+                                     self.config.max_completion_bytes)
         if verdict is not None:
             completion, encoded = "", b"\0" + verdict.detail.encode()
         return Prepared(request.id, completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,

@@ -90,6 +90,25 @@ def json_value(raw: bytes | bytearray, max_values: int) -> tuple[str, Any]:
     return "ok", value
 
 
+def json_then(raw: bytes | bytearray, max_values: int, then: tuple[Callable, tuple] | None = None
+              ) -> tuple[str, Any]:
+    """``json_value``; then, when it is ("ok", value) and ``then`` is (a module-level function, its other
+    arguments), ("ok", function(value, *arguments)), or ("refused", (status, message)) when that raises an
+    exception with ``status`` and ``message`` attributes (a door's refusal: ``HttpError``). A door passes the
+    step that turns a body into requests, so that what comes back to the service is already small (a large
+    text the requests would not use stays here)."""
+    status, value = json_value(raw, max_values)
+    if status != "ok" or then is None:
+        return status, value
+    function, arguments = then
+    try:
+        return "ok", function(value, *arguments)
+    except Exception as exc:
+        if isinstance(getattr(exc, "status", None), int) and isinstance(getattr(exc, "message", None), str):
+            return "refused", (exc.status, exc.message)
+        raise
+
+
 def message_problem(type_name: str, raw: bytes, max_values: int) -> tuple[str, str | None]:
     """("ok", None) if ``raw`` is a valid ``verifier_pb2`` message of ``type_name`` (as ``wire.decode`` reads
     it) with at most ``max_values`` values (each field set, each repeated item); else ("invalid", why) or
@@ -161,7 +180,12 @@ def _worker_main(conn: _Channel) -> None:
         if message[0] == "spec_problem":
             conn.send(spec_problem(*message[1]))
         elif message[0] == "json":  # the body follows as bytes of its own
-            conn.send(json_value(conn.recv_bytes(), message[1]))
+            max_values, then = message[1]
+            raw = conn.recv_bytes()
+            try:
+                conn.send(json_then(raw, max_values, then))
+            except Exception as exc:  # noqa: BLE001 - the door's own step failed: the service logs it (500)
+                conn.send(("error", f"{type(exc).__name__}: {exc}"))
         elif message[0] == "message":
             conn.send(message_problem(message[1][0], conn.recv_bytes(), message[1][1]))
         elif message[0] in ("stream", "stream_encoded"):  # a chunk of a batch: one answer per check as it finishes
@@ -265,14 +289,15 @@ class PurePool:
             return "killed the process that checked it"
         return problem
 
-    async def parse_json(self, raw: bytes | bytearray, max_values: int, timeout_s: float, tenant: str = ""
-                         ) -> tuple[str, Any]:
-        """``json_value(raw, max_values)`` in a worker within ``timeout_s``, taken by the tenant's fair share like a
-        check: only the bounded value comes back (the service unpickles at most ``max_values`` values, never
-        parses). Besides ``json_value``'s answers: ("timeout", None) (the worker is replaced) and ("dead", None)."""
+    async def parse_json(self, raw: bytes | bytearray, max_values: int, timeout_s: float, tenant: str = "",
+                         then: tuple[Callable, tuple] | None = None) -> tuple[str, Any]:
+        """``json_then(raw, max_values, then)`` in a worker within ``timeout_s``, taken by the tenant's fair share
+        like a check: only the bounded value comes back (the service unpickles at most ``max_values`` values, never
+        parses). Besides ``json_then``'s answers: ("timeout", None) (the worker is replaced) and ("dead", None)."""
         async with self._held(tenant) as held:
-            status, value = await asyncio.to_thread(self._ask, held.worker, ("json", max_values), timeout_s, raw)
-            held.healthy = status in ("ok", "invalid", "limit")
+            status, value = await asyncio.to_thread(self._ask, held.worker, ("json", (max_values, then)), timeout_s,
+                                                    raw)
+            held.healthy = status in ("ok", "invalid", "limit", "refused", "error")
         return status, value
 
     async def check_message(self, type_name: str, raw: bytes, max_values: int, timeout_s: float, tenant: str = ""

@@ -33,6 +33,7 @@ import logging
 import socket
 import time
 import uuid
+from collections.abc import Callable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -41,9 +42,10 @@ from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
 from verifier_service.doors.http.calls import HttpError, verify
 from verifier_service.doors.http.limits import BodyBudget, Connections, fd_limit, read_body
-from verifier_service.engine.pool import json_value
+from verifier_service.engine.pool import json_then
 from verifier_service.service.context import current_request_id, request_id_from
 from verifier_service.tenancy.auth import current_tenant
+from verifier_service.wire import OVERSIZE
 
 log = logging.getLogger("verifier_service.http")
 SERVICE_FAULT = 500
@@ -221,17 +223,24 @@ class HttpFrontDoor:
             raise HttpError(401, problem.replace("the metadata", "the header"), {"WWW-Authenticate": "Bearer"})
         return tenant
 
-    async def _body(self, request: web.Request):
+    async def _body(self, request: web.Request, then: tuple[Callable, tuple] | None = None):
+        """The request's JSON body; with ``then`` (a module-level function and its other arguments: ``json_then``),
+        what that function makes of it, where the body was parsed (a large one in a pure worker)."""
         config = self.app.config
         raw = await read_body(request, config.http_max_body_bytes, config.http_body_timeout_s, self.budget,
                               current_tenant.get().name, request["rlvr_held"])
         limit = config.http_max_body_values
         if len(raw) <= PARSE_ON_LOOP_BYTES:  # (a few ms at most, whatever it holds)
-            status, value = json_value(raw, limit)
+            status, value = json_then(raw, limit, then)
         else:  # the C parser holds the GIL while it runs: a large body is parsed in a pure worker, never here
-            status, value = await self.app.pure_pool.parse_json(raw, limit, PARSE_TIMEOUT_S, current_tenant.get().name)
+            status, value = await self.app.pure_pool.parse_json(raw, limit, PARSE_TIMEOUT_S, current_tenant.get().name,
+                                                                then)
         if status == "ok":
             return value
+        if status == "refused":
+            raise HttpError(*value)
+        if status == "error":
+            raise RuntimeError(f"turning the request body into requests failed: {value}")
         if status == "invalid":
             raise HttpError(400, value)
         if status == "limit":
@@ -268,8 +277,11 @@ class HttpFrontDoor:
 
     async def get_reward(self, request: web.Request) -> web.Response:
         verifier = request.match_info.get("verifier") or request.headers.get(openrlhf.VERIFIER_HEADER) or ""
-        body = await self._body(request)
-        requests = openrlhf.requests_of(body, verifier.strip(), self.strip_tokens)
+        # (made into requests where the body is parsed: a completion over max_completion_bytes comes back as its
+        # size, not its text)
+        encoded = await self._body(request, (openrlhf.encoded_requests_of, (
+            verifier.strip(), self.strip_tokens, self.app.config.max_completion_bytes, OVERSIZE)))
+        requests = [pb.VerifyRequest.FromString(item) for item in encoded]
         if not requests:
             return _json(openrlhf.answer([]))
         results = await verify(self.app.verifier, requests, request.headers, "POST /get_reward")

@@ -30,6 +30,7 @@ from verifier_service.doors.http.calls import HttpError
 from verifier_service.errors import InvalidSpec
 from verifier_service.spec import request_from_json, response_text, spec_from_label
 from verifier_service.special_tokens import DEFAULT_TOKENS, parse_tokens
+from verifier_service.wire import oversize_mark
 
 VERIFIER_HEADER = "X-RLVR-Verifier"
 __all__ = ["VERIFIER_HEADER", "answer", "parse_tokens", "requests_of", "response_text"]
@@ -66,6 +67,21 @@ def requests_of(body: Any, verifier: str, strip: tuple[str, ...] = DEFAULT_TOKEN
                                                                   hint=PLAIN_LABEL_HELP)}))
         except InvalidSpec as exc:  # a lone surrogate (a \udXXX escape) in a label too; in a query it is scored
             raise HttpError(400, f"labels[{i}]: {exc}") from exc
+    return out
+
+
+def encoded_requests_of(body: Any, verifier: str, strip: tuple[str, ...], max_completion_bytes: int,
+                        mark: str) -> list[bytes]:
+    """``requests_of``, serialized, where the body was parsed (a pure worker, for a large body): a completion
+    over ``max_completion_bytes`` is sent as ``oversize_mark(size, mark)`` (``mark``: the service's), never as
+    its text, so that the service neither unpickles nor copies what it would only measure."""
+    out = []
+    for request in requests_of(body, verifier, strip):
+        text = request.completion
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if size > max_completion_bytes:
+            request.completion = oversize_mark(size, mark)
+        out.append(request.SerializeToString())
     return out
 
 
