@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import textwrap
 import sys
 from pathlib import Path
 
@@ -320,6 +321,81 @@ def test_handles_have_no_more_power_than_values():
     honest = ("class Bag:\n    def __init__(self, items):\n        self.items = list(items)\n    def __iter__(self):\n"
               "        return iter(self.items)\ndef f(x):\n    return Bag(range(x))\n")
     assert passed(harness(honest, "assert 3 in f(5)\nassert 7 not in f(5)\n")) == [True, True]
+
+
+IN_PLACE_TESTS = textwrap.dedent("""\
+    def test_in_place():
+        perm = [1, 2, 3]
+        assert step(perm) is True
+        assert perm == [1, 3, 2]
+        grid = [[1, 2], [3, 4]]
+        step(grid)
+        assert grid == [[3, 1], [4, 2]]
+        seen, counts = set(), {}
+        step(seen, into=counts)
+        assert seen == {"x"} and counts == {"x": 1}
+        frozen = (3, 1)
+        assert step(frozen) == "tuple"
+    test_in_place()
+    """)
+
+
+@pytest.mark.parametrize(("solution", "ok"), [
+    ("def step(a, into=None):\n"
+     "    if isinstance(a, tuple):\n        return 'tuple'\n"
+     "    if isinstance(a, set):\n        a.add('x'); into['x'] = 1; return None\n"
+     "    if isinstance(a[0], list):\n        a[:] = [list(r) for r in zip(*a[::-1])]; return None\n"
+     "    a[1], a[2] = a[2], a[1]\n    return True\n", True),
+    # the same answers, but the arguments left as they were (it returns copies): the tests see that
+    ("def step(a, into=None):\n"
+     "    if isinstance(a, tuple):\n        return 'tuple'\n"
+     "    if isinstance(a, set):\n        return None\n"
+     "    if isinstance(a[0], list):\n        return [list(r) for r in zip(*a[::-1])]\n"
+     "    return True\n", False),
+    # the honest answer in a candidate process that also claims it changed the tests' tuple: the call fails
+    ("import candidate_process\n_own = candidate_process._changed\n"
+     "def _claim(args, wires, refer):\n    out = _own(args, wires, refer)\n"
+     "    if wires.get('0', {}).get('t') == 'tuple':\n        out['0'] = {'t': 'list', 'v': []}\n    return out\n"
+     "candidate_process._changed = _claim\n"
+     "def step(a, into=None):\n"
+     "    if isinstance(a, tuple):\n        return 'tuple'\n"
+     "    if isinstance(a, set):\n        a.add('x'); into['x'] = 1; return None\n"
+     "    if isinstance(a[0], list):\n        a[:] = [list(r) for r in zip(*a[::-1])]; return None\n"
+     "    a[1], a[2] = a[2], a[1]\n    return True\n", False),
+])
+def test_arguments_changed_in_place_reach_the_tests(solution, ok):
+    """A function that sorts, fills or rotates the list, dict or set it is given (LeetCode's "in place", McEval's
+    next_permutation): the tests' own objects change as they would with the function in their process."""
+    assert passed(harness(solution, IN_PLACE_TESTS)) == [ok]
+
+
+MAIN_FORMS = {  # McEval's forms of a test file run as `python FILE`
+    "test function": "def test_add():\n    assert add(1, 2) == 3\n    assert add(2, 2) == 4\n\ntest_add()\n",
+    "main guard": "def test_add():\n    assert add(1, 2) == 3\n\nif __name__ == '__main__':\n    test_add()\n"
+                  "    print('All tests passed!')\nelse:\n    raise SystemExit(1)\n",
+    "check without entry point": "def check(f):\n    assert f(1, 2) == 3\n\ncheck(add)\n",
+    "helper that asserts": "def expect(a, b):\n    assert add(a, b) == a + b\n\ndef test_all():\n"
+                           "    expect(1, 2)\n    expect(5, 6)\n\ntest_all()\n",
+    "unittest": "import unittest\n\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+                "        self.assertEqual(add(1, 2), 3)\n    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n"
+                "\nif __name__ == '__main__':\n    unittest.main()\n",
+}
+
+
+@pytest.mark.parametrize("form", list(MAIN_FORMS))
+def test_test_files_run_as_the_main_program(form):
+    tests = MAIN_FORMS[form]
+    assert passed(harness("def add(a, b):\n    return a + b\n", tests)) == [True]
+    wrong = [e for e in harness("def add(a, b):\n    return a * b if a else 0\n", tests) if e["event"] == "test"]
+    assert [e["passed"] for e in wrong] == [False], wrong
+    if form == "unittest":
+        assert "unittest tests failed; " in wrong[0]["detail"] and "test_small" in wrong[0]["detail"]
+
+
+def test_a_unittest_main_without_test_methods_fails():
+    tests = "import unittest\n\nclass Empty(unittest.TestCase):\n    pass\n\nassert add(1, 1) == 2\nunittest.main()\n"
+    events = [e for e in harness("def add(a, b):\n    return a + b\n", tests) if e["event"] == "test"]
+    assert [e["passed"] for e in events] == [True, False] and "no test methods" in events[1]["detail"]
 
 
 def test_sealed_imports_refuse_writable_places_and_serve_the_snapshot(tmp_path):

@@ -1,7 +1,10 @@
 """python_assert: the completion's code, then assert-style tests (HumanEval / MBPP).
 
-Each top-level statement of ``tests`` that contains an ``assert`` is one
-test; the other statements (imports, helpers, ``def check``) run in order
+Each top-level statement of ``tests`` that contains an ``assert``, or calls a
+function the tests define that asserts (``test_sum()``, ``check(f)``), is one
+test, and ``unittest.main()`` one that runs the tests' TestCase classes; the
+body of ``if __name__ == "__main__":`` counts as top level (the tests are the
+main program, as ``python FILE`` runs them); the other statements (imports, helpers, ``def check``) run in order
 between them. With ``entry_point``, ``check(<entry_point>)`` runs last as a
 test of its own (HumanEval's convention). In the sandbox the completion runs
 in a process of its own and the tests in a judge process it cannot reach
@@ -49,18 +52,56 @@ def split_tests(tests: str, entry_point: str, exact_types: bool = False) -> list
 
 
 def _tree(tests: str) -> ast.Module:
+    """The tests' syntax tree, each top-level ``if __name__ == "__main__":`` replaced by its body: the tests are
+    the main program, as ``python FILE`` runs a dataset's test file (an ``else`` branch never runs)."""
     try:
-        return ast.parse(tests)
+        tree = ast.parse(tests)
     except SyntaxError as exc:
         raise InvalidSpec(f"spec.tests is not valid Python: {exc.msg} (line {exc.lineno})") from exc
+    tree.body = [stmt for node in tree.body for stmt in (node.body if _is_main_guard(node) else [node])]
+    return tree
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return (any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
+            and any(isinstance(side, ast.Constant) and side.value == "__main__" for side in sides))
+
+
+def _is_unittest_main(node: ast.stmt) -> bool:
+    """``unittest.main(...)``: one test, which runs the tests' own TestCase classes in the judge
+    (``assert_harness``'s ``__rlvr_unittest``: unittest's own main would look for them in the harness)."""
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "main"
+            and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == "unittest")
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # run as statements, never tests
 
 
-def _is_test(node: ast.stmt) -> bool:
-    """A top-level statement that holds an assert (a definition is not a test; it runs as a statement)."""
-    return not isinstance(node, _DEFINITIONS) and any(isinstance(n, ast.Assert) for n in ast.walk(node))
+def _is_test(node: ast.stmt, checking: frozenset[str]) -> bool:
+    """A top-level statement that holds an assert or calls a function of ``checking`` (``test_sum()``,
+    ``check(candidate)``: McEval's and many datasets' form); a definition is not a test, it runs as a statement."""
+    return _is_unittest_main(node) or (not isinstance(node, _DEFINITIONS) and any(
+        isinstance(n, ast.Assert) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in
+                                      checking) for n in ast.walk(node)))
+
+
+def _checking(tree: ast.Module) -> frozenset[str]:
+    """The functions the tests define at top level that check something: their body holds an assert statement,
+    or calls one of them."""
+    bodies = {node.name: [n for n in ast.walk(node)] for node in tree.body
+              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names = {name for name, nodes in bodies.items() if any(isinstance(n, ast.Assert) for n in nodes)}
+    while True:
+        more = {name for name, nodes in bodies.items() if name not in names and any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names for n in nodes)}
+        if not more:
+            return frozenset(names)
+        names |= more
 
 
 @functools.lru_cache(maxsize=ANALYSIS_CACHE)
@@ -69,8 +110,10 @@ def _checked(tests: str, entry_point: str) -> None:
     validation, so that a batch's items are checked quickly and the first jobs start while later items are
     being analysed (``verify`` analyses each spec once)."""
     tree = _tree(tests)
-    if not entry_point and not any(_is_test(node) for node in tree.body):
-        raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
+    checking = _checking(tree)
+    if not entry_point and not any(_is_test(node, checking) for node in tree.body):
+        raise InvalidSpec("spec.tests holds no top-level assert, no top-level call of a function of its own that "
+                          "asserts, and no entry_point is given: nothing would be tested")
     if not any(is_check(n) for n in ast.walk(tree)):
         raise InvalidSpec("spec.tests holds no assert statement: the tests could pass without checking anything "
                           "(write the checks as assert statements)")
@@ -110,14 +153,19 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
     lines = [line.encode() for line in _LINE.findall(tests)]
     items = []
     loaded: set[str] = set()
+    checking = _checking(tree)
     for node in tree.body:
+        if _is_unittest_main(node):
+            items.append(("test", "unittest.main()", "__rlvr_unittest()"))
+            continue
         code = _source_segment(lines, node) or ast.unparse(node)
         has_assert = False
-        for n in ast.walk(node):  # one walk for both: whether it asserts, and the names it reads
+        for n in ast.walk(node):  # one walk for both: whether it checks, and the names it reads
             if isinstance(n, ast.Name):
                 if isinstance(n.ctx, ast.Load):
                     loaded.add(n.id)
-            elif isinstance(n, ast.Assert):
+            elif isinstance(n, ast.Assert) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                                               and n.func.id in checking):
                 has_assert = True
         is_test = has_assert and not isinstance(node, _DEFINITIONS)  # as _is_test, from the walk made for names
         name = " ".join(code.split())
@@ -129,7 +177,8 @@ def _analysed(tests: str, entry_point: str, exact_types: bool
     if entry_point:
         items.append(("test", f"check({entry_point})", f"check({entry_point})"))
     if not any(kind == "test" for kind, _, _ in items):
-        raise InvalidSpec("spec.tests holds no top-level assert and no entry_point is given: nothing would be tested")
+        raise InvalidSpec("spec.tests holds no top-level assert, no top-level call of a function of its own that "
+                          "asserts, and no entry_point is given: nothing would be tested")
     names = _names(loaded, entry_point)
     callable_names = set(names)  # a builtin's name goes to the judge process (the builtin, if not redefined)
     if not entry_point:
@@ -383,8 +432,8 @@ class PythonAssert(VerifierKind):
     description = "runs the completion's Python code followed by assert-style tests in the sandbox"
     sandboxed = True
     params = (
-        Param("tests", "string", "assert-style test code; each top-level assert statement is one test",
-              required=True),
+        Param("tests", "string", "assert-style test code; each top-level statement that asserts, or calls a "
+              "function of the tests that asserts (test_f(), check(f)), is one test", required=True),
         Param("entry_point", "string", "function name; when set, check(<entry_point>) runs after the tests"),
         Param("setup", "string", "code run before the completion (imports, helpers)"),
         Param("fast_fail", "bool", "stop at the first failing test", default=False),

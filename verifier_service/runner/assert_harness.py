@@ -171,6 +171,27 @@ def main():
         candidate.close()
 
 
+def _run_test_cases(namespace):
+    """``unittest.main()`` of the tests (python_assert): runs the TestCase classes they define, here in the
+    judge; an AssertionError naming the first failure when one fails or none ran."""
+    import io
+    import unittest
+
+    loader = unittest.TestLoader()
+    suite = unittest.TestSuite(loader.loadTestsFromTestCase(value) for value in list(namespace.values())
+                               if isinstance(value, type) and issubclass(value, unittest.TestCase)
+                               and value is not unittest.TestCase)
+    result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+    if result.testsRun == 0:
+        raise AssertionError("unittest.main() found no test methods in the tests' TestCase classes")
+    problems = result.failures + result.errors + [(case, "unexpected success") for case in result.unexpectedSuccesses]
+    if problems:
+        case, text = problems[0]
+        last = [line for line in str(text).strip().splitlines() if line.strip()][-1:]
+        raise AssertionError(f"{len(problems)} of {result.testsRun} unittest tests failed; {case.id()}: "
+                             f"{last[0] if last else text}")
+
+
 def run(candidate):
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
@@ -185,6 +206,7 @@ def run(candidate):
     namespace = {"__name__": "tests", "__builtins__": tests_builtins, "__rlvr_explain": _explain,
                  "__rlvr_same": exact_types.same, "__rlvr_same_in": exact_types.same_in,
                  "__rlvr_asserted": count}
+    namespace["__rlvr_unittest"] = lambda: _run_test_cases(namespace)
     try:
         setup = compile(job.get("setup", ""), "<setup>", "exec")
         compiled = [(item, _compile_counted(item["code"], f"<tests:{item['name']}>")) for item in job["items"]]

@@ -85,6 +85,27 @@ def _plain_args(exc):
     return out
 
 
+# Arguments a call can change in place, whose new contents go back to the judge after the call (a list it sorted,
+# a dict it filled), so that the tests' own objects change as they would with the function in their process.
+MUTABLE_TAGS = ("list", "dict", "set")
+
+
+def _changed(args, wires, refer):
+    """{key: new wire data} of the plain mutable arguments (``MUTABLE_TAGS``) the call changed, by key ("0",
+    "1", ... or a keyword)."""
+    out = {}
+    for key, arg in args.items():
+        wire = wires.get(key)
+        if type(wire) is dict and wire.get("t") in MUTABLE_TAGS and wire.get("sub") is None:
+            try:
+                now = encode(arg, refer)
+            except Exception:  # noqa: BLE001 - not sendable now (nested too deeply): the judge sees the failure
+                now = {"t": "unsendable"}
+            if now != wire:
+                out[key] = now
+    return out
+
+
 def _candidate_main(requests, answers):  # pragma: no cover - runs in the candidate process
     handles = _Handles()
     namespace = {"__name__": "solution", "__builtins__": builtins}
@@ -150,6 +171,7 @@ def _candidate_main(requests, answers):  # pragma: no cover - runs in the candid
             os._exit(0)
         request = loads(line)
         op = request["op"]
+        changed = {}
         try:
             if op == "load":
                 filename = request.get("file") or "<solution>"
@@ -180,8 +202,14 @@ def _candidate_main(requests, answers):  # pragma: no cover - runs in the candid
                         raise AttributeError(f"the completion does not define {request['name']!r}")
                     result = namespace[request["name"]]
                 elif op == "call":
-                    result = target(*[value(a) for a in request["args"]],
-                                    **{k: value(v) for k, v in request["kwargs"].items()})
+                    args = [value(a) for a in request["args"]]
+                    kwargs = {k: value(v) for k, v in request["kwargs"].items()}
+                    result = target(*args, **kwargs)
+                    changed = {str(i): arg for i, arg in enumerate(args)}
+                    changed.update(kwargs)
+                    wires = {str(i): wire for i, wire in enumerate(request["args"])}
+                    wires.update(request["kwargs"])
+                    changed = _changed(changed, wires, handles.refer)
                 elif op == "getattr":
                     result = getattr(target, request["name"])
                 elif op == "setattr":
@@ -208,7 +236,7 @@ def _candidate_main(requests, answers):  # pragma: no cover - runs in the candid
                 else:
                     raise ValueError(f"unknown request {op!r}")
             encoded = encode(result, handles.refer) if op != "load" else result
-            answer({"value": encoded})
+            answer({"value": encoded, "changed": changed} if changed else {"value": encoded})
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data
             try:
                 answer(_exception(exc))

@@ -4,6 +4,26 @@ Standard library only.
 """
 
 
+def _write_back(candidate, changed, args, kwargs):
+    """The new contents of the judge's list, dict and set arguments that the call changed in place
+    (``candidate_process._changed``): the judge's own objects are changed to them, as a function in the tests'
+    process would have changed them. Only an argument the judge passed as a plain list, dict or set takes
+    contents of its own type; anything else the candidate sends is an error of the call."""
+    if type(changed) is not dict:
+        raise TypeError("the completion's process sent unreadable changed arguments")
+    for key, wire in changed.items():
+        target = args[int(key)] if type(key) is str and key.isdigit() and int(key) < len(args) else kwargs.get(key)
+        new = candidate.value(wire) if type(wire) is dict and wire.get("t") != "unsendable" else None
+        if type(target) is list and type(new) is list:
+            target[:] = new
+        elif type(target) in (dict, set) and type(new) is type(target):
+            target.clear()
+            target.update(new)
+        else:
+            raise TypeError(f"argument {key} was changed by the call into something that cannot be sent back "
+                            f"(only a list, dict or set the tests passed is changed in place)")
+
+
 class Remote:
     """An object of the completion's, living in the candidate process; the judge only holds its handle.
 
@@ -42,8 +62,14 @@ class Remote:
         self._ask("setattr", name=name, value=self._wire(value))
 
     def __call__(self, *args, **kwargs):
-        return self._ask("call", args=[self._wire(a) for a in args],
-                         kwargs={str(k): self._wire(v) for k, v in kwargs.items()})
+        candidate = object.__getattribute__(self, "_candidate")
+        answer = candidate.ask(op="call", h=object.__getattribute__(self, "_handle"),
+                               args=[self._wire(a) for a in args],
+                               kwargs={str(k): self._wire(v) for k, v in kwargs.items()})
+        changed = answer.get("changed")
+        if changed is not None:
+            _write_back(candidate, changed, args, kwargs)
+        return candidate.value(answer["value"])
 
     def __len__(self):
         n = self._ask("len")
