@@ -131,7 +131,7 @@ class _Body:
 
 def _read(sent: bytes, encoding: str = "", limit: int = 1 << 20) -> bytes:
     async def read():  # (the stream is made on the loop that reads it)
-        return await read_body(_Body(sent, encoding), limit, 10.0, BodyBudget(1 << 30, 1 << 30), "t", [0])
+        return b"".join(await read_body(_Body(sent, encoding), limit, 10.0, BodyBudget(1 << 30, 1 << 30), "t", [0]))
     return asyncio.run(read())
 
 

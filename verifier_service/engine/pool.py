@@ -180,8 +180,8 @@ def _worker_main(conn: _Channel) -> None:
         if message[0] == "spec_problem":
             conn.send(spec_problem(*message[1]))
         elif message[0] == "json":  # the body follows as bytes of its own
-            max_values, then = message[1]
-            raw = conn.recv_bytes()
+            max_values, then, count = message[1]
+            raw = b"".join([conn.recv_bytes() for _ in range(count)])
             try:
                 conn.send(json_then(raw, max_values, then))
             except Exception as exc:  # noqa: BLE001 - the door's own step failed: the service logs it (500)
@@ -289,14 +289,16 @@ class PurePool:
             return "killed the process that checked it"
         return problem
 
-    async def parse_json(self, raw: bytes | bytearray, max_values: int, timeout_s: float, tenant: str = "",
-                         then: tuple[Callable, tuple] | None = None) -> tuple[str, Any]:
+    async def parse_json(self, raw: bytes | bytearray | list[bytes], max_values: int, timeout_s: float,
+                         tenant: str = "", then: tuple[Callable, tuple] | None = None) -> tuple[str, Any]:
         """``json_then(raw, max_values, then)`` in a worker within ``timeout_s``, taken by the tenant's fair share
-        like a check: only the bounded value comes back (the service unpickles at most ``max_values`` values, never
-        parses). Besides ``json_then``'s answers: ("timeout", None) (the worker is replaced) and ("dead", None)."""
+        like a check (``raw``: the text, or its pieces, sent as they are and joined in the worker): only the bounded
+        value comes back (the service unpickles at most ``max_values`` values, never parses). Besides
+        ``json_then``'s answers: ("timeout", None) (the worker is replaced) and ("dead", None)."""
+        pieces = raw if isinstance(raw, list) else [raw]
         async with self._held(tenant) as held:
-            status, value = await asyncio.to_thread(self._ask, held.worker, ("json", (max_values, then)), timeout_s,
-                                                    raw)
+            status, value = await asyncio.to_thread(self._ask, held.worker, ("json", (max_values, then, len(pieces))),
+                                                    timeout_s, *pieces)
             held.healthy = status in ("ok", "invalid", "limit", "refused", "error")
         return status, value
 
@@ -311,13 +313,13 @@ class PurePool:
         return status, why
 
     @staticmethod
-    def _ask(worker: _Worker, message, timeout_s: float, data: bytes | bytearray | None = None) -> tuple[str, Any]:
-        """One request (and ``data`` after it, as bytes) and its answer: the worker's, or ("timeout" | "dead",
-        None)."""
+    def _ask(worker: _Worker, message, timeout_s: float, *data: bytes | bytearray) -> tuple[str, Any]:
+        """One request (and each of ``data`` after it, as bytes) and its answer: the worker's, or ("timeout" |
+        "dead", None)."""
         try:
             worker.conn.send(message)
-            if data is not None:
-                worker.conn.send_bytes(data)
+            for piece in data:
+                worker.conn.send_bytes(piece)
             if not worker.conn.poll(timeout_s):
                 return "timeout", None
             return worker.conn.recv()

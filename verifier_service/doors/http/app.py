@@ -227,14 +227,14 @@ class HttpFrontDoor:
         """The request's JSON body; with ``then`` (a module-level function and its other arguments: ``json_then``),
         what that function makes of it, where the body was parsed (a large one in a pure worker)."""
         config = self.app.config
-        raw = await read_body(request, config.http_max_body_bytes, config.http_body_timeout_s, self.budget,
-                              current_tenant.get().name, request["rlvr_held"])
+        pieces = await read_body(request, config.http_max_body_bytes, config.http_body_timeout_s, self.budget,
+                                 current_tenant.get().name, request["rlvr_held"])
         limit = config.http_max_body_values
-        if len(raw) <= PARSE_ON_LOOP_BYTES:  # (a few ms at most, whatever it holds)
-            status, value = json_then(raw, limit, then)
+        if sum(map(len, pieces)) <= PARSE_ON_LOOP_BYTES:  # (a few ms at most, whatever it holds)
+            status, value = json_then(b"".join(pieces), limit, then)
         else:  # the C parser holds the GIL while it runs: a large body is parsed in a pure worker, never here
-            status, value = await self.app.pure_pool.parse_json(raw, limit, PARSE_TIMEOUT_S, current_tenant.get().name,
-                                                                then)
+            status, value = await self.app.pure_pool.parse_json(pieces, limit, PARSE_TIMEOUT_S,
+                                                                current_tenant.get().name, then)
         if status == "ok":
             return value
         if status == "refused":
