@@ -205,6 +205,34 @@ def test_a_large_message_is_parsed_in_a_worker_first_and_bounded(door):
     assert [r.reward for r in answered.results] == [1.0] * 64
 
 
+def test_a_ray_replica_checks_a_large_message_in_a_worker_first(docker_ready):
+    """The Ray fleet's replicas and session hosts (``fleet_ray.core.CoreHandle``, no door) refuse and answer large
+    messages as the gRPC door does: checked first in a pure worker, bounded by max_message_values."""
+    import asyncio
+
+    from verifier_service.fleet_ray.core import CoreHandle
+
+    many = pb.VerifyBatchRequest(requests=[pb.VerifyRequest(id="x") for _ in range(30_000)]).SerializeToString()
+    large = pb.VerifyBatchRequest(requests=[request_from_json({"id": str(i), "completion": " " * 2000 + "\\boxed{1}",
+                                                               "spec": {"kind": "math", "gold": "1"}})
+                                            for i in range(64)]).SerializeToString()
+    assert len(many) > 64 * 1024 and len(large) > 64 * 1024
+
+    async def calls():
+        core = CoreHandle(replace(TEST_CONFIG, max_message_values=20_000))
+        await core.start()
+        try:
+            return [await core.call("VerifyBatch", payload, timeout_s=120)
+                    for payload in (many, b"\x0a\xff\xff\xff\x0f" + b"x" * 100_000, large)]
+        finally:
+            await core.stop()
+
+    refused, invalid, answered = asyncio.run(calls())
+    assert refused.code == "RESOURCE_EXHAUSTED" and "20000 values" in refused.details, refused
+    assert invalid.code == "INVALID_ARGUMENT" and "not a valid message" in invalid.details, invalid
+    assert answered.ok and [r.reward for r in pb.VerifyBatchResponse.FromString(answered.payload).results] == [1.0] * 64
+
+
 def test_a_notebook_output_is_bounded_in_all(door):
     cells = ["print('x' * 60000)"] * 5
     answer = post(door, "/run_jupyter", {"cells": cells}, "free").json()

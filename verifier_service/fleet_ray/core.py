@@ -18,6 +18,7 @@ import grpc
 import verifier_service.ray_wire as ray_wire
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.config import ServiceConfig
+from verifier_service.doors.grpc.rpclog import large_message_refusal
 from verifier_service.doors.grpc.sessions_rpc import cell_result, info, limits_from_proto
 from verifier_service.errors import wire_refusal
 from verifier_service.ray_wire import Reply
@@ -94,6 +95,11 @@ class CoreHandle:
         tenant, refusal = self._tenant(method, metadata)
         if refusal is not None:
             return refusal
+        # (a large message is checked in a pure worker first, as the gRPC door does: the parser holds the GIL)
+        refusal = await large_message_refusal(self.app.pure_pool, request_class(method).DESCRIPTOR.name, payload,
+                                              self.config.max_message_values, tenant.name)
+        if refusal is not None:
+            return Reply(refusal[0].name, refusal[1])
         try:
             request = wire_decode(request_class(method).FromString, payload)
         except Exception as exc:  # noqa: BLE001 - the caller's bytes: a refusal naming why

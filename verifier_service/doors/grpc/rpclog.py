@@ -140,6 +140,27 @@ def _code_name(context, failure: BaseException | None) -> str:
     return "CANCELLED" if isinstance(failure, asyncio.CancelledError) else "UNKNOWN"
 
 
+async def large_message_refusal(pool, type_name: str, raw: bytes, limit: int, tenant: str = ""
+                                ) -> tuple[grpc.StatusCode, str] | None:
+    """For a message over ``PARSE_IN_PROCESS_BYTES``: checked first in a pure worker of ``pool``
+    (``PurePool.check_message``), the status and message that refuse it, or None when this process may parse
+    it (the gRPC door's decoding and the Ray fleet's replicas both ask)."""
+    if len(raw) <= PARSE_IN_PROCESS_BYTES:
+        return None
+    status, why = await pool.check_message(type_name, raw, limit, PARSE_TIMEOUT_S, tenant)
+    if status == "invalid":
+        return grpc.StatusCode.INVALID_ARGUMENT, f"the request is not a valid message of this method ({why or ''})"
+    if status == "limit":
+        return grpc.StatusCode.RESOURCE_EXHAUSTED, (f"the message holds more than {limit} values (fields set, "
+                                                    "repeated items; max_message_values): send fewer items per call")
+    if status == "timeout":
+        return grpc.StatusCode.RESOURCE_EXHAUSTED, (f"the message took more than {PARSE_TIMEOUT_S:g} s to parse: "
+                                                    "send fewer items per call")
+    if status == "dead":
+        return grpc.StatusCode.UNAVAILABLE, "the process that parses large messages failed: retry"
+    return None
+
+
 def _decoder(deserializer, owner: RpcInterceptor):
     """(bytes -> message), async, that raises ``_Refused`` with a readable reason."""
     owner_type = getattr(deserializer, "__self__", None)
@@ -153,20 +174,10 @@ def _decoder(deserializer, owner: RpcInterceptor):
     async def decode(raw: bytes):
         if deserializer is None:
             return raw
-        if in_worker and len(raw) > PARSE_IN_PROCESS_BYTES:
-            limit = owner.max_message_values
-            status, why = await owner.pool.check_message(type_name, raw, limit, PARSE_TIMEOUT_S)
-            if status == "invalid":
-                raise invalid(why or "")
-            if status == "limit":
-                raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the message holds more than {limit} values "
-                                                                   "(fields set, repeated items; max_message_values): "
-                                                                   "send fewer items per call")
-            if status == "timeout":
-                raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, f"the message took more than {PARSE_TIMEOUT_S:g} "
-                                                                   "s to parse: send fewer items per call")
-            if status == "dead":
-                raise _Refused(grpc.StatusCode.UNAVAILABLE, "the process that parses large messages failed: retry")
+        if in_worker:
+            refusal = await large_message_refusal(owner.pool, type_name, raw, owner.max_message_values)
+            if refusal is not None:
+                raise _Refused(*refusal)
         try:
             return wire_decode(deserializer, raw)
         except Exception as exc:
