@@ -20,7 +20,7 @@ pytestmark = pytest.mark.docker
 
 HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
 LANGUAGE = {".c": "c", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".ts": "typescript", ".go": "go",
-            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r"}
+            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r", ".cs": "csharp"}
 
 
 def load() -> list[tuple[str, str, str, set[str], str]]:
