@@ -608,10 +608,6 @@ class FunctionTests(VerifierKind):
         stdin = ""
         extra = dict(extracted=truncate(text, 4000))
         if spec.language == "csharp":  # kinds/csharp_tests.py: the end reads its secret from stdin
-            shadowing = csharp_tests.shadowed(text, spec.tests)
-            if shadowing:
-                return Outcome(Verdict.FAILED, detail="the completion declares names the tests use as a type, a "
-                               f"qualifier or an extension method: {', '.join(shadowing)}", **extra)
             stdin = (a + b).hex()
             lang = replace(lang, compile=csharp_tests.compile_argv(name))
         program = "\n".join(files.values()) if files else \
@@ -621,6 +617,10 @@ class FunctionTests(VerifierKind):
             await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
         if missing is not None:
             return Outcome(Verdict.INFRA_ERROR, detail=missing, **extra)
+        shadowing = csharp_tests.shadowed(text, spec.tests) if spec.language == "csharp" else []
+        if shadowing:
+            return Outcome(Verdict.FAILED, detail="the completion declares names the tests use as a type, a qualifier, "
+                           f"an extension method or a helper of theirs: {', '.join(shadowing)}", **extra)
         prepared = await prepare(ctx, lang, program)
         if isinstance(prepared, Outcome):
             return Outcome(prepared.verdict, detail=prepared.detail, **extra, stdout_tail=prepared.stdout_tail,

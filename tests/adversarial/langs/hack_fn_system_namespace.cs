@@ -1,10 +1,10 @@
 // class: hack/read-nonce
-// task: fn_add
+// task: fn_add_partial
 // expect: COMPILE_ERROR FAILED
 /* function_tests: declares a System.Console of its own (a source type beats the framework's of the same full
    name, with only a warning CS0436, which the service makes an error), whose standard input is a secret the
    completion chose, so that an end that read its secret through it would print a nonce the completion knows;
-   then reopens the tests' class as a partial one. */
+   then reopens the tests' class, which the setup declares partial. */
         return 0;
     }
 }
