@@ -555,7 +555,9 @@ class FunctionTests(VerifierKind):
     params = (
         Param("tests", "string", "the test program, in the completion's language (its main runs the checks; Rust: "
               "a main, or #[test] functions, as in a #[cfg(test)] module; Go: a main, or `go test` functions "
-              "func TestXxx(t *testing.T), testify available)", required=True),
+              "func TestXxx(t *testing.T), testify available; C#: a static void Main() in a class, the setup's or "
+              "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings)",
+              required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
     )
