@@ -3,10 +3,13 @@ method, the completion finishes it, the tests hold ``static void Main()`` and cl
 
 What the service changes (``program``):
 
-* The tests' ``Debug.Assert``/``Trace.Assert`` calls become calls of a checker of the service's, reached as
-  ``global::{name}_Check`` (a name drawn per job): Mono compiles ``Debug.Assert`` out without ``DEBUG`` and even
-  with it a failed one neither throws nor ends the run, and a completion could clear the trace listeners. The
-  checker throws; it holds no state a completion could change.
+* The tests' ``Debug.Assert``/``Trace.Assert`` calls (a bare ``Assert(`` too, under ``using static
+  System.Diagnostics.Debug``) become calls of a checker of the service's, reached as ``global::{name}_Check`` (a
+  name drawn per job): Mono compiles ``Debug.Assert`` out without ``DEBUG`` and even with it a failed one neither
+  throws nor ends the run, and a completion could clear the trace listeners. A failed check ends the process
+  then and there (its message on the raw stderr stream, then ``Environment.Exit(1)``), as .NET's
+  ``Debug.Assert`` does: no ``catch`` of the tests' turns it into a pass, and the end never runs; the checker
+  holds no state a completion could change.
 * The tests' ``Main`` is renamed ``{name}_Main``; the entry point is the end's class (``mcs -main:``, chosen here,
   never from the completion's text), which reads the end's two secret halves from its stdin (the runner's socket,
   which no other process can open) into locals before any code of the completion's can run (the end's class has
@@ -94,6 +97,8 @@ def _scopes(text: str, stack: list[tuple[str, str]], stop: int | None = None) ->
 
 _MAIN = re.compile(r"((?:(?:public|private|internal|protected|unsafe)\s+)*)static\s+((?:public|private|internal|"
                    r"protected)\s+)?(void|int)\s+(Main)\s*\(")
+_USING_STATIC = re.compile(r"\busing\s+static\s+(?:global\s*::\s*)?System\s*\.\s*Diagnostics\s*\.\s*"
+                           r"(?:Debug|Trace)\s*;")
 _ASSERT = re.compile(r"(?<![\w.@])(?:global\s*::\s*)?(?:System\s*\.\s*Diagnostics\s*\.\s*)?(?:Debug|Trace)\s*\.\s*"
                      r"Assert\s*\(")
 
@@ -165,17 +170,25 @@ def shadowed(completion: str, tests: str) -> list[str]:
 
 _END = """
 internal static class NAME_Check {
-    public static void Assert(bool condition) {
-        if (!condition) throw new global::System.Exception("Assertion failed"); }
-    public static void Assert(bool condition, string message) {
-        if (!condition) throw new global::System.Exception("Assertion failed: " + message); }
+    static void Fail(string message) {
+        var err = global::System.Console.OpenStandardError();
+        var text = global::System.Text.Encoding.UTF8.GetBytes(message + "\\n");
+        err.Write(text, 0, text.Length); err.Flush();
+        global::System.Environment.Exit(1);
+    }
+    public static void Assert(bool condition) { if (!condition) Fail("Assertion failed"); }
+    public static void Assert(bool condition, string message) { if (!condition) Fail("Assertion failed: " + message); }
     public static void Assert(bool condition, string message, string detail) {
-        if (!condition) throw new global::System.Exception("Assertion failed: " + message + " " + detail); }
+        if (!condition) Fail("Assertion failed: " + message + " " + detail); }
     public static void Assert(bool condition, string message, string format, params object[] args) {
-        if (!condition) throw new global::System.Exception("Assertion failed: " + message); }
+        if (!condition) Fail("Assertion failed: " + message); }
 }
 internal static class NAME {
     static int Nibble(byte c) { return c <= 57 ? c - 48 : c - 87; }
+    // (a method of its own, never inlined: compiling Main refers to no class of the completion's)
+    [global::System.Runtime.CompilerServices.MethodImpl(
+        global::System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static void Tests(string[] args) { RUN }
     public static int Main(string[] args) {
         var input = global::System.Console.OpenStandardInput();
         var secret = new byte[64]; int got = 0, k;
@@ -183,7 +196,7 @@ internal static class NAME {
         input.Dispose();
         var stdout = global::System.Console.OpenStandardOutput();
         // (Console.Out may be the completion's writer: it is flushed here, where a failure is the tests')
-        try { RUN global::System.Console.Out.Flush(); }
+        try { Tests(args); global::System.Console.Out.Flush(); }
         catch (global::System.Exception e) {
             global::System.Console.Error.WriteLine("the tests failed: " + e.GetType().FullName + ": " + e.Message);
             global::System.Environment.Exit(1);
@@ -219,7 +232,10 @@ def program(setup: str, completion: str, tests: str, name: str) -> tuple[str, st
     path, main = entry
     blanked = blank(tests)
     returns_int = main.group(3) == "int"
-    edits = [(m.start(), m.end(), f"global::{name}_Check.Assert(") for m in _ASSERT.finditer(blanked)]
+    asserts = _ASSERT
+    if _USING_STATIC.search(blank(setup)) or _USING_STATIC.search(blanked):  # a bare Assert( is Debug's
+        asserts = re.compile(f"{_ASSERT.pattern}|(?<![\\w.@])Assert\\s*\\(")
+    edits = [(m.start(), m.end(), f"global::{name}_Check.Assert(") for m in asserts.finditer(blanked)]
     edits.append((main.start(), main.end(), f"internal static {main.group(3)} {name}_Main("))
     for start, stop, text in sorted(edits, reverse=True):
         tests = tests[:start] + text + tests[stop:]

@@ -537,7 +537,8 @@ FORGEABLE = {
     **dynamic_tests.FORGEABLE,
     "csharp": "the runtime's memory (/proc/self/mem, Marshal.ReadByte / Marshal.Copy on the end's arrays or a "
               "patched method); the end's secret is read from its stdin, not held as a constant; with no setup "
-              "that declares the function, a return type of its own whose == always holds",
+              "that declares the function, or one whose return type is object, dynamic or an interface, a "
+              "returned object of its own whose Equals or == always holds",
 }
 
 
