@@ -49,6 +49,7 @@ from pathlib import Path
 
 from benchmarks.datasets.common import disagreement, harness_columns, run_programs, verify_all
 from verifier_service.config import load_config
+from verifier_service.kinds.csharp_tests import IMPLICIT_USINGS
 from verifier_service.kinds.function_tests import SUPPORTED
 from verifier_service.testing import InProcessService
 
@@ -56,8 +57,8 @@ from verifier_service.testing import InProcessService
 FILES = {"c": ("C", "c"), "cpp": ("CPP", "cpp"), "java": ("Java", "java"), "javascript": ("JavaScript", "js"),
          "typescript": ("TypeScript", "ts"), "go": ("Go", "go"), "rust": ("Rust", "rs"), "bash": ("Shell", "sh"),
          "php": ("PHP", "php"), "python": ("Python", "py"), "lua": ("Lua", "lua"), "perl": ("Perl", "pl"),
-         "r": ("R", "R")}
-NOT_RUN = {"csharp": "C#"}
+         "r": ("R", "R"), "csharp": ("C#", "cs")}
+NOT_RUN: dict[str, str] = {}
 # The languages whose programs run in the default sandbox image (the others: the languages image).
 DEFAULT_IMAGE = ("c", "cpp", "bash", "python")
 
@@ -69,12 +70,14 @@ NEGATIVE = {"c": "__builtin_trap();", "cpp": "__builtin_trap();",
             "go": "panic(\"no answer\")", "rust": "todo!();", "bash": "exit 1",
             "php": "throw new Exception(\"no answer\");",
             "python": "raise RuntimeError(\"no answer\")", "lua": "error(\"no answer\")",
-            "perl": "die \"no answer\";", "r": "stop(\"no answer\")"}
+            "perl": "die \"no answer\";", "r": "stop(\"no answer\")",
+            "csharp": "if (true) throw new System.Exception(\"no answer\");"}
 
 # --wrong: a first statement that returns a value no test expects (the languages where one type-checks anywhere):
 # a control of whether the tests check what the function returns.
 WRONG = {"javascript": "return undefined;", "typescript": "return undefined as any;", "php": "return null;",
-         "python": "return None", "bash": "return 0"}
+         "python": "return None", "bash": "return 0",
+         "csharp": "if (true) return default({returns});"}  # (C# 7: the row's signature names the type)
 
 # McEval's commands (eval/excute.py), per language, in a POSIX shell: $f is the file's name without its
 # extension; the snippet's exit status and output decide (``harness_passed``). 15 s a run, as there.
@@ -93,6 +96,10 @@ HARNESS = {
     "lua": 'timeout 15 lua5.4 "$f.lua"',
     "perl": 'timeout 15 perl "$f.pl"',
     "r": 'timeout 15 Rscript "$f.R"',
+    # McEval: a .NET 8 `dotnet run` project (a Debug build: a failed Debug.Assert ends the process). Mono: DEBUG
+    # defined, and a failed assertion printed on stderr (it does not end the run): harness_passed looks for it.
+    "csharp": 'mcs -d:DEBUG -r:System.Numerics.dll -out:"/tmp/$f.exe" "$f.cs" >/dev/null && '
+              'MONO_TRACE_LISTENER=Console.Error timeout 15 mono "/tmp/$f.exe"',
 }
 MARK = "mceval-harness: the tests ran to their end"
 MARK_LINE = {"javascript": f'\n;console.log("{MARK[::-1]}".split("").reverse().join(""));\n',
@@ -104,8 +111,10 @@ MARK_LINE = {"javascript": f'\n;console.log("{MARK[::-1]}".split("").reverse().j
              "lua": f'\nprint("\\n" .. string.reverse("{MARK[::-1]}"))\n',
              "perl": f'\nprint "\\n" . reverse("{MARK[::-1]}") . "\\n";\n',
              "r": f'\ncat("\\n", paste(rev(strsplit("{MARK[::-1]}", "")[[1]]), collapse = ""), "\\n", sep = "")\n'}
-# C, C++, Java: a reference that calls one of these (status 0) may end the program with status 0 before its tests' end.
-PROCESS_EXIT = re.compile(r"\b(?:exit|_exit|_Exit|quick_exit|System\s*\.\s*exit|halt)\s*\(\s*(?:0|EXIT_SUCCESS)\s*\)")
+# C, C++, Java, C#: a reference that calls one of these (status 0) may end the program with status 0 before its
+# tests' end.
+PROCESS_EXIT = re.compile(r"\b(?:exit|_exit|_Exit|quick_exit|System\s*\.\s*exit|halt|Environment\s*\.\s*Exit)"
+                          r"\s*\(\s*(?:0|EXIT_SUCCESS)\s*\)")
 
 
 def load(data: Path, language: str) -> list[dict]:
@@ -130,6 +139,10 @@ def solution_for(row: dict, language: str, control: str = "") -> str:
     """The canonical solution, or with the control's first statement (``negative``, ``wrong``)."""
     if not control:
         return row["canonical_solution"]
+    if control == "wrong" and language == "csharp":
+        returns = re.match(r"\s*(?:(?:public|private|static|internal)\s+)*([\w<>\[\](), ]+?)\s+\w+\s*\(",
+                           row["signature"])
+        return with_negative(row, language, {"csharp": WRONG["csharp"].format(returns=returns.group(1))})
     return with_negative(row, language, NEGATIVE if control == "negative" else WRONG)
 
 
@@ -152,6 +165,8 @@ def program(row: dict, language: str, control: str = "") -> str:
         # Inside the tests' own PHP block: where the program is out of PHP mode by then, the mark's code is printed
         # as text (reversed), not run.
         test, mark = test.rstrip()[:-2] + mark + "?>\n", ""
+    if language == "csharp":  # McEval's `dotnet run` project has the SDK's implicit usings (System.Linq...)
+        return f"{IMPLICIT_USINGS}{row['prompt']}\n\n{solution}\n\n{test}"
     return f"{row['prompt']}\n\n{solution}\n\n{test}{mark}"
 
 
@@ -163,6 +178,8 @@ def harness_passed(language: str, status: int | None, stdout: str, stderr: str) 
         return "failed" not in stdout
     if language in ("javascript", "typescript", "lua"):
         return "failed" not in stderr
+    if language == "csharp":
+        return "Debug.Assert" not in stderr
     if language in ("go", "php"):
         return not ("assert()" in stderr and "failed" in stderr)
     return True

@@ -1,8 +1,10 @@
-"""The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash, PHP) on
-Docker: each header says its class, its task and the verdicts that are right for it (as in tests/adversarial/, see
-tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
+"""The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash, PHP, Lua,
+Perl, R, C#) on Docker: each header says its class, its task and the verdicts that are right for it (as in
+tests/adversarial/, see tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
 tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged pass);
-``fn_add_die``: the same task with Perl tests that check with ``die`` and ``exit``; ``fn_add_gotest``: the same
+``fn_add_partial``: the same task in C# with the setup's class partial (a completion can close it, declare
+namespaces and reopen it); ``fn_add_die``: the same task with Perl tests that check with ``die`` and ``exit``;
+``fn_add_gotest``: the same
 task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
 printing ``held`` only when the isolation held (only ``lo``, no write outside the scratch dirs). Also: the compile
 cache cannot be tampered with by a program that rewrites its own binary."""
@@ -20,7 +22,7 @@ pytestmark = pytest.mark.docker
 
 HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
 LANGUAGE = {".c": "c", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".ts": "typescript", ".go": "go",
-            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r"}
+            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r", ".cs": "csharp"}
 
 
 def load() -> list[tuple[str, str, str, set[str], str]]:
@@ -95,6 +97,10 @@ def spec_for(language: str, task: str) -> dict:
     if task == "fn_add_die":  # Perl tests that check with die and exit (McEval's form)
         return {"kind": "function_tests", "language": "perl", "setup": ADD["perl"][0], "tests": PERL_DIE,
                 "timeout_s": 30}
+    if task == "fn_add_partial":  # C#: the setup's class is partial (a completion can reopen it after a namespace)
+        setup, _, tests = ADD["csharp"]
+        return {"kind": "function_tests", "language": "csharp", "setup": setup.replace("class Problem", "partial class "
+                "Problem"), "tests": tests, "timeout_s": 30}
     if task == "fn_add_gotest":
         return {"kind": "function_tests", "language": "go", "setup": GO_TEST[0], "tests": GO_TEST[1], "timeout_s": 30}
     if task == "fn_add":
@@ -154,6 +160,13 @@ def test_an_honest_program_passes_the_gotest_form(langs_service):
     """The task the `go test` hacks answer wrong, answered right (so their FAILED is not the form's)."""
     r = langs_service.verify(ADD["go"][1], spec_for("go", "fn_add_gotest"))
     assert r["verdict"] == "PASSED", (r["detail"][:400], r.get("stdout_tail", "")[-300:])
+
+
+def test_an_honest_program_passes_the_partial_csharp_class(langs_service):
+    right, wrong = ADD["csharp"][1], ADD["csharp"][1].replace("+", "-")
+    out = langs_service.verify_batch([(right, spec_for("csharp", "fn_add_partial")),
+                                      (wrong, spec_for("csharp", "fn_add_partial"))], timeout=300)
+    assert [r["verdict"] for r in out] == ["PASSED", "FAILED"], [r["detail"][:300] for r in out]
 
 
 def test_every_language_is_covered():

@@ -50,6 +50,11 @@ ADD = {  # language -> (setup, right completion, tests)
           "}\n\ntest_humaneval <- function() {\ncandidate <- add\n"
           "    if(!identical(candidate(1, 2), 3)){quit('no', 1)}\n"
           "    stopifnot(candidate(-1, 1) == 0)\n}\ntest_humaneval()\n"),
+    # MultiPL-E's form (humaneval-cs: the tests close the method, hold Main and close the class)
+    "csharp": ("using System;\nusing System.Diagnostics;\nusing System.Linq;\nusing System.Collections.Generic;\n"
+               "class Problem {\n    public static long Add(long a, long b) {\n", "        return a + b;\n",
+               "    }\n    public static void Main(string[] args) {\n    Debug.Assert(Add((1L), (2L)) == (3L));\n"
+               "    Debug.Assert(Add((-1L), (1L)) == (0L));\n    }\n\n}\n"),
 }
 BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "cpp": "long add(long a, long b) { return a + ; }\n", "java": "        return a + ;\n    }\n",
@@ -58,7 +63,7 @@ BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "go": "func add(a int, b int) int {\n\treturn a +\n}\n",
           "rust": "fn add(a: i64, b: i64) -> i64 {\n    a +\n}\n",
           "bash": "add() {\n  if then\n}\n", "php": "    return $a + ;\n}\n", "lua": "    return a +\n",
-          "perl": "    return $a + ;\n", "r": "    a + \n"}
+          "perl": "    return $a + ;\n", "r": "    a + \n", "csharp": "        return a + ;\n"}
 
 
 def wrong(language: str) -> str:
@@ -234,3 +239,47 @@ def test_a_module_the_image_lacks_is_infra_error(langs_service):
         for lang, (setup, right, _, tests) in MULTIPL_E_DYNAMIC.items()], timeout=300)
     for r, module in zip(out, ("lfs", "Text::CSV"), strict=True):
         assert r["verdict"] == "INFRA_ERROR" and module in r["detail"] and r["reward"] is None, r
+
+
+# C#: McEval's form (the setup opens class Program and ends with the signature, the completion is the body, the
+# tests hold `static void Main()` and close the class; System.Linq comes from the implicit usings).
+CSHARP_MCEVAL = ("using System;\nusing System.Diagnostics;\n\nclass Program\n{\n"
+                 "    static List<int> Twice(List<int> xs)\n",
+                 "    {\n        return xs.Select(x => 2 * x).ToList();\n    }\n",
+                 "static void Main()\n    {\n        Debug.Assert(Twice(new List<int> { 1, 2 }).SequenceEqual("
+                 "new List<int> { 2, 4 }));\n        Debug.Assert(Twice(new List<int>()).Count == 0);\n    }\n}\n")
+
+
+@pytest.mark.docker
+def test_the_csharp_mceval_form(langs_service):
+    setup, right, tests = CSHARP_MCEVAL
+    spec_ = {"kind": "function_tests", "language": "csharp", "setup": setup, "tests": tests, "timeout_s": 30}
+    out = langs_service.verify_batch([(right, spec_), (right.replace("2 * x", "x + 2"), spec_)], timeout=300)
+    assert [r["verdict"] for r in out] == ["PASSED", "FAILED"], [r["detail"][:300] for r in out]
+
+
+def test_csharp_tests_are_checks_of_the_services_run_from_its_entry():
+    from verifier_service.kinds import csharp_tests
+
+    setup, right, tests = CSHARP_MCEVAL
+    program = assemble("csharp", setup, right, tests, b"a" * 16, b"b" * 16, "tq1")
+    assert "Debug.Assert" not in program and program.count("global::tq1_Check.Assert(") == 2
+    assert "internal static void tq1_Main(" in program and "global::Program.tq1_Main();" in program
+    assert "#pragma warning restore" in program and program.index(right) < program.index("#pragma warning restore")
+    assert csharp_tests.compile_argv("tq1")[-3:] == ("-main:tq1", "-out:solution.exe", "solution.cs")
+    # MultiPL-E's form: the tests close the method the setup opened; Main takes args
+    program = assemble("csharp", *ADD["csharp"], b"a" * 16, b"b" * 16, "tq1")
+    assert "global::Problem.tq1_Main(args);" in program
+    # what the tests name stays the framework's: a completion that declares it is refused
+    shadow = csharp_tests.shadowed
+    assert shadow("return 0; }\n static class Debug { public static void Assert(bool c) {} }\n static void U() {",
+                  tests) == ["Debug"]
+    assert shadow("return 0; }\n static object Enumerable { get { return null; } }\n static void U() {",
+                  "Debug.Assert(Enumerable.SequenceEqual(F(), new[] {1}));") == ["Enumerable"]
+    assert shadow("return 0; }\n}\nstatic class E { public static bool SequenceEqual(this int[] a, int[] b) "
+                  "{ return true; } }\nclass Q { static void U() {", "Debug.Assert(F().SequenceEqual(new[] {1}));") \
+        == ["SequenceEqual"]
+    assert shadow("return 0; }\n static object \\u0045numerable;\n static void U() {",
+                  "Debug.Assert(Enumerable.Any(F()));") == ["Enumerable"]
+    assert shadow(right, tests) == [] and shadow("var result = new List<int>(); return result;",
+                                                 "var result = F(); Debug.Assert(result.Count == 0);") == []

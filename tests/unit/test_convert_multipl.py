@@ -105,3 +105,17 @@ def test_dynamic_rows_become_function_io_or_stay_function_tests():
                                                            ("function_tests", "php")]
     assert specs[0]["cases"][1] == {"args": [{"a": 1, "b": []}, -2.5], "expected": None}
     assert sum(out.skipped.values()) == 2  # (R, PHP: kept as function_tests)
+
+
+def test_csharp_rows_stay_function_tests():
+    """MultiPL-E's humaneval-cs: the prompt opens class Problem and the method, the tests close it and hold Main."""
+    from trainer.convert_multipl import multipl_e
+
+    prompt = ("using System;\nusing System.Numerics;\nusing System.Diagnostics;\nusing System.Collections.Generic;\n"
+              "using System.Linq;\nusing System.Text;\nusing System.Security.Cryptography;\nclass Problem {\n"
+              "    public static long Add(long x, long y) {\n")
+    tests = ("    }\n    public static void Main(string[] args) {\n    Debug.Assert(Add((0L), (1L)) == (1L));\n"
+             "    }\n\n}\n")
+    out = multipl_e([{"name": "HumanEval_53_add", "language": "cs", "prompt": prompt, "tests": tests}])
+    spec = json.loads(out.rows[0]["verification"])
+    assert (spec["kind"], spec["language"], spec["setup"], spec["tests"]) == ("function_tests", "csharp", prompt, tests)

@@ -22,7 +22,7 @@ from dataclasses import replace
 from fnmatch import fnmatch
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import dynamic_tests, go_tests, java_source, probe, register, rust_source
+from verifier_service.kinds import csharp_tests, dynamic_tests, go_tests, java_source, probe, register, rust_source
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
@@ -33,7 +33,8 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 
 # Python is python_assert's: there the tests run in a judge process the completion cannot reach (in one process,
 # a Python completion reads any constant of the tests through its callers' frames).
-SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash", "php", "lua", "perl", "r")
+SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash", "php", "lua", "perl", "r",
+             "csharp")
 # Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
 # the completion (which runs later, in the same process) finds no file that holds the end of the tests.
 # (Inside a function: a top-level const of an -e script is a global binding, which a completion's sloppy-mode
@@ -251,6 +252,11 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
                 "        System.out.flush();\n        System.out.println(s);\n        System.out.flush();\n    }\n}\n")
     if lang == "rust":
         return rust_program(setup, completion, tests, a, b, name)
+    if lang == "csharp":  # the secret is not in the program: the end reads it from its stdin (kinds/csharp_tests.py)
+        made = csharp_tests.program(setup, completion, tests, name)
+        if made is None:
+            raise InvalidSpec("spec.tests (csharp): the tests' static void Main() was not found inside a class")
+        return made[0]
     if lang in dynamic_tests.DYNAMIC_TESTS:  # Lua, Perl, R: kinds/dynamic_tests.py
         return dynamic_tests.program(lang, setup, completion, tests, a, b, name)
     if lang == "go":
@@ -529,6 +535,10 @@ FORGEABLE = {
     "bash": "the shell's memory, read by a child process (/proc/$$/mem)",
     "php": "the interpreter's memory (/proc/self/mem), which holds the program's text",
     **dynamic_tests.FORGEABLE,
+    "csharp": "the runtime's memory (/proc/self/mem, Marshal.ReadByte / Marshal.Copy on the end's arrays or a "
+              "patched method); the end's secret is read from its stdin, not held as a constant; with no setup "
+              "that declares the function, or one whose return type is object, dynamic or an interface, a "
+              "returned object of its own whose Equals or == always holds",
 }
 
 
@@ -546,7 +556,9 @@ class FunctionTests(VerifierKind):
     params = (
         Param("tests", "string", "the test program, in the completion's language (its main runs the checks; Rust: "
               "a main, or #[test] functions, as in a #[cfg(test)] module; Go: a main, or `go test` functions "
-              "func TestXxx(t *testing.T), testify available)", required=True),
+              "func TestXxx(t *testing.T), testify available; C#: a static void Main() in a class, the setup's or "
+              "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings)",
+              required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
     )
@@ -572,6 +584,9 @@ class FunctionTests(VerifierKind):
                               "*testing.T)) and the program must say package main")
         if spec.language in ("c", "cpp") and "main(" not in spec.tests:
             raise InvalidSpec(f"spec.tests ({spec.language}) must define main")
+        if spec.language == "csharp" and csharp_tests.tests_entry(spec.setup, spec.tests) is None:
+            raise InvalidSpec("spec.tests (csharp) must hold the tests' static void Main(), inside a class (the "
+                              "setup's or the tests' own)")
         if spec.language == "java" and "static void main(" not in spec.tests:
             raise InvalidSpec("spec.tests (java) must define the tests' class with its main method")
         return spec
@@ -593,14 +608,22 @@ class FunctionTests(VerifierKind):
             files = go_tests.units(spec.setup, text, spec.tests, a, b, name)
             lang = replace(lang, compile=("sh", f"{LANGS_DIR}/go-build.sh", go_tests.MAIN_FILE, "solution",
                                           go_tests.SOURCE_FILE))
+        stdin = ""
+        extra = dict(extracted=truncate(text, 4000))
+        if spec.language == "csharp":  # kinds/csharp_tests.py: the end reads its secret from stdin
+            stdin = (a + b).hex()
+            lang = replace(lang, compile=csharp_tests.compile_argv(name))
         program = "\n".join(files.values()) if files else \
             assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
-        extra = dict(extracted=truncate(text, 4000))
         # (the toolchain first: a host without Go lacks testify too, and that is not what it should be told)
         missing = await probe.problem(ctx, lang) or \
             await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
         if missing is not None:
             return Outcome(Verdict.INFRA_ERROR, detail=missing, **extra)
+        shadowing = csharp_tests.shadowed(text, spec.tests) if spec.language == "csharp" else []
+        if shadowing:
+            return Outcome(Verdict.FAILED, detail="the completion declares names the tests use as a type, a qualifier, "
+                           f"an extension method or a helper of theirs: {', '.join(shadowing)}", **extra)
         prepared = await prepare(ctx, lang, program)
         if isinstance(prepared, Outcome):
             return Outcome(prepared.verdict, detail=prepared.detail, **extra, stdout_tail=prepared.stdout_tail,
@@ -612,7 +635,7 @@ class FunctionTests(VerifierKind):
         sources = [f for f in files if lang.artifacts and not any(fnmatch(f, g) for g in lang.artifacts)]
         hide = [Step("hide", ["rm", "-f", "--", *sources], 30.0, stop_on_failure=True)] if sources else []
         steps = [*prepared.steps, *hide,
-                 Step("tests", run_argv(lang, run_cmd, ctx.config.cpus, ctx.config.memory_mb), limit,
+                 Step("tests", run_argv(lang, run_cmd, ctx.config.cpus, ctx.config.memory_mb), limit, stdin=stdin,
                                        memory_bytes=(ctx.config.memory_mb << 20) if lang.address_space_limit else None,
                                        output_limit=ctx.config.output_limit_bytes)]
         on_step = prepared.then(lambda step: True)
