@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -377,7 +377,8 @@ MAIN_FORMS = {  # McEval's forms of a test file run as `python FILE`
     "helper that asserts": "def expect(a, b):\n    assert add(a, b) == a + b\n\ndef test_all():\n"
                            "    expect(1, 2)\n    expect(5, 6)\n\ntest_all()\n",
     "unittest": "import unittest\n\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
-                "        self.assertEqual(add(1, 2), 3)\n    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n"
+                "        self.assertEqual(add(1, 2), 3)\n    def test_zero(self):\n"
+                "        self.assertEqual(add(0, 0), 0)\n"
                 "\nif __name__ == '__main__':\n    unittest.main()\n",
 }
 
