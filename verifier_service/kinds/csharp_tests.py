@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from verifier_service.kinds.source_text import wipe
+
 _VERBATIM = re.compile(r'\$?@\$?"')
 
 
@@ -38,20 +40,15 @@ def blank(source: str) -> str:
     out = list(source)
     i, n = 0, len(source)
 
-    def wipe(a: int, b: int) -> None:
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
     while i < n:
         c = source[i]
         if source.startswith("//", i):
             j = n if (j := source.find("\n", i)) < 0 else j
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif source.startswith("/*", i):
             j = n if (j := source.find("*/", i + 2)) < 0 else j + 2
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif (m := _VERBATIM.match(source, i)) is not None:
             j = m.end()
@@ -62,14 +59,14 @@ def blank(source: str) -> str:
                         continue
                     break
                 j += 1
-            wipe(i, j + 1)
+            wipe(out, i, j + 1)
             i = j + 1
         elif c == '"' or (c == "$" and source.startswith('$"', i)) or c == "'":
             q = "'" if c == "'" else '"'
             j = i + (2 if c == "$" else 1)
             while j < n and source[j] != q and source[j] != "\n":
                 j += 2 if source[j] == "\\" else 1
-            wipe(i, j + 1)
+            wipe(out, i, j + 1)
             i = j + 1
         else:
             i += 1

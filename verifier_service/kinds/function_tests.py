@@ -27,6 +27,7 @@ from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
 from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, Language, link_libs, run_argv
+from verifier_service.kinds.source_text import wipe
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
@@ -395,11 +396,6 @@ def php_blank(source: str) -> str:
     out = list(source)
     i, n = 0, len(source)
 
-    def wipe(a: int, b: int) -> None:
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
     while i < n:
         c = source[i]
         heredoc = _PHP_HEREDOC.match(source, i) if c == "<" else None
@@ -407,26 +403,26 @@ def php_blank(source: str) -> str:
             j = n if (j := source.find("\n", i)) < 0 else j
             if (k := source.find("?>", i, j)) >= 0:  # a line comment ends at ?>
                 j = k
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif source.startswith("/*", i):
             j = n if (j := source.find("*/", i + 2)) < 0 else j + 2
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif source.startswith("?>", i):
             j = n if (j := source.find("<?", i + 2)) < 0 else j
-            wipe(i, j)
+            wipe(out, i, j)
             i = j + 2
         elif heredoc is not None:
             end = re.compile(rf"^[ \t]*{heredoc.group(2)}\b", re.MULTILINE).search(source, heredoc.end())
             j = n if end is None else end.end()
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif c in "\"'`":
             j = i + 1
             while j < n and source[j] != c:
                 j += 2 if source[j] == "\\" else 1
-            wipe(i + 1, j)
+            wipe(out, i + 1, j)
             i = j + 1
         else:
             i += 1

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from verifier_service.kinds.source_text import wipe
+
 _IDENT = r"(?:[^\W\d]|\$)(?:\w|\$){0,200}"
 _TYPE_DECL = re.compile(rf"(?<![.\w$])(class|interface|enum|record)\s+({_IDENT})")
 _MAIN = re.compile(r"(?<![\w$])static\s+(?:final\s+)?(?:synchronized\s+)?void\s+main\s*\(")
@@ -23,34 +25,29 @@ def blank(source: str) -> str:
     out = list(source)
     i, n = 0, len(source)
 
-    def wipe(a: int, b: int) -> None:
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
     while i < n:
         c = source[i]
         if source.startswith("//", i):
             j = source.find("\n", i)
             j = n if j < 0 else j
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif source.startswith("/*", i):
             j = source.find("*/", i + 2)
             j = n if j < 0 else j + 2
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif source.startswith('"""', i):
             j = i + 3
             while j < n and not source.startswith('"""', j):
                 j += 2 if source[j] == "\\" else 1
-            wipe(i + 1, j)
+            wipe(out, i + 1, j)
             i = j + 3
         elif c in "\"'":
             j = i + 1
             while j < n and source[j] != c and source[j] != "\n":
                 j += 2 if source[j] == "\\" else 1
-            wipe(i + 1, j)
+            wipe(out, i + 1, j)
             i = j + 1
         else:
             i += 1

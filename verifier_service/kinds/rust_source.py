@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from verifier_service.kinds.source_text import wipe
+
 
 def blank(source: str) -> str:
     """``source`` with comments (nested block comments too), string, raw string, byte string and character
@@ -16,17 +18,12 @@ def blank(source: str) -> str:
     out = list(source)
     i, n = 0, len(source)
 
-    def wipe(a: int, b: int) -> None:
-        for k in range(a, min(b, n)):
-            if out[k] != "\n":
-                out[k] = " "
-
     while i < n:
         c = source[i]
         if source.startswith("//", i):
             j = source.find("\n", i)
             j = n if j < 0 else j
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif source.startswith("/*", i):
             depth, j = 1, i + 2
@@ -37,24 +34,24 @@ def blank(source: str) -> str:
                     depth, j = depth - 1, j + 2
                 else:
                     j += 1
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif (m := re.compile(r"b?r(#*)\"").match(source, i)) and (i == 0 or not _ident(source[i - 1])):
             close = '"' + m.group(1)
             j = source.find(close, m.end())
             j = n if j < 0 else j + len(close)
-            wipe(i, j)
+            wipe(out, i, j)
             i = j
         elif c == '"':
             j = i + 1
             while j < n and source[j] != '"':
                 j += 2 if source[j] == "\\" else 1
-            wipe(i, j + 1)
+            wipe(out, i, j + 1)
             i = j + 1
         elif c == "'":
             m = re.compile(r"'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F_]{1,8}\}|.))'").match(source, i)
             if m is not None:
-                wipe(i, m.end())
+                wipe(out, i, m.end())
                 i = m.end()
             else:  # a lifetime or a label
                 i += 1

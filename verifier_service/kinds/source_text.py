@@ -1,0 +1,12 @@
+"""What the source blankers share (``java_source.blank``, ``rust_source.blank``, ``csharp_tests.blank``,
+``function_tests.php_blank``): each replaces its language's comments and literals by spaces, keeping the
+text's length, offsets and newlines, so that a pattern found in the blanked text is code at the same place."""
+
+from __future__ import annotations
+
+
+def wipe(out: list[str], a: int, b: int) -> None:
+    """Spaces over ``out[a:b]`` (clipped to its end), its newlines kept."""
+    for k in range(a, min(b, len(out))):
+        if out[k] != "\n":
+            out[k] = " "
