@@ -42,7 +42,7 @@ def marked_size(completion: str) -> int | None:
     if not completion.startswith(OVERSIZE):
         return None
     size = completion[len(OVERSIZE):]
-    return int(size) if size[:1] == " " and size[1:].isdigit() else None
+    return int(size) if size[:1] == " " and size[1:].isascii() and size[1:].isdigit() else None
 _PACKAGE = "rlvr.verifier.v1"
 _LENIENT_PACKAGE = "rlvr.verifier.lenient"
 
