@@ -154,6 +154,12 @@ class ServiceConfig:
                                                "settings) this long after it opened is closed")
     grpc_max_calls_per_peer: int = _f(256, "gRPC calls in flight from one client address; one more is "
                                            "RESOURCE_EXHAUSTED (retry after 1 s)")
+    auth_refusal_burst: int = _f(20, "refused authentications (no key, a wrong key) from one client address answered "
+                                     "at once per second; each further one that second is answered after "
+                                     "auth_refusal_delay_s (a keyless flood then holds its connections, not the "
+                                     "service)")
+    auth_refusal_delay_s: float = _f(1.0, "how long a refused authentication past auth_refusal_burst waits for its "
+                                          "answer (HTTP 401, gRPC UNAUTHENTICATED)")
     stream_max_batches: int = _f(4, "VerifyStream batches read ahead and not yet answered, per stream: a client "
                                     "that stops reading answers stops being read")
     max_spec_bytes: int = _f(4 * 1024 * 1024, "largest spec of one request (serialized; checked before it is "
@@ -179,14 +185,15 @@ class ServiceConfig:
                      "http_max_body_values", "memory_mb", "pids_limit", "tmpfs_mb", "file_size_mb",
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
                      "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
-                     "grpc_max_connections", "grpc_max_calls_per_peer", "http_body_budget_bytes",
+                     "grpc_max_connections", "grpc_max_calls_per_peer", "http_body_budget_bytes", "auth_refusal_burst",
                      "http_tenant_body_budget_bytes",
                      "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst",
                      "cpus", "default_timeout_s", "max_timeout_s", "spec_check_timeout_s", "compile_timeout_s",
                      "max_job_s", "health_interval_s",
                      "pool_max_age_s", "session_cell_timeout_s", "session_budget_s", "session_idle_ttl_s",
                      "session_max_lifetime_s", "http_idle_timeout_s", "http_body_timeout_s",
-                     "grpc_max_connection_idle_s", "grpc_handshake_timeout_s", "log_repeat_interval_s"):
+                     "grpc_max_connection_idle_s", "grpc_handshake_timeout_s", "log_repeat_interval_s",
+                     "auth_refusal_delay_s"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         if self.default_timeout_s > self.max_timeout_s:
@@ -252,7 +259,8 @@ SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_ag
                "http_port", "http_host", "http_max_body_bytes", "openrlhf_strip_tokens", "http_max_connections",
                "http_max_connections_per_peer", "http_idle_timeout_s", "http_body_timeout_s", "http_body_budget_bytes",
                "http_tenant_body_budget_bytes", "fd_reserve", "grpc_max_connection_idle_s", "grpc_max_connections",
-               "grpc_handshake_timeout_s", "grpc_max_calls_per_peer", "stream_max_batches", "jupyter_max_output_bytes",
+               "grpc_handshake_timeout_s", "grpc_max_calls_per_peer", "auth_refusal_burst", "auth_refusal_delay_s",
+               "stream_max_batches", "jupyter_max_output_bytes",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",
                "max_pending_bytes", "tenant_pending_bytes",
                "max_message_bytes", "max_batch_size", "max_sessions", "session_spares", "session_cell_timeout_s",

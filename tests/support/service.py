@@ -43,7 +43,9 @@ TEST_CONFIG = ServiceConfig(host="127.0.0.1", port=0, memory_mb=256,
                             shutdown_grace_s=1.0, output_limit_bytes=256 * 1024,
                             bwrap_cgroup=os.environ.get("RLVR_TEST_BWRAP_CGROUP", "auto"),
                             bwrap_python=os.environ.get("RLVR_TEST_BWRAP_PYTHON", ""),
-                            bwrap_allow_host_root=ALLOW_HOST_ROOT)
+                            bwrap_allow_host_root=ALLOW_HOST_ROOT,
+                            # (tests send refused calls fast; the pace itself: test_front_door)
+                            auth_refusal_burst=1000)
 
 
 class RunningService(InProcessService):

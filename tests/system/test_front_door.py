@@ -399,6 +399,44 @@ def test_unauthenticated_floods_leave_a_bounded_audit(door):
     assert len(refused_lines()) - start <= 5  # log_repeat_burst per interval
 
 
+def test_refused_authentications_past_a_burst_are_answered_late_and_tenants_are_not(tmp_path):
+    """A keyless client that sends as fast as it is answered: past auth_refusal_burst a second from its address,
+    each refusal waits auth_refusal_delay_s (here longer than the test), on both doors; a tenant calling from the
+    same address meanwhile is answered. (The pace is the door's, before any sandbox: one backend.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    keys = Keys("free")
+    config = replace(TEST_CONFIG, http_port=free_port(), tenants=write_tenants(tmp_path / "t.yaml", keys, {}),
+                     auth_refusal_burst=2, auth_refusal_delay_s=600.0)
+    service = RunningService(config)
+    try:
+        def keyless_http():
+            try:
+                return requests.post(service.http_url + "/get_reward", json={}, timeout=(10, 4)).status_code
+            except requests.exceptions.ReadTimeout:
+                return "held"
+
+        with ThreadPoolExecutor(6) as pool:
+            flood = [pool.submit(keyless_http) for _ in range(6)]
+            tenant = requests.post(service.http_url + "/get_reward", json={"query": ["\\boxed{1}"],
+                                   "labels": [{"kind": "math", "gold": "1"}]},
+                                   headers={"Authorization": f"Bearer {keys.key['free']}"}, timeout=30)
+            answers = [f.result() for f in flood]
+        assert set(answers) <= {401, "held"} and answers.count("held") >= 2, answers
+        assert tenant.status_code == 200 and tenant.json()["rewards"] == [1.0]
+
+        request = request_from_json({"id": "k", "completion": "\\boxed{1}", "spec": {"kind": "math", "gold": "1"}})
+        calls = [service.stub.Verify.future(request, timeout=4) for _ in range(6)]
+        held = [call.exception() for call in calls]
+        codes = [e.code() if e is not None else grpc.StatusCode.OK for e in held]
+        assert set(codes) <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.DEADLINE_EXCEEDED}, codes
+        assert codes.count(grpc.StatusCode.DEADLINE_EXCEEDED) >= 2, codes
+        ok = service.stub.Verify(request, metadata=keys.metadata("free"), timeout=30)
+        assert ok.reward == 1.0
+    finally:
+        service.close()
+
+
 # ---- item 6: metrics --------------------------------------------------------------------------------------------
 
 def test_metrics_show_a_tenant_only_its_own(door):

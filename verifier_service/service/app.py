@@ -38,6 +38,7 @@ class App:
         catalog = Catalog.load(config.catalog, check=self.engine.prepare) if config.catalog else Catalog()
         self.audit = AuditLog(config.audit_log, Repeats(config.log_repeat_burst, config.log_repeat_interval_s))
         self.metrics = Metrics()
+        self._refusals = Repeats(config.auth_refusal_burst, 1.0)  # refused authentications per client address
         self.verifier = Verifier(self.engine, catalog=catalog, audit=self.audit, metrics=self.metrics)
         self.sessions = SessionManager(config, self.sandbox, self.audit, self.metrics)
         for pool in (self.sandbox, self.pure_pool):  # the tenants' weights share the slots (a reload applies)
@@ -65,6 +66,15 @@ class App:
             self.audit.refused(method=method, tenant=None, status="UNAUTHENTICATED", message=problem,
                                metadata=metadata)
         return tenant, problem
+
+    def refusal_delay(self, peer: str) -> float:
+        """Seconds the door waits before it answers a refused authentication from client address ``peer``: none
+        for the first ``auth_refusal_burst`` of a second, ``auth_refusal_delay_s`` for each further one. A client
+        without a key that sends as fast as it is answered then sends a few calls a second per connection it
+        holds (a connection and a call in flight are bounded per address), and does not take the event loop
+        from the tenants."""
+        within, _ = self._refusals.admit(peer)
+        return 0.0 if within else self.config.auth_refusal_delay_s
 
     async def start(self) -> None:
         """Starts the workers, checks the sandbox backend, warms its pool and watches its health."""

@@ -4,6 +4,8 @@ set in ``current_tenant`` for the handler, or UNAUTHENTICATED. Who is calling is
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 
 from verifier_service.service.app import App
@@ -25,6 +27,15 @@ def certificate_names(context) -> list[str]:
     return names
 
 
+def peer_address(context) -> str:
+    """The client's address without its port ('ipv4:127.0.0.1:5555' -> 'ipv4:127.0.0.1')."""
+    try:
+        peer = context.peer() or "?"
+    except Exception:  # noqa: BLE001 - a context without a peer
+        return "?"
+    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
+
+
 class AuthInterceptor(grpc.aio.ServerInterceptor):
     """Authenticates each Verifier RPC with the app's tenants as loaded now (a reload applies to the next call)."""
 
@@ -42,6 +53,9 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
     async def _authenticate(self, method: str, metadata, context) -> Tenant:
         tenant, problem = self.app.authenticate(method.rsplit("/", 1)[-1], metadata, certificate_names(context))
         if tenant is None:
+            delay = self.app.refusal_delay(peer_address(context))
+            if delay:  # (past auth_refusal_burst a second from this address)
+                await asyncio.sleep(delay)
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, problem)
         assert tenant is not None  # abort raises
         return tenant

@@ -26,7 +26,7 @@ import grpc
 
 from verifier_service._generated import verifier_pb2
 from verifier_service.credentials import RETRY_AFTER_KEY
-from verifier_service.doors.grpc.auth import PROTECTED_PREFIX
+from verifier_service.doors.grpc.auth import PROTECTED_PREFIX, peer_address
 from verifier_service.service.context import REQUEST_ID_KEY, current_request_id, request_id_from
 from verifier_service.tenancy.auth import current_tenant
 from verifier_service.wire import decode as wire_decode
@@ -80,7 +80,7 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         context.set_trailing_metadata(((REQUEST_ID_KEY, rid),))
         if self.metrics is not None:
             self.metrics.in_flight += 1
-        peer = _address(context)
+        peer = peer_address(context)
         self.calls[peer] = self.calls.get(peer, 0) + 1
         return time.monotonic(), peer
 
@@ -115,15 +115,6 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         if code != "OK":  # refusals are bounded per client address (RepeatFilter)
             extra["repeat_key"] = peer
         log.log(level, "rpc %s %s", method, code, extra=extra)
-
-
-def _address(context) -> str:
-    """The client's address without its port ('ipv4:127.0.0.1:5555' -> 'ipv4:127.0.0.1')."""
-    try:
-        peer = context.peer() or "?"
-    except Exception:  # noqa: BLE001 - a context without a peer
-        return "?"
-    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
 
 
 def _code_name(context, failure: BaseException | None) -> str:

@@ -193,7 +193,7 @@ class HttpFrontDoor:
     async def _answer(self, request: web.Request, handler, keyed: bool) -> web.StreamResponse:
         try:
             if keyed:
-                current_tenant.set(self._authenticate(request))
+                current_tenant.set(await self._authenticate(request))
             return await handler(request)
         except HttpError as exc:
             response = _error(exc.status, exc.message, exc.headers, exc.body)
@@ -217,9 +217,12 @@ class HttpFrontDoor:
             log.exception("internal error in %s %s (ref %s)", request.method, request.path, ref)
             return _error(500, f"internal error; the server log has reference {ref}")
 
-    def _authenticate(self, request: web.Request):
+    async def _authenticate(self, request: web.Request):
         tenant, problem = self.app.authenticate(f"POST {request.path}", tuple(request.headers.items()))
         if tenant is None:
+            delay = self.app.refusal_delay(request.remote or "?")
+            if delay:  # (past auth_refusal_burst a second from this address)
+                await asyncio.sleep(delay)
             raise HttpError(401, problem.replace("the metadata", "the header"), {"WWW-Authenticate": "Bearer"})
         return tenant
 
