@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from verifier_service.kinds.source_text import wipe
+from verifier_service.kinds.source_text import block_end, line_end, wipe
 
 _VERBATIM = re.compile(r'\$?@\$?"')
 
@@ -43,11 +43,11 @@ def blank(source: str) -> str:
     while i < n:
         c = source[i]
         if source.startswith("//", i):
-            j = n if (j := source.find("\n", i)) < 0 else j
+            j = line_end(source, i)
             wipe(out, i, j)
             i = j
         elif source.startswith("/*", i):
-            j = n if (j := source.find("*/", i + 2)) < 0 else j + 2
+            j = block_end(source, i)
             wipe(out, i, j)
             i = j
         elif (m := _VERBATIM.match(source, i)) is not None:

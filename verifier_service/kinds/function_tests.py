@@ -27,7 +27,7 @@ from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
 from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, Language, link_libs, run_argv
-from verifier_service.kinds.source_text import wipe
+from verifier_service.kinds.source_text import block_end, line_end, wipe
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
@@ -400,13 +400,13 @@ def php_blank(source: str) -> str:
         c = source[i]
         heredoc = _PHP_HEREDOC.match(source, i) if c == "<" else None
         if source.startswith("//", i) or (c == "#" and not source.startswith("#[", i)):
-            j = n if (j := source.find("\n", i)) < 0 else j
+            j = line_end(source, i)
             if (k := source.find("?>", i, j)) >= 0:  # a line comment ends at ?>
                 j = k
             wipe(out, i, j)
             i = j
         elif source.startswith("/*", i):
-            j = n if (j := source.find("*/", i + 2)) < 0 else j + 2
+            j = block_end(source, i)
             wipe(out, i, j)
             i = j
         elif source.startswith("?>", i):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from verifier_service.kinds.source_text import wipe
+from verifier_service.kinds.source_text import block_end, line_end, wipe
 
 _IDENT = r"(?:[^\W\d]|\$)(?:\w|\$){0,200}"
 _TYPE_DECL = re.compile(rf"(?<![.\w$])(class|interface|enum|record)\s+({_IDENT})")
@@ -28,13 +28,11 @@ def blank(source: str) -> str:
     while i < n:
         c = source[i]
         if source.startswith("//", i):
-            j = source.find("\n", i)
-            j = n if j < 0 else j
+            j = line_end(source, i)
             wipe(out, i, j)
             i = j
         elif source.startswith("/*", i):
-            j = source.find("*/", i + 2)
-            j = n if j < 0 else j + 2
+            j = block_end(source, i)
             wipe(out, i, j)
             i = j
         elif source.startswith('"""', i):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from verifier_service.kinds.source_text import wipe
+from verifier_service.kinds.source_text import line_end, wipe
 
 
 def blank(source: str) -> str:
@@ -21,8 +21,7 @@ def blank(source: str) -> str:
     while i < n:
         c = source[i]
         if source.startswith("//", i):
-            j = source.find("\n", i)
-            j = n if j < 0 else j
+            j = line_end(source, i)
             wipe(out, i, j)
             i = j
         elif source.startswith("/*", i):

@@ -10,3 +10,15 @@ def wipe(out: list[str], a: int, b: int) -> None:
     for k in range(a, min(b, len(out))):
         if out[k] != "\n":
             out[k] = " "
+
+
+def line_end(source: str, i: int) -> int:
+    """Where the line comment at ``i`` ends: at its newline (the text's end when there is none)."""
+    j = source.find("\n", i)
+    return len(source) if j < 0 else j
+
+
+def block_end(source: str, i: int) -> int:
+    """Just past the ``*/`` that closes the ``/*`` comment at ``i`` (not nested; the text's end when unclosed)."""
+    j = source.find("*/", i + 2)
+    return len(source) if j < 0 else j + 2
