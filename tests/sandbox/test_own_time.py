@@ -118,10 +118,9 @@ def run_alone(program: str, limit_s: float, hogs: int = 0, wall_clock: bool = Fa
 
 
 @pytest.mark.docker
-def test_a_busy_loop_ends_by_the_backstop(docker_ready):
+def test_a_busy_loop_times_out_on_its_own_time(docker_ready):
     r = run_alone("while True:\n    pass\n", LIMIT_S)
-    assert r["timed_out"], r
-    assert r["duration_s"] < 2 * LIMIT_S + 1 + 1.0, r  # the backstop (and a poll's worth: the step's end)
+    assert r["timed_out"], r  # (the backstop's bound: tests/unit/test_stepclock.py, on a fake clock)
     assert "run_queue_s" in r, r  # Docker's /proc shows the delay: the limit is the program's own time here
 
 

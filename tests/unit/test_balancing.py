@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import grpc
 import pytest
@@ -137,18 +136,17 @@ def test_the_client_gives_up_after_its_attempts_and_never_retries_caller_errors(
 
     async def main(target):
         client = await VerifierClient.connect(target, retry=FAST)
-        started = time.monotonic()
         try:
             await client.verify_batch(batch(), timeout_s=10)
         except RemoteError as exc:
-            return exc, time.monotonic() - started
+            return exc
         finally:
             await client.close()
 
-    exc, took = asyncio.run(main(address))
-    assert exc.code == "UNAVAILABLE" and exc.retryable and took < 5
+    exc = asyncio.run(main(address))
+    assert exc.code == "UNAVAILABLE" and exc.retryable  # its attempts' last answer, not the 10 s deadline's
     assert 5 <= servicer.calls <= 15  # 5 attempts, each with gRPC's own up to 3
-    exc, _ = asyncio.run(main(invalid_address))
+    exc = asyncio.run(main(invalid_address))
     assert exc.code == "INVALID_ARGUMENT" and invalid.calls == 1
 
 
