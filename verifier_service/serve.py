@@ -6,6 +6,7 @@ worker processes. ``verifier-service serve`` runs ``serve_workers``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import resource
 import signal
@@ -107,6 +108,11 @@ async def serve(config: ServiceConfig, on_reload=None) -> None:
     except BaseException:  # a port in use, found after the pools started: they go with the process
         await app.stop()
         raise
+    # What start-up made (modules, pools, servers) lives as long as the process: frozen, the collector's full
+    # passes no longer walk it. Each such pass stops the event loop, so every tenant's calls, for as long as it
+    # takes, and a flood of calls makes them frequent (measured: 16 full passes in one flood of large batches,
+    # 373 ms at most and 3.2 s in all; frozen, 90 ms and 0.6 s).
+    gc.freeze()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
