@@ -269,7 +269,7 @@ def compile_script(name: str) -> tuple[str, ...]:
         "set -e\n"
         f"mkdir -p .c .h && mv {mod}.d .c/ && mv {mod}.di .h/\n"
         f"(cd .c && gdc -O2 -c -o ../.sol.o {mod}.d)\n"
-        f"gdc -O2 -funittest -I.h -c -o .tests.o {name}_tests.d\n"
+        f"gdc -O2 -funittest -fall-instantiations -I.h -c -o .tests.o {name}_tests.d\n"
         # Code that would run before main: only gdc's own DSO constructor/destructor may be in the init arrays.
         "bad=$(readelf -SW .sol.o | sed -n 's/^ *\\[ *[0-9]*\\] \\([^ ]*\\) .*/\\1/p' "
         "| grep -E '^(\\.rela?)?\\.(init|fini|preinit|ctors|dtors)' "
@@ -283,9 +283,17 @@ def compile_script(name: str) -> tuple[str, ...]:
         "  echo \"solution.d: error: the completion has code that runs before main (refused):\" $bad $refs $strong "
         "$ifunc >&2; exit 1\n"
         "fi\n"
+        # (a COMDAT group's signature stays global: the tests' object, linked first, keeps its own copy of a
+        # template instance both make; one the tests' object does not emit, a member of a type the setup's
+        # signature instantiates, comes from the completion's object)
+        "readelf -gW .sol.o | sed -n 's/.*\\] \\[\\(.*\\)\\] contains.*/\\1/p' > .groups\n"
+        # (and a weak instance of a Phobos/druntime template the tests' object needs but does not emit)
+        "nm -u .tests.o | awk '{print $NF}' | sort -u > .needed\n"
+        "nm --defined-only .sol.o | awk '$(NF-1) == \"W\" && $NF ~ /^_D(3std|4core|6object)/ {print $NF}' "
+        "| sort -u | comm -12 - .needed >> .groups\n"
         f"nm -g --defined-only .sol.o | awk '{{print $NF}}' | grep -v '^{prefix}' | grep -v '^gdc\\.' "
-        "> .localize || true\n"
+        "| grep -vxFf .groups > .localize || true\n"
         "[ ! -s .localize ] || objcopy --localize-symbols=.localize .sol.o\n"
         "gdc -o solution .tests.o .sol.o\n"
-        f"rm -rf .c .h .sol.o .tests.o .localize {name}_tests.d\n")
+        f"rm -rf .c .h .sol.o .tests.o .localize .groups .needed {name}_tests.d\n")
     return ("sh", "-c", script)

@@ -547,6 +547,12 @@ FORGEABLE = {
               "patched method); the end's secret is read from its stdin, not held as a constant; with no setup "
               "that declares the function, or one whose return type is object, dynamic or an interface, a "
               "returned object of its own whose Equals or == always holds",
+    "d": "its own memory (/proc/self/mem, or mprotect on the end's page, which holds the secret read from stdin "
+         "while the tests run; the tests' expected values are in their machine code, readable from the caller's "
+         "frame); a template instance of Phobos/druntime that the tests' object uses but does not emit (Nullable's "
+         "members, when the setup's signature returns one) is the completion object's copy, which it could define "
+         "itself (pragma(mangle), weak); the tests' module never sees the completion's source, its other symbols "
+         "are made local and code of its that would run before main is refused",
 }
 
 
@@ -565,7 +571,9 @@ class FunctionTests(VerifierKind):
         Param("tests", "string", "the test program, in the completion's language (its main runs the checks; Rust: "
               "a main, or #[test] functions, as in a #[cfg(test)] module; Go: a main, or `go test` functions "
               "func TestXxx(t *testing.T), testify available; C#: a static void Main() in a class, the setup's or "
-              "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings)",
+              "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings; D: "
+              "unittest blocks and/or a main, MultiPL-E's `rdmd -unittest -main` form, assert made a check that "
+              "ends the process, gdc)",
               required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
