@@ -126,6 +126,31 @@ def _top_level_imports(text: str) -> list[str]:
             for m in _IMPORT.finditer(blanked) if depths[m.start()] == 0 and '"' not in text[m.start():m.end()]]
 
 
+def _prototypes_only(text: str) -> str:
+    """``text`` with each top-level plain function definition (a helper the prompt defines) made its prototype: the
+    interface is compiled with the tests (a root module there), and the definition is the completion's module's."""
+    blanked = blank(text)
+    depths = _depths(blanked)
+    out, last = [], 0
+    for m in _DEF.finditer(blanked):
+        if m.start() < last or depths[m.start()] != 0 or m.group(2) in _KEYWORDS or \
+                re.match(r"\s*(?:auto|enum|alias|template|mixin)\b", text[m.start(1):m.end(1)]):
+            continue
+        depth, end = 0, None
+        for k in range(m.end() - 1, len(blanked)):
+            depth += blanked[k] == "{"
+            depth -= blanked[k] == "}"
+            if depth == 0:
+                end = k
+                break
+        if end is None:
+            continue
+        out += [text[last:m.end(1)], ";"]
+        last = end + 1
+    out.append(text[last:])
+    return "".join(out)
+
+
 def header(setup: str, completion: str) -> tuple[str, list[str]] | None:
     """(the declarations the tests know the completion's module by, the functions' names), or None when the
     completion's functions cannot be declared (the setup declares none and the completion's top-level
@@ -138,7 +163,7 @@ def header(setup: str, completion: str) -> tuple[str, list[str]] | None:
     last = blanked.rfind(";") + 1, blanked.rfind("}") + 1, blanked.rfind("*/") + 2
     tail = _SIGNATURE_END.search(blanked, max(last))
     if tail is not None and _depths(blanked + " ")[-1] == 0:
-        return f"{stripped};\n", [tail.group(1)]
+        return f"{_prototypes_only(stripped)};\n", [tail.group(1)]
     text = setup + "\n" + completion
     blanked = blank(text)
     depths = _depths(blanked)
@@ -261,15 +286,22 @@ def units(setup: str, completion: str, tests: str, name: str) -> dict[str, str] 
 
 def compile_script(name: str) -> tuple[str, ...]:
     """The compile step: each module in a directory of its own, the completion's object checked for code that runs
-    before main and its symbols made local (see the module's docstring), the link (the tests' object first), the
-    sources and objects removed. Output: ``solution``."""
+    before main and its symbols made local (see the module's docstring), the link (a module of the service's first,
+    then the tests' object), the sources and objects removed. Output: ``solution``."""
     mod = f"{name}_sol"
     prefix = f"_D{len(mod)}{mod}"
+    groups = ("sed -n 's/^COMDAT group section \\[ *[0-9]*\\] "
+              "[^ ]* \\[\\(.*\\)\\] contains.*/\\1/p'")  # the signatures of an object's COMDAT groups
     script = (
         "set -e\n"
         f"mkdir -p .c .h && mv {mod}.d .c/ && mv {mod}.di .h/\n"
         f"(cd .c && gdc -O2 -c -o ../.sol.o {mod}.d)\n"
-        f"gdc -O2 -funittest -fall-instantiations -I.h -c -o .tests.o {name}_tests.d\n"
+        # The interface is a root module of the tests' compile, so that the tests' object holds every template
+        # instance the tests use (a member of a Nullable!T that the setup's signature returns too); no ModuleInfo
+        # there (the completion's module has its own). The first object, a module of the service's, holds the DSO
+        # constructor that runs (the first of the weak gdc.dso_ctor definitions).
+        f"gdc -O2 -funittest -fno-moduleinfo -I.h -c -o .tests.o {name}_tests.d .h/{mod}.di\n"
+        f"echo 'module {name}_first;' > {name}_first.d && gdc -O2 -c -o .first.o {name}_first.d\n"
         # Code that would run before main: only gdc's own DSO constructor/destructor may be in the init arrays.
         "bad=$(readelf -SW .sol.o | sed -n 's/^ *\\[ *[0-9]*\\] \\([^ ]*\\) .*/\\1/p' "
         "| grep -E '^(\\.rela?)?\\.(init|fini|preinit|ctors|dtors)' "
@@ -283,17 +315,16 @@ def compile_script(name: str) -> tuple[str, ...]:
         "  echo \"solution.d: error: the completion has code that runs before main (refused):\" $bad $refs $strong "
         "$ifunc >&2; exit 1\n"
         "fi\n"
-        # (a COMDAT group's signature stays global: the tests' object, linked first, keeps its own copy of a
-        # template instance both make; one the tests' object does not emit, a member of a type the setup's
-        # signature instantiates, comes from the completion's object)
-        "readelf -gW .sol.o | sed -n 's/.*\\] \\[\\(.*\\)\\] contains.*/\\1/p' > .groups\n"
-        # (and a weak instance of a Phobos/druntime template the tests' object needs but does not emit)
-        "nm -u .tests.o | awk '{print $NF}' | sort -u > .needed\n"
-        "nm --defined-only .sol.o | awk '$(NF-1) == \"W\" && $NF ~ /^_D(3std|4core|6object)/ {print $NF}' "
-        "| sort -u | comm -12 - .needed >> .groups\n"
+        # Every global symbol of the completion's is made local, but its module's own, gdc's DSO symbols (weak:
+        # the first object's win) and the signature of a COMDAT group the tests' object holds too (a template
+        # instance both use: the linker keeps the tests' group, linked first, and drops the completion's, whose
+        # local references to it would otherwise fail the link).
+        f"readelf -gW .sol.o | {groups} | sort -u > .g1\n"
+        f"readelf -gW .tests.o | {groups} | sort -u > .g2\n"
+        "comm -12 .g1 .g2 > .groups\n"
         f"nm -g --defined-only .sol.o | awk '{{print $NF}}' | grep -v '^{prefix}' | grep -v '^gdc\\.' "
         "| grep -vxFf .groups > .localize || true\n"
         "[ ! -s .localize ] || objcopy --localize-symbols=.localize .sol.o\n"
-        "gdc -o solution .tests.o .sol.o\n"
-        f"rm -rf .c .h .sol.o .tests.o .localize .groups .needed {name}_tests.d\n")
+        "gdc -o solution .first.o .tests.o .sol.o\n"
+        f"rm -rf .c .h .sol.o .tests.o .first.o .localize .groups .g1 .g2 {name}_tests.d {name}_first.d\n")
     return ("sh", "-c", script)
