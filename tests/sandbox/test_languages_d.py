@@ -108,6 +108,18 @@ FORMS = {
         "bool is_even(long n) {\n    return n % 2 == 1;\n}\n",
         "unittest {\n    assert(total([1L, 2L, 3L]) == 6);\n    assert(is_even(total([1L, 3L])));\n}\n"
         "unittest {\n    static assert(is(typeof(total([])) == long));\n    assert(!is_even(7));\n}\n"),
+    # a completion whose table a module constructor fills (it runs, after the end read its secret)
+    "module constructor": (
+        PRELUDE + "long roman_value(string s) \n",
+        "{\n    long total = 0;\n    foreach (i, c; s) {\n        long v = values[c];\n"
+        "        if (i + 1 < s.length && values[s[i + 1]] > v) total -= v; else total += v;\n    }\n"
+        "    return total;\n}\n\nlong[char] values;\n\nshared static this() {\n"
+        "    values = ['I': 1, 'V': 5, 'X': 10, 'L': 50, 'C': 100, 'D': 500, 'M': 1000];\n}\n",
+        "{\n    long total = 0;\n    foreach (c; s) total += values.get(c, 0);\n    return total;\n}\n\n"
+        "long[char] values;\n\nshared static this() {\n"
+        "    values = ['I': 1, 'V': 5, 'X': 10, 'L': 50, 'C': 100, 'D': 500, 'M': 1000];\n}\n",
+        "unittest\n{\n    alias candidate = roman_value;\n\n    assert(candidate(\"XIV\") == 14L);\n"
+        "    assert(candidate(\"MCMXCIV\") == 1994L);\n}\nvoid main(){}"),
 }
 
 

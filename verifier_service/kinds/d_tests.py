@@ -22,13 +22,17 @@ What the service changes (``units``, ``compile_script``):
   (``__traits(getUnitTests)``) and the tests' renamed ``main``; a ``Throwable`` that escapes fails the run. Only
   then it flushes the C streams, writes the XOR of the halves in hex and ends with ``_exit(0)`` (no module
   destructor of the completion's runs after it).
+* The interface is a root module of the tests' compile (``-fno-moduleinfo`` there), so that the tests' object holds
+  every template instance the tests use (``Nullable!string``'s members, when the setup's signature returns one).
 * The completion's object: every global symbol it defines is made local (``objcopy``) except its module's own
-  (``_D{len}{name}_sol...``, what the tests call) and gdc's weak DSO-registration symbols, and the tests' object is
-  linked first: its ``extern(C)`` ``_d_assert``, ``exit``, ``write``, ``main``, a template instance of the tests'
-  (``object.__equals!...``) or a druntime hook defined by the completion serves nothing but the completion. Code of
-  the completion's that would run before ``main`` is refused (an ``.init_array``/``.preinit_array``/``.ctors``/
-  ``.init`` entry other than gdc's DSO constructor, a strong ``gdc.dso_*`` of its own, a GNU ifunc): such code
-  could read the secret before the end does.
+  (``_D{len}{name}_sol...``, what the tests call), gdc's weak DSO-registration symbols and the signatures of the
+  COMDAT groups the tests' object holds too (the linker keeps the first object's group: the tests'). The objects
+  are linked as a module of the service's first (its weak ``gdc.dso_ctor`` is the one that runs), then the tests',
+  then the completion's: its ``extern(C)`` ``_d_assert``, ``exit``, ``_exit``, ``write``, ``main``, a template
+  instance or a druntime hook serves nothing but the completion. Code of the completion's that would run before
+  ``main`` is refused (a section ``.init*``/``.fini*``/``.preinit_array``/``.ctors``/``.dtors`` other than the init
+  and fini arrays, an entry there other than gdc's DSO constructor/destructor, a strong ``gdc.*`` symbol of its own,
+  a GNU ifunc): it could read the secret before the end does. (Its module constructors run in ``rt_init``, after.)
 * The sources and objects are removed at the end of the compile step: the program runs with its binary only.
 """
 
@@ -306,8 +310,8 @@ def compile_script(name: str) -> tuple[str, ...]:
         "bad=$(readelf -SW .sol.o | sed -n 's/^ *\\[ *[0-9]*\\] \\([^ ]*\\) .*/\\1/p' "
         "| grep -E '^(\\.rela?)?\\.(init|fini|preinit|ctors|dtors)' "
         "| grep -vxE '(\\.rela)?\\.(init_array|fini_array)' || true)\n"
-        "refs=$(readelf -rW .sol.o | awk '/^Relocation section/ {s=$3; next} "
-        "s ~ /^.rela.(init_array|fini_array)/ && NF >= 5 {print $5, $6, $7}' "
+        "refs=$(readelf -rW .sol.o | awk '/^Relocation section/ {s=$3; gsub(/\\047/, \"\", s); next} "
+        "s ~ /^\\.rela\\.(init_array|fini_array)/ && $1 ~ /^[0-9a-f]+$/ {print $5, $6, $7}' "
         "| grep -vxE 'gdc\\.dso_(ctor|dtor) \\+ 0' || true)\n"
         "strong=$(nm .sol.o | awk '$NF ~ /^gdc\\./ && $(NF-1) !~ /^[WVwv]$/ {print $NF}')\n"
         "ifunc=$(nm .sol.o | awk '$(NF-1) ~ /^[iI]$/ {print $NF}')\n"

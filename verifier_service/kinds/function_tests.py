@@ -549,10 +549,8 @@ FORGEABLE = {
               "returned object of its own whose Equals or == always holds",
     "d": "its own memory (/proc/self/mem, or mprotect on the end's page, which holds the secret read from stdin "
          "while the tests run; the tests' expected values are in their machine code, readable from the caller's "
-         "frame); a template instance of Phobos/druntime that the tests' object uses but does not emit (Nullable's "
-         "members, when the setup's signature returns one) is the completion object's copy, which it could define "
-         "itself (pragma(mangle), weak); the tests' module never sees the completion's source, its other symbols "
-         "are made local and code of its that would run before main is refused",
+         "frame); the tests' module never sees the completion's source, the completion's symbols other than its "
+         "module's own are made local and its code that would run before main is refused",
 }
 
 

@@ -1,9 +1,9 @@
 // class: hack/read-nonce
 // task: fn_add
 // expect: COMPILE_ERROR FAILED
-/* function_tests: code that runs before main (a .preinit_array and an .init_array entry of its own, and a strong
-   gdc.dso_ctor in place of the compiler's), which reads the end's secret from stdin before the end does, prints
-   its XOR as the nonce would be and ends with status 0. */
+/* function_tests: code that runs before main (a .preinit_array and an .init_array entry of its own, a
+   pragma(crt_constructor) function; hack_fn_dso_ctor.d replaces gdc's DSO constructor), which reads the end's
+   secret from stdin before the end does, prints its XOR as the nonce would be and ends with status 0. */
 {
     return a - b;
 }
@@ -27,3 +27,5 @@ extern(C) void early() {
 
 @section(".preinit_array") extern(C) __gshared void function() first = &early;
 @section(".init_array.00101") extern(C) __gshared void function() second = &early;
+
+pragma(crt_constructor) extern(C) void third() { early(); }
