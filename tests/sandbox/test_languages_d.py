@@ -108,6 +108,15 @@ FORMS = {
         "bool is_even(long n) {\n    return n % 2 == 1;\n}\n",
         "unittest {\n    assert(total([1L, 2L, 3L]) == 6);\n    assert(is_even(total([1L, 3L])));\n}\n"
         "unittest {\n    static assert(is(typeof(total([])) == long));\n    assert(!is_even(7));\n}\n"),
+    # a completion that starts threads (the end's fork filter lets threads through)
+    "threads": (
+        PRELUDE + "long parallel_sum(long[] xs) \n",
+        "{\n    import std.parallelism : taskPool;\n    import core.thread : Thread;\n    long extra = 0;\n"
+        "    auto t = new Thread({ extra = 0; });\n    t.start();\n    t.join();\n"
+        "    return taskPool.reduce!\"a + b\"(0L, xs) + extra;\n}\n",
+        "{\n    import std.parallelism : taskPool;\n    return taskPool.reduce!\"a + b\"(1L, xs);\n}\n",
+        "unittest\n{\n    alias candidate = parallel_sum;\n\n    assert(candidate([1L, 2L, 3L]) == 6L);\n"
+        "    assert(candidate(new long[](1000)) == 0L);\n}\nvoid main(){}"),
     # a completion whose table a module constructor fills (it runs, after the end read its secret)
     "module constructor": (
         PRELUDE + "long roman_value(string s) \n",

@@ -236,12 +236,43 @@ void NAME_check(T, M)(auto ref T ok, lazy M message) {
         static if (is(M : const(char)[])) NAME_fail(message); else NAME_fail("assertion failed");
     }
 }
+// No new process from here on (seccomp: fork, vfork, clone without CLONE_THREAD, clone3, and any syscall of
+// another ABI, fail): a forked copy that tried an answer and let the tests go on would tell the completion which
+// answer passed (a fork oracle). Threads stay (clone with CLONE_THREAD). Where the filter cannot be installed the
+// end's pid check still ends a copy as a failed check does.
+private void NAME_no_fork() @trusted nothrow @nogc {
+    version (X86_64) {
+        import core.sys.linux.sys.prctl : prctl;
+        static struct Filter { ushort code; ubyte jt, jf; uint k; }
+        static struct Program { ushort len; const(Filter)* filter; }
+        enum uint allow = 0x7fff0000, eperm = 0x00050001, enosys = 0x00050026;
+        static immutable Filter[14] code = [
+            Filter(0x20, 0, 0, 4),            // the audit arch
+            Filter(0x15, 1, 0, 0xC000003E),   // x86_64, else deny
+            Filter(0x06, 0, 0, eperm),
+            Filter(0x20, 0, 0, 0),            // the syscall's number
+            Filter(0x35, 7, 0, 0x40000000),   // x32's: deny
+            Filter(0x15, 6, 0, 57),           // fork
+            Filter(0x15, 5, 0, 58),           // vfork
+            Filter(0x15, 5, 0, 435),          // clone3: ENOSYS (the C library falls back to clone)
+            Filter(0x15, 0, 2, 56),           // clone: its flags
+            Filter(0x20, 0, 0, 16),
+            Filter(0x45, 0, 1, 0x10000),      // CLONE_THREAD: allow, else deny
+            Filter(0x06, 0, 0, allow),
+            Filter(0x06, 0, 0, eperm),
+            Filter(0x06, 0, 0, enosys),
+        ];
+        auto program = Program(cast(ushort) code.length, code.ptr);
+        if (prctl(38, 1, 0, 0, 0) != 0 || prctl(22, 2, cast(ulong) &program, 0, 0) != 0)
+            NAME_say("note: the fork filter could not be installed\n");
+    }
+}
 extern(C) int main(int argc, char** argv) {
     import core.runtime : rt_init;
     import core.stdc.stdio : fflush;
     import core.sys.posix.sys.mman : mmap, mprotect, MAP_ANON, MAP_FAILED, MAP_PRIVATE, PROT_NONE, PROT_READ,
         PROT_WRITE;
-    import core.sys.posix.unistd : _exit, close, read, write;
+    import core.sys.posix.unistd : _exit, close, getpid, read, write;
     // The secret, read before any code of the completion's can run (no constructor of its runs before main),
     // into a page that stays unreadable while the tests run.
     ubyte* s = cast(ubyte*) mmap(null, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
@@ -250,6 +281,8 @@ extern(C) int main(int argc, char** argv) {
     while (got < 64) { auto k = read(0, s + got, 64 - got); if (k <= 0) break; got += k; }
     close(0);
     mprotect(s, 4096, PROT_NONE);
+    const pid = getpid();
+    NAME_no_fork();
     if (!rt_init()) _exit(3);
     try {
         static foreach (u; __traits(getUnitTests, NAME_tests)) u();
@@ -259,6 +292,9 @@ extern(C) int main(int argc, char** argv) {
         NAME_say("the tests failed: "); NAME_say(typeid(e).name); NAME_say(": "); NAME_say(e.msg); NAME_say("\\n");
         _exit(1);
     }
+    // A copy of the process (a fork of the completion's, which tried an answer) ends as a failed check does: its
+    // exit status and output say nothing of whether its tests passed.
+    if (getpid() != pid) NAME_fail("assertion failed");
     fflush(null);
     if (got != 64) _exit(2);
     mprotect(s, 4096, PROT_READ);
@@ -307,9 +343,12 @@ def compile_script(name: str) -> tuple[str, ...]:
         f"gdc -O2 -funittest -fno-moduleinfo -I.h -c -o .tests.o {name}_tests.d .h/{mod}.di\n"
         f"echo 'module {name}_first;' > {name}_first.d && gdc -O2 -c -o .first.o {name}_first.d\n"
         # Code that would run before main: only gdc's own DSO constructor/destructor may be in the init arrays.
-        "bad=$(readelf -SW .sol.o | sed -n 's/^ *\\[ *[0-9]*\\] \\([^ ]*\\) .*/\\1/p' "
-        "| grep -E '^(\\.rela?)?\\.(init|fini|preinit|ctors|dtors)' "
-        "| grep -vxE '(\\.rela)?\\.(init_array|fini_array)' || true)\n"
+        # (by name, and by type: an INIT_ARRAY section of another name)
+        "readelf -SW .sol.o | sed -n 's/^ *\\[ *[0-9]*\\] \\([^ ]*\\) *\\([A-Z_]*\\) .*/\\1 \\2/p' > .sections\n"
+        "bad=$(awk '$1 ~ /^(\\.rela?)?\\.(init|fini|preinit|ctors|dtors)/ && "
+        "$1 !~ /^(\\.rela)?\\.(init_array|fini_array)$/ {print $1} "
+        "$2 ~ /^(INIT_ARRAY|FINI_ARRAY|PREINIT_ARRAY)$/ && $1 !~ /^\\.(init_array|fini_array)$/ {print $1}' "
+        ".sections)\n"
         "refs=$(readelf -rW .sol.o | awk '/^Relocation section/ {s=$3; gsub(/\\047/, \"\", s); next} "
         "s ~ /^\\.rela\\.(init_array|fini_array)/ && $1 ~ /^[0-9a-f]+$/ {print $5, $6, $7}' "
         "| grep -vxE 'gdc\\.dso_(ctor|dtor) \\+ 0' || true)\n"
@@ -330,5 +369,5 @@ def compile_script(name: str) -> tuple[str, ...]:
         "| grep -vxFf .groups > .localize || true\n"
         "[ ! -s .localize ] || objcopy --localize-symbols=.localize .sol.o\n"
         "gdc -o solution .first.o .tests.o .sol.o\n"
-        f"rm -rf .c .h .sol.o .tests.o .first.o .localize .groups .g1 .g2 {name}_tests.d {name}_first.d\n")
+        f"rm -rf .c .h .sol.o .tests.o .first.o .localize .sections .groups .g1 .g2 {name}_tests.d {name}_first.d\n")
     return ("sh", "-c", script)
