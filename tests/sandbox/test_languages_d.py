@@ -169,6 +169,8 @@ def test_the_program_is_two_modules_with_the_services_checks():
     assert names == ["total", "is_even"] and "import std.algorithm : sum;" in decls
     assert "long total(long[] xs);" in decls and "return" not in decls
     assert d_tests.header("", "auto f(T)(T x) { return x; }\n") is None
+    assert d_tests.nested_unittests("struct S {\n    unittest { assert(0); }\n}\nvoid main() {}\n")
+    assert not d_tests.nested_unittests(FORMS["unittest, several functions"][3])
     # comments and strings name nothing
     text = 'a /+ x /+ y +/ z +/ "q{" `r` b'
     out = d_tests.blank(text)

@@ -186,6 +186,14 @@ def header(setup: str, completion: str) -> tuple[str, list[str]] | None:
     return "".join(f"{i}\n" for i in imports) + "".join(f"{d}\n" for d in decls), list(dict.fromkeys(names))
 
 
+def nested_unittests(tests: str) -> bool:
+    """Whether the tests hold a ``unittest`` block inside a type or a template: the end runs the module's own
+    (``__traits(getUnitTests)`` of the tests' module), so such a block would never run."""
+    blanked = blank(tests)
+    depths = _depths(blanked)
+    return any(depths[m.start()] > 0 for m in re.finditer(r"(?<![\w.])unittest\b", blanked))
+
+
 _ASSERT = re.compile(r"(?<![\w.])assert\s*\(")
 _MAIN = re.compile(r"(?<![\w.])(void|int)\s+main\s*\(([^()]*)\)")
 

@@ -603,6 +603,9 @@ class FunctionTests(VerifierKind):
                               "setup's or the tests' own)")
         if spec.language == "d" and not re.search(r"\bunittest\b|\bmain\s*\(", d_tests.blank(spec.tests)):
             raise InvalidSpec("spec.tests (d) must hold unittest blocks or a main")
+        if spec.language == "d" and d_tests.nested_unittests(spec.tests):
+            raise InvalidSpec("spec.tests (d): a unittest block inside a type or a template is not run (only the "
+                              "module's own unittest blocks and its main are)")
         if spec.language == "java" and "static void main(" not in spec.tests:
             raise InvalidSpec("spec.tests (java) must define the tests' class with its main method")
         return spec
