@@ -171,6 +171,9 @@ def test_the_program_is_two_modules_with_the_services_checks():
     assert d_tests.header("", "auto f(T)(T x) { return x; }\n") is None
     assert d_tests.nested_unittests("struct S {\n    unittest { assert(0); }\n}\nvoid main() {}\n")
     assert not d_tests.nested_unittests(FORMS["unittest, several functions"][3])
+    # a completion that names its module: the service names it
+    files = d_tests.units("", "// answer\nmodule solution;\nlong f() { return 1; }\n", "void main() {}\n", "tq1")
+    assert "module solution" not in files["tq1_sol.d"] and files["tq1_sol.d"].startswith("module tq1_sol;")
     # comments and strings name nothing
     text = 'a /+ x /+ y +/ z +/ "q{" `r` b'
     out = d_tests.blank(text)

@@ -327,7 +327,11 @@ def units(setup: str, completion: str, tests: str, name: str) -> dict[str, str] 
     if made is None:
         return None
     decls, names = made
-    return {f"{name}_sol.d": f"module {name}_sol;\n#line 1 \"solution.d\"\n{setup}{completion}\n",
+    body = f"{setup}{completion}"
+    declared = re.match(r"\s*module\s+[\w.]+\s*;", blank(body))  # the completion's module is named here
+    if declared is not None:
+        body = re.sub(r"[^\n]", " ", body[:declared.end()]) + body[declared.end():]
+    return {f"{name}_sol.d": f"module {name}_sol;\n#line 1 \"solution.d\"\n{body}\n",
             f"{name}_sol.di": f"module {name}_sol;\n{decls}",
             f"{name}_tests.d": tests_module(setup, tests, name, names)}
 
