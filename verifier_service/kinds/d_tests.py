@@ -19,9 +19,13 @@ What the service changes (``units``, ``compile_script``):
   and friends are never called): it reads the end's two secret halves from its stdin into a page of its own, closes
   the stream and makes the page unreadable (``PROT_NONE``), all before ``rt_init`` (which runs the module
   constructors, the completion's ``static this`` too); then it runs the tests' ``unittest`` blocks in order
-  (``__traits(getUnitTests)``) and the tests' renamed ``main``; a ``Throwable`` that escapes fails the run. Only
-  then it flushes the C streams, writes the XOR of the halves in hex and ends with ``_exit(0)`` (no module
-  destructor of the completion's runs after it).
+  (``__traits(getUnitTests)``; a ``unittest`` inside a type or a template is refused: it would not run) and the
+  tests' renamed ``main``; a ``Throwable`` that escapes fails the run. Only then it flushes the C streams, writes
+  the XOR of the halves in hex and ends with ``_exit(0)`` (no module destructor of the completion's runs after it).
+* No new process: before ``rt_init`` the end installs a seccomp filter (fork, vfork, clone without
+  ``CLONE_THREAD``, clone3 and other syscall ABIs fail; threads stay), and a copy whose pid is not the end's first
+  ends as a failed check does. Otherwise a fork oracle passes: the completion forks at each call, a copy returns a
+  candidate and lets the tests go on, and its exit status (or a later call) says which answer passed.
 * The interface is a root module of the tests' compile (``-fno-moduleinfo`` there), so that the tests' object holds
   every template instance the tests use (``Nullable!string``'s members, when the setup's signature returns one).
 * The completion's object: every global symbol it defines is made local (``objcopy``) except its module's own
@@ -32,7 +36,8 @@ What the service changes (``units``, ``compile_script``):
   instance or a druntime hook serves nothing but the completion. Code of the completion's that would run before
   ``main`` is refused (a section ``.init*``/``.fini*``/``.preinit_array``/``.ctors``/``.dtors`` other than the init
   and fini arrays, an entry there other than gdc's DSO constructor/destructor, a strong ``gdc.*`` symbol of its own,
-  a GNU ifunc): it could read the secret before the end does. (Its module constructors run in ``rt_init``, after.)
+  a GNU ifunc, an INIT_ARRAY-typed section of another name): it could read the secret before the end does. (Its
+  module constructors run in ``rt_init``, after.)
 * The sources and objects are removed at the end of the compile step: the program runs with its binary only.
 """
 
