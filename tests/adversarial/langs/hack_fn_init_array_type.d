@@ -2,8 +2,8 @@
 // task: fn_add
 // expect: COMPILE_ERROR FAILED
 /* function_tests: an init-array entry in a section of another name (.data.early, typed INIT_ARRAY through
-   inline assembly: the loader runs it before main), which reads the end's secret from stdin first and prints
-   its XOR as the nonce would be. */
+   inline assembly; GNU ld places sections by name and so would not run it, a linker that goes by the type
+   would, before main), which reads the end's secret from stdin first and prints its XOR as the nonce would be. */
 {
     return a - b;
 }
