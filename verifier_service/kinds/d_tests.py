@@ -116,12 +116,16 @@ def _depths(blanked: str) -> list[int]:
     return out
 
 
-# A top-level function definition: a return type (words, qualifiers, `T[]`, `T!(...)`, `T*`), a name, plain
-# parameters (no default values, at most one level of parentheses: `Tuple!(long, long) p`), attributes, then `{`.
-_TYPE = r"(?:[A-Za-z_][\w.]*(?:\s*!\s*(?:\([^(){};=\n]*\)|\w+))?(?:\s*\[[\w\s]*\]|\s*\*)*\s+)"
-_DEF = re.compile(r"(?m)^[ \t]*((?:(?:public|export|extern\s*\(\s*D\s*\))\s+)?" + _TYPE + r"+"
-                  r"([A-Za-z_]\w*)\s*\(((?:[^(){};=]|\([^(){};=]*\))*)\)[ \t\w@]*?)\s*\{")
-_SIGNATURE_END = re.compile(_TYPE + r"+([A-Za-z_]\w*)\s*\(((?:[^(){};=]|\([^(){};=]*\))*)\)[ \t\w@]*$")
+# A top-level function definition: a return type on the name's line (at most 4 words: qualifiers, `T[]`, `T!(...)`,
+# `T*`), a name, plain parameters (no default values, parentheses 3 levels deep: `Tuple!(Nullable!(long), long) p`),
+# attributes, then `{`. (Bounded, so that a completion's text cannot make the matching slow.)
+_NEST = r"\((?:[^(){};=\n]|\((?:[^(){};=\n]|\([^(){};=\n]*\))*\))*\)"  # parentheses, 3 levels deep
+_TYPE = (r"(?:[A-Za-z_][\w.]*(?:[ \t]*![ \t]*(?:" + _NEST + r"|\w+))?(?:[ \t]*\[[\w \t]*\]|[ \t]*\*){0,4}"
+         r"[ \t]+){1,4}")
+_PARAMS = r"((?:[^(){};=]|" + _NEST + r")*)"
+_DEF = re.compile(r"(?m)^[ \t]*((?:(?:public|export|extern\s*\(\s*D\s*\))\s+)?" + _TYPE +
+                  r"([A-Za-z_]\w*)\s*\(" + _PARAMS + r"\)[ \t\w@]*?)\s*\{")
+_SIGNATURE_END = re.compile(_TYPE + r"([A-Za-z_]\w*)\s*\(" + _PARAMS + r"\)[ \t\w@]*$")
 _UNSAFE_WORDS = re.compile(r"\b(?:mixin|__traits|typeof|import|__FILE__|__MODULE__|q\{)")
 _IMPORT = re.compile(r"(?<![\w.])((?:(?:static|public|private|package)\s+)*)import\s+[^;{}]+;")
 _KEYWORDS = {"if", "while", "for", "foreach", "foreach_reverse", "switch", "with", "catch", "return", "else",
