@@ -87,6 +87,24 @@ PROBLEMS = {
         "    long even = 0, odd = 0;\n    foreach (i; 1 .. n) {\n        auto s = to!string(i);\n"
         "        if (s == to!string(s.retro.array)) {\n            if (i % 2 == 0) even++; else odd++;\n"
         "        }\n    }\n    return tuple(even, odd);\n}\n"),
+    "HumanEval_136_largest_smallest_integers": (*multipl_e(
+        " Create a function that returns a tuple (a, b), where 'a' is the largest of negative integers, and\n"
+        " 'b' is the smallest of positive integers in an array. If there is no negative or positive integers,\n"
+        " return them as None.",
+        "Tuple!(Nullable!(long), Nullable!(long)) largest_smallest_integers(long[] lst)", "largest_smallest_integers",
+        ["{\n        auto result = candidate([2L, 4L, 1L, 3L, 5L, 7L]);\n        assert(result[0].isNull);\n"
+         "        assert(!result[1].isNull && result[1].get == 1L);\n}\n",
+         "{\n        auto result = candidate([]);\n        assert(result[0].isNull);\n"
+         "        assert(result[1].isNull);\n}\n",
+         "{\n        auto result = candidate([-6L, -4L, -4L, -3L, 1L]);\n"
+         "        assert(!result[0].isNull && result[0].get == -3L);\n"
+         "        assert(!result[1].isNull && result[1].get == 1L);\n}\n"]),
+        "{\n    Nullable!long neg, pos;\n    foreach (x; lst) {\n"
+        "        if (x < 0 && (neg.isNull || x > neg.get)) neg = x;\n"
+        "        if (x > 0 && (pos.isNull || x < pos.get)) pos = x;\n    }\n    return tuple(neg, pos);\n}\n",
+        "{\n    Nullable!long neg, pos;\n    foreach (x; lst) {\n"
+        "        if (x < 0 && (neg.isNull || x < neg.get)) neg = x;\n"
+        "        if (x > 0 && (pos.isNull || x < pos.get)) pos = x;\n    }\n    return tuple(neg, pos);\n}\n"),
     "HumanEval_23_strlen": (*multipl_e(
         " Return length of given string", "long strlen(string string0)", "strlen",
         ["assert(candidate(\"\") == 0L);", "assert(candidate(\"x\") == 1L);",
