@@ -23,7 +23,7 @@ verify`` can check it: ``--check`` does, through a running service). Formats:
                         unpickler that builds strings and lists only); stdin problems (functional,
                         LeetCode-style problems are skipped and counted)
 ``multipl-e``           nuprl/MultiPL-E (C++, Java, JavaScript, TypeScript, Rust, Go, Bash, PHP, Lua, Perl,
-                        R): name, language, prompt, tests; ``function_io`` where every test is
+                        R, C#, D): name, language, prompt, tests; ``function_io`` where every test is
                         ``assert f(args) == expected`` of literals (the expected values stay out of the
                         sandbox), else ``function_tests`` (MultiPL-E's Lua tests need luaunit and its
                         Perl tests Test::Deep: where the sandbox lacks them, INFRA_ERROR)

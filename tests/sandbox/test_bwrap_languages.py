@@ -110,7 +110,7 @@ def test_the_new_forms_pass_or_are_infra_error_never_a_verdict_with_a_reward(mak
 
 
 @pytest.mark.parametrize("language, tool", [("php", "php"), ("lua", "lua5.4"), ("perl", "perl"), ("r", "Rscript"),
-                                            ("csharp", "mcs")])
+                                            ("csharp", "mcs"), ("d", "gdc")])
 def test_function_tests_without_the_interpreter_are_infra_error(make_service, language, tool):
     """function_tests in a language whose toolchain the host lacks: INFRA_ERROR naming the backend for an honest, a
     wrong and every hostile program alike (never a verdict, never a reward: C#'s refusal of a completion that
@@ -118,7 +118,7 @@ def test_function_tests_without_the_interpreter_are_infra_error(make_service, la
     if shutil.which(tool):
         pytest.skip(f"this host has {tool}")
     svc = make_service()
-    ext = {"php": ".php", "lua": ".lua", "perl": ".pl", "r": ".R", "csharp": ".cs"}[language]
+    ext = {"php": ".php", "lua": ".lua", "perl": ".pl", "r": ".R", "csharp": ".cs", "d": ".d"}[language]
     hostile = [p.read_text() for p in sorted(HOSTILE.glob(f"hack_fn_*{ext}"))]
     results = svc.verify_batch([(src, spec(language)) for src in (ADD[language][1], wrong(language), *hostile)],
                                timeout=300)

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.docker
 
 HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
 LANGUAGE = {".c": "c", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".ts": "typescript", ".go": "go",
-            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r", ".cs": "csharp"}
+            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r", ".cs": "csharp",
+            ".d": "d"}
 
 
 def load() -> list[tuple[str, str, str, set[str], str]]:

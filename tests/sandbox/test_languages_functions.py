@@ -55,6 +55,12 @@ ADD = {  # language -> (setup, right completion, tests)
                "class Problem {\n    public static long Add(long a, long b) {\n", "        return a + b;\n",
                "    }\n    public static void Main(string[] args) {\n    Debug.Assert(Add((1L), (2L)) == (3L));\n"
                "    Debug.Assert(Add((-1L), (1L)) == (0L));\n    }\n\n}\n"),
+    # MultiPL-E's form (humaneval-d: the prompt's imports and signature, the completion opens the body, a unittest
+    # block and an empty main; its harness runs `rdmd -unittest -main`)
+    "d": ("import std.math;\nimport std.typecons;\n/*\n Add two numbers\n*/\nlong add(long a, long b) \n",
+          "{\n    return a + b;\n}\n",
+          "unittest\n{\n    alias candidate = add;\n\n    assert(candidate(1L, 2L) == 3L);\n"
+          "    assert(candidate(-1L, 1L) == 0L);\n}\nvoid main(){}"),
 }
 BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "cpp": "long add(long a, long b) { return a + ; }\n", "java": "        return a + ;\n    }\n",
@@ -63,7 +69,8 @@ BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "go": "func add(a int, b int) int {\n\treturn a +\n}\n",
           "rust": "fn add(a: i64, b: i64) -> i64 {\n    a +\n}\n",
           "bash": "add() {\n  if then\n}\n", "php": "    return $a + ;\n}\n", "lua": "    return a +\n",
-          "perl": "    return $a + ;\n", "r": "    a + \n", "csharp": "        return a + ;\n"}
+          "perl": "    return $a + ;\n", "r": "    a + \n", "csharp": "        return a + ;\n",
+          "d": "{\n    return a + ;\n}\n"}
 
 
 def wrong(language: str) -> str:

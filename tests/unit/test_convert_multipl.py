@@ -119,3 +119,16 @@ def test_csharp_rows_stay_function_tests():
     out = multipl_e([{"name": "HumanEval_53_add", "language": "cs", "prompt": prompt, "tests": tests}])
     spec = json.loads(out.rows[0]["verification"])
     assert (spec["kind"], spec["language"], spec["setup"], spec["tests"]) == ("function_tests", "csharp", prompt, tests)
+
+
+def test_d_rows_stay_function_tests():
+    """MultiPL-E's humaneval-d: the prompt's imports and signature, a unittest block with alias candidate and an
+    empty main (its harness runs `rdmd -unittest -main`)."""
+    from trainer.convert_multipl import multipl_e
+
+    prompt = "import std.math;\nimport std.typecons;\n/*\n Add two numbers\n*/\nlong add(long x, long y) \n"
+    tests = ("unittest\n{\n    alias candidate = add;\n\n    assert(candidate(0L, 1L) == 1L);\n}\n"
+             "void main(){}")
+    out = multipl_e([{"name": "HumanEval_53_add", "language": "d", "prompt": prompt, "tests": tests}])
+    spec = json.loads(out.rows[0]["verification"])
+    assert (spec["kind"], spec["language"], spec["setup"], spec["tests"]) == ("function_tests", "d", prompt, tests)

@@ -22,7 +22,16 @@ from dataclasses import replace
 from fnmatch import fnmatch
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import csharp_tests, dynamic_tests, go_tests, java_source, probe, register, rust_source
+from verifier_service.kinds import (
+    csharp_tests,
+    d_tests,
+    dynamic_tests,
+    go_tests,
+    java_source,
+    probe,
+    register,
+    rust_source,
+)
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
@@ -35,7 +44,7 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 # Python is python_assert's: there the tests run in a judge process the completion cannot reach (in one process,
 # a Python completion reads any constant of the tests through its callers' frames).
 SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash", "php", "lua", "perl", "r",
-             "csharp")
+             "csharp", "d")
 # Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
 # the completion (which runs later, in the same process) finds no file that holds the end of the tests.
 # (Inside a function: a top-level const of an -e script is a global binding, which a completion's sloppy-mode
@@ -258,6 +267,9 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
         if made is None:
             raise InvalidSpec("spec.tests (csharp): the tests' static void Main() was not found inside a class")
         return made[0]
+    if lang == "d":  # two modules, the end's secret read from stdin (kinds/d_tests.py)
+        units = d_tests.units(setup, completion, tests, name)
+        return "\n".join(units.values()) if units else f"{body}\n{tests}"
     if lang in dynamic_tests.DYNAMIC_TESTS:  # Lua, Perl, R: kinds/dynamic_tests.py
         return dynamic_tests.program(lang, setup, completion, tests, a, b, name)
     if lang == "go":
@@ -535,6 +547,10 @@ FORGEABLE = {
               "patched method); the end's secret is read from its stdin, not held as a constant; with no setup "
               "that declares the function, or one whose return type is object, dynamic or an interface, a "
               "returned object of its own whose Equals or == always holds",
+    "d": "its own memory (/proc/self/mem, or mprotect on the end's page, which holds the secret read from stdin "
+         "while the tests run; the tests' expected values are in their machine code, readable from the caller's "
+         "frame); the tests' module never sees the completion's source, the completion's symbols other than its "
+         "module's own are made local and its code that would run before main is refused",
 }
 
 
@@ -553,7 +569,9 @@ class FunctionTests(VerifierKind):
         Param("tests", "string", "the test program, in the completion's language (its main runs the checks; Rust: "
               "a main, or #[test] functions, as in a #[cfg(test)] module; Go: a main, or `go test` functions "
               "func TestXxx(t *testing.T), testify available; C#: a static void Main() in a class, the setup's or "
-              "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings)",
+              "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings; D: "
+              "unittest blocks and/or a main, MultiPL-E's `rdmd -unittest -main` form, assert made a check that "
+              "ends the process, gdc)",
               required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
@@ -583,6 +601,11 @@ class FunctionTests(VerifierKind):
         if spec.language == "csharp" and csharp_tests.tests_entry(spec.setup, spec.tests) is None:
             raise InvalidSpec("spec.tests (csharp) must hold the tests' static void Main(), inside a class (the "
                               "setup's or the tests' own)")
+        if spec.language == "d" and not re.search(r"\bunittest\b|\bmain\s*\(", d_tests.blank(spec.tests)):
+            raise InvalidSpec("spec.tests (d) must hold unittest blocks or a main")
+        if spec.language == "d" and d_tests.nested_unittests(spec.tests):
+            raise InvalidSpec("spec.tests (d): a unittest block inside a type or a template is not run (only the "
+                              "module's own unittest blocks and its main are)")
         if spec.language == "java" and "static void main(" not in spec.tests:
             raise InvalidSpec("spec.tests (java) must define the tests' class with its main method")
         return spec
@@ -609,6 +632,10 @@ class FunctionTests(VerifierKind):
         if spec.language == "csharp":  # kinds/csharp_tests.py: the end reads its secret from stdin
             stdin = (a + b).hex()
             lang = replace(lang, compile=csharp_tests.compile_argv(name))
+        if spec.language == "d":  # kinds/d_tests.py: two modules; the end reads its secret from stdin
+            files = d_tests.units(spec.setup, text, spec.tests, name)
+            stdin = (a + b).hex()
+            lang = replace(lang, file=f"{name}_sol.d", compile=d_tests.compile_script(name))
         program = "\n".join(files.values()) if files else \
             assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
         # (the toolchain first: a host without Go lacks testify too, and that is not what it should be told)
@@ -616,6 +643,10 @@ class FunctionTests(VerifierKind):
             await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
         if missing is not None:
             return Outcome(Verdict.INFRA_ERROR, detail=missing, **extra)
+        if spec.language == "d" and files is None:
+            return Outcome(Verdict.FAILED, detail="the completion's functions cannot be declared to the tests (the "
+                           "setup declares none and the completion's top-level functions are templates or return "
+                           "auto)", **extra)
         shadowing = csharp_tests.shadowed(text, spec.tests) if spec.language == "csharp" else []
         if shadowing:
             return Outcome(Verdict.FAILED, detail="the completion declares names the tests use as a type, a qualifier, "
