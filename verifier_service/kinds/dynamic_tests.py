@@ -65,7 +65,9 @@ FORGEABLE = {
             "interpreter's memory; a returned object with overloaded ==/eq; a function that, while the tests run, "
             "replaces what they call (*Data::Compare::Compare = sub { 1 }, Test::More's state) and puts it back",
     "r": "R's frames and environments (sys.frames(), parent.frame()): the program's text and the tests' bindings, "
-         "reachable from the function while the tests run; a returned object whose class defines ==",
+         "reachable from the function while the tests run; a returned object whose class defines ==; a fork "
+         "oracle (parallel::mcfork: a copy of the process tries an answer on the tests' next steps; R starts "
+         "through a shell script, so its tests run where processes can be started)",
 }
 
 _LUA_SAVED = ("assert", "error", "pcall", "xpcall", "print", "type", "tostring", "tonumber", "ipairs", "pairs",

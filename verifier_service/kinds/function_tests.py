@@ -529,6 +529,12 @@ def _go_with_import(program: str, name: str) -> str:
 
 # What a completion written against this service can still forge here, per language (the tests share its
 # process: the end's secret is in that process's memory). `verifier-service list` and docs/security.md say it.
+# The languages whose test program runs where no new process can be started (runner/procs.no_new_processes):
+# otherwise the completion could fork at each call and let a copy try an answer on the tests' next steps, which
+# tells it the answer that passes (a fork oracle). Not Bash (its command substitutions are processes) nor R
+# (Rscript starts R through a shell script).
+NO_FORK = frozenset({"c", "cpp", "rust", "go", "java", "javascript", "typescript", "php", "lua", "perl", "csharp",
+                     "d"})
 FORGEABLE = {
     "c": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
     "cpp": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
@@ -664,7 +670,8 @@ class FunctionTests(VerifierKind):
         steps = [*prepared.steps, *hide,
                  Step("tests", run_argv(lang, run_cmd, ctx.config.cpus, ctx.config.memory_mb), limit, stdin=stdin,
                                        memory_bytes=(ctx.config.memory_mb << 20) if lang.address_space_limit else None,
-                                       output_limit=ctx.config.output_limit_bytes)]
+                                       output_limit=ctx.config.output_limit_bytes,
+                                       no_fork=spec.language in NO_FORK)]
         on_step = prepared.then(lambda step: True)
 
         job = Job(steps=steps, files=files, image=lang.image)
@@ -675,6 +682,8 @@ class FunctionTests(VerifierKind):
         if step.name != "tests":
             return Outcome(Verdict.TIMEOUT if run.host_timeout else Verdict.RUNTIME_ERROR,
                            detail=run.runner_error or "the tests did not run", **extra)
+        if step.spawn_error:  # (the sandbox's fault, not the completion's: e.g. no new-process filter here)
+            return Outcome(Verdict.INFRA_ERROR, detail=f"the tests could not be started: {step.spawn_error}", **extra)
         lines = step.stdout.rstrip("\n").split("\n")
         ended = lines[-1].strip() == nonce
         hit = limit_verdict(step, run, limit)

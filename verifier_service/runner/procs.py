@@ -34,6 +34,78 @@ def make_undumpable():
     prctl(PR_SET_DUMPABLE, 0)
 
 
+# seccomp's view of a system call (struct seccomp_data): its number at offset 0, the ABI at 4, arguments from 16
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+_NEW_PROCESS = {"x86_64": {"fork": 57, "vfork": 58, "clone": 56, "clone3": 435},
+                "aarch64": {"clone": 220, "clone3": 435}}
+_ALLOW, _EPERM, _ENOSYS = 0x7FFF0000, 0x00050001, 0x00050026  # SECCOMP_RET_ALLOW, _ERRNO | EPERM, _ERRNO | ENOSYS
+CLONE_THREAD = 0x10000
+
+
+def _no_fork_filter(machine):
+    """The BPF program of ``no_new_processes`` for ``machine`` (classic BPF: (code, jt, jf, k) each)."""
+    calls = _NEW_PROCESS[machine]
+    deny = [calls[name] for name in ("fork", "vfork") if name in calls]
+    head = [(0x20, 0, 0, 4), (0x15, 1, 0, _AUDIT_ARCH[machine]), (0x06, 0, 0, _EPERM), (0x20, 0, 0, 0)]
+    # then: another ABI's numbers (x32), fork, vfork -> EPERM; clone3 -> ENOSYS; clone -> its flags
+    checks = ([(0x35, 0x40000000)] if machine == "x86_64" else []) + [(0x15, nr) for nr in deny]
+    n = len(head) + len(checks) + 4  # the index of ALLOW (after clone3, clone, its flags' load and test)
+    allow, eperm, enosys = n, n + 1, n + 2
+    body = []
+    for code, k in checks:
+        body.append((code, eperm - (len(head) + len(body) + 1), 0, k))
+    i = len(head) + len(body)
+    body.append((0x15, enosys - (i + 1), 0, calls["clone3"]))
+    body.append((0x15, 0, allow - (i + 2), calls["clone"]))
+    body.append((0x20, 0, 0, 16))  # clone's flags (its first argument's low half)
+    body.append((0x45, allow - (i + 4), eperm - (i + 4), CLONE_THREAD))
+    return head + body + [(0x06, 0, 0, _ALLOW), (0x06, 0, 0, _EPERM), (0x06, 0, 0, _ENOSYS)]
+
+
+_NO_FORK_WORKS = []  # [whether no_new_processes can be installed here], once asked
+
+
+def no_fork_works():
+    """Whether ``no_new_processes`` can be installed in this sandbox (tried once, in a child that then ends): a
+    step that needs it and cannot have it is not run (the runner reports why)."""
+    if not _NO_FORK_WORKS:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                no_new_processes()
+                os._exit(0)
+            except BaseException:  # noqa: BLE001
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        _NO_FORK_WORKS.append(os.waitstatus_to_exitcode(status) == 0)
+    return _NO_FORK_WORKS[0]
+
+
+def no_new_processes():
+    """From here on, this process and whatever it becomes (a seccomp filter survives exec) start no new process:
+    fork, vfork, clone without CLONE_THREAD and any call of another ABI fail (EPERM), clone3 is ENOSYS (the C
+    library falls back to clone); threads stay. A test program whose completion could fork would otherwise be a
+    fork oracle: a copy tries an answer on the tests' next steps and tells the original which one passed.
+    Raises OSError where the filter cannot be installed (the step is then not run: never run without it)."""
+    import platform
+    import struct
+
+    machine = platform.machine()
+    if machine not in _NEW_PROCESS:
+        raise OSError(f"no new-process filter for {machine}")
+    code = _no_fork_filter(machine)
+    buf = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *ins) for ins in code))
+
+    class _Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    program = _Program(len(code), ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or \
+            libc.prctl(22, 2, ctypes.c_void_p(ctypes.addressof(program)), 0, 0) != 0:  # NO_NEW_PRIVS, SECCOMP
+        raise OSError(ctypes.get_errno(), "the new-process filter could not be installed")
+
+
 def limit_numbers(step, job):
     """CPU seconds, address space, file size (0: none) and open files of a step."""
     return (int(step["timeout_s"]) + 2, int(step.get("memory_bytes") or 0), int(job.get("file_size_limit") or 0),
@@ -72,9 +144,13 @@ def limits(step, job):
     """A subprocess's preexec_fn: the step's limits, signals as a program started afresh has them."""
     numbers = limit_numbers(step, job)
 
+    no_fork = bool(step.get("no_fork"))
+
     def apply():
         rlimits(*numbers)
         default_signals()
+        if no_fork:
+            no_new_processes()
 
     return apply
 

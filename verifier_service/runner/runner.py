@@ -82,6 +82,8 @@ def _executable(argv0, workdir, path):
 
 def _spawn(step, job, workdir, standby):
     """The step's process and the read end of its report pipe: the standby when there is one."""
+    if step.get("no_fork") and not procs.no_fork_works():
+        raise OSError("this sandbox cannot keep the step from starting processes (no seccomp filter)")
     if standby is not None:
         if step.get("harness") not in HARNESSES and not _executable(step["argv"][0], workdir,
                                                                   procs.step_env(workdir, 0)["PATH"]):
@@ -114,10 +116,10 @@ def _spawn(step, job, workdir, standby):
             start_new_session=True,
             preexec_fn=procs.limits(step, job),
         )
-    except OSError:
+    except (OSError, subprocess.SubprocessError) as exc:  # (an error of the preexec_fn's: the latter)
         os.close(report_r)
         os.close(stdin_w)
-        raise
+        raise exc if isinstance(exc, OSError) else OSError(f"{step['argv'][0]}: {exc}") from None
     finally:
         os.close(report_w)
         os.close(stdin_r)

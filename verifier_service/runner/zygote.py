@@ -105,6 +105,8 @@ class Standby:
             procs.rlimits(int(cpu), int(memory), int(fsize), int(nofile))
             workdir = workdir.decode()
             os.chdir(workdir)
+            no_fork = harness in (b"-!", b"<!")
+            harness = harness.rstrip(b"!")
             if harness in (b"-", b"<"):
                 argv = json.loads(rest)
                 env = procs.step_env(workdir, Standby.REPORT_FD)
@@ -112,6 +114,8 @@ class Standby:
                     _stdin_as_pipe()
                 signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a program started afresh has them
                 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+                if no_fork:  # (the runner checked that it can be installed here: procs.no_fork_works)
+                    procs.no_new_processes()
                 try:
                     os.execve(shutil.which(argv[0], path=env["PATH"]) or argv[0], argv, env)
                 except OSError as exc:
@@ -150,7 +154,9 @@ class Standby:
             order += f" {harness}\n"
         else:
             # "<": the program's own input (``stdin_pipe``) as a pipe, as ``< input`` gives (see _stdin_as_pipe)
-            order += (" <\n" if step.get("stdin_pipe") else " -\n") + json.dumps(step["argv"])
+            # "!": the program starts no new process (``no_fork``: procs.no_new_processes, before its exec)
+            order += (" <" if step.get("stdin_pipe") else " -") + ("!" if step.get("no_fork") else "") + "\n" + \
+                json.dumps(step["argv"])
         try:
             os.write(self._control, order.encode())
         finally:

@@ -26,6 +26,8 @@ class Step:
     stop_on_failure: bool = False       # skip the remaining steps if this one fails
     harness: str = ""                   # a harness the runner may start from its warm zygote instead of argv
     judge: str = ""                     # "calls": the runner may judge the step's tests itself (see python_assert)
+    no_fork: bool = False               # the step's process and what it execs start no new process (threads stay):
+                                        # runner/procs.no_new_processes
     stdin_pipe: bool = False            # stdin a pipe (a program's own input: open("/dev/stdin") works) instead
                                         # of a socket that no process can open through /proc (a judge's tests)
     # The step's stdin as data (a harness's tests), in place of ``stdin``: the job is encoded once, with it, and the
