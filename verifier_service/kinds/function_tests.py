@@ -22,7 +22,16 @@ from dataclasses import replace
 from fnmatch import fnmatch
 
 from verifier_service.errors import InvalidSpec
-from verifier_service.kinds import csharp_tests, dynamic_tests, go_tests, java_source, probe, register, rust_source
+from verifier_service.kinds import (
+    csharp_tests,
+    dynamic_tests,
+    go_tests,
+    java_source,
+    probe,
+    register,
+    ruby_tests,
+    rust_source,
+)
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
@@ -35,7 +44,7 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 # Python is python_assert's: there the tests run in a judge process the completion cannot reach (in one process,
 # a Python completion reads any constant of the tests through its callers' frames).
 SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash", "php", "lua", "perl", "r",
-             "csharp")
+             "csharp", "ruby")
 # Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
 # the completion (which runs later, in the same process) finds no file that holds the end of the tests.
 # (Inside a function: a top-level const of an -e script is a global binding, which a completion's sloppy-mode
@@ -258,6 +267,8 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
         if made is None:
             raise InvalidSpec("spec.tests (csharp): the tests' static void Main() was not found inside a class")
         return made[0]
+    if lang == "ruby":  # the end is the launcher's; its secret comes on stdin (kinds/ruby_tests.py)
+        return ruby_tests.program(setup, completion, tests)
     if lang in dynamic_tests.DYNAMIC_TESTS:  # Lua, Perl, R: kinds/dynamic_tests.py
         return dynamic_tests.program(lang, setup, completion, tests, a, b, name)
     if lang == "go":
@@ -535,6 +546,7 @@ FORGEABLE = {
               "patched method); the end's secret is read from its stdin, not held as a constant; with no setup "
               "that declares the function, or one whose return type is object, dynamic or an interface, a "
               "returned object of its own whose Equals or == always holds",
+    "ruby": ruby_tests.FORGEABLE,
 }
 
 
@@ -553,7 +565,8 @@ class FunctionTests(VerifierKind):
         Param("tests", "string", "the test program, in the completion's language (its main runs the checks; Rust: "
               "a main, or #[test] functions, as in a #[cfg(test)] module; Go: a main, or `go test` functions "
               "func TestXxx(t *testing.T), testify available; C#: a static void Main() in a class, the setup's or "
-              "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings)",
+              "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings; Ruby: "
+              "top-level checks or test-unit/Minitest test classes, run by the service's launcher)",
               required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
@@ -609,6 +622,8 @@ class FunctionTests(VerifierKind):
         if spec.language == "csharp":  # kinds/csharp_tests.py: the end reads its secret from stdin
             stdin = (a + b).hex()
             lang = replace(lang, compile=csharp_tests.compile_argv(name))
+        if spec.language == "ruby":  # kinds/ruby_tests.py: the launcher reads the end's secret from stdin
+            stdin = ruby_tests.secret_input(a, b)
         program = "\n".join(files.values()) if files else \
             assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
         # (the toolchain first: a host without Go lacks testify too, and that is not what it should be told)
@@ -685,6 +700,8 @@ def _function_language(base: Language, tests: str = "") -> Language:
         return replace(base, run=("bash", "-c", BASH_LAUNCHER))
     if base.name == "php":
         return replace(base, run=("php", "-r", PHP_LAUNCHER))
+    if base.name == "ruby":  # from memory, through the launcher's guard and end (kinds/ruby_tests.py)
+        return replace(base, run=ruby_tests.LAUNCHER)
     if base.name in dynamic_tests.LAUNCHERS:  # Lua, Perl, R: from memory, through the launcher's guard
         return replace(base, run=dynamic_tests.LAUNCHERS[base.name])
     if base.name == "rust" and rust_source.read_tests(tests).tests:

@@ -135,6 +135,10 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
         run=("Rscript", "solution.R"), image=IMAGE_LANGS, version=("Rscript", "--version"),
         memory_markers=("cannot allocate vector",), error_line=r"Error"),
     Language(
+        "ruby", "solution.rb", compile=("ruby", "-c", "solution.rb"), run=("ruby", "solution.rb"),
+        image=IMAGE_LANGS, version=("ruby", "--version"),
+        memory_markers=("failed to allocate memory", "NoMemoryError"), error_line=r"solution\.rb:\d+:|syntax error"),
+    Language(
         "csharp", "solution.cs", compile=("mcs", "-optimize+", "-nowarn:219,414", "-out:solution.exe", "solution.cs"),
         run=("mono", "solution.exe"), image=IMAGE_LANGS, version=("mcs", "--version"), artifacts=("solution.exe",),
         memory_markers=("OutOfMemoryException",), error_line=r"error CS\d+"),
@@ -151,14 +155,21 @@ def first_error_line(lang: Language, output: str) -> str | None:
     return next((line for line in output.splitlines() if pattern.search(line)), None)
 
 
+# Ruby's VM stack (1 MiB by default: about 10,000 nested calls) made 128 MiB, within the sandbox's 256 MiB stack
+# limit (runner/procs.py), as Node.js's --stack-size is: deep recursion ends in SystemStackError, not a crash.
+RUBY_VM_STACK = 128 << 20
+
+
 def run_argv(lang: Language, run: tuple[str, ...], cpus: float, memory_mb: int) -> list[str]:
     """The run step's argv for a sandbox of ``cpus`` CPUs: Go's runtime sizes its threads by the host's CPUs
     (GOMAXPROCS keeps it within the sandbox's pids limit). No GOMEMLIMIT: a program that keeps its memory
     live would spend its time collecting garbage near the soft limit (a TIMEOUT) instead of meeting the
-    sandbox's memory limit (MEMORY_LIMIT)."""
+    sandbox's memory limit (MEMORY_LIMIT). Ruby: its VM stack (``RUBY_VM_STACK``)."""
     if lang.name == "go":
         procs = max(1, int(cpus + 0.999))
         return ["env", f"GOMAXPROCS={procs}", *run]
+    if lang.name == "ruby":
+        return ["env", f"RUBY_THREAD_VM_STACK_SIZE={RUBY_VM_STACK}", *run]
     return list(run)
 
 
@@ -198,6 +209,7 @@ LIBRARIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (IMAGE_LANGS, "javatuples", _deb("libjavatuples-java")),
     (IMAGE_LANGS, "lodash", _deb("node-lodash")),
     (IMAGE_LANGS, "luaunit", _deb("lua-unit")),
+    (IMAGE_LANGS, "test-unit", _deb("ruby-test-unit")),
     (IMAGE_LANGS, "test-deep", _deb("libtest-deep-perl")),
     (IMAGE_LANGS, "data-compare", _deb("libdata-compare-perl")),
     (IMAGE_LANGS, "php-extensions", ("sh", "-c", "php -r 'foreach ([\"mbstring\", \"bcmath\", \"intl\", \"xml\"] "
