@@ -1,11 +1,11 @@
 """The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash, PHP, Lua,
-Perl, R, C#) on Docker: each header says its class, its task and the verdicts that are right for it (as in
+Perl, R, C#, Ruby) on Docker: each header says its class, its task and the verdicts that are right for it (as in
 tests/adversarial/, see tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
 tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged pass);
 ``fn_add_partial``: the same task in C# with the setup's class partial (a completion can close it, declare
 namespaces and reopen it); ``fn_add_die``: the same task with Perl tests that check with ``die`` and ``exit``;
-``fn_add_gotest``: the same
-task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
+``fn_add_raise``: the same task with Ruby tests of McEval's form (top-level ``raise ... unless``);
+``fn_add_gotest``: the same task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
 printing ``held`` only when the isolation held (only ``lo``, no write outside the scratch dirs). Also: the compile
 cache cannot be tampered with by a program that rewrites its own binary."""
 
@@ -22,7 +22,8 @@ pytestmark = pytest.mark.docker
 
 HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
 LANGUAGE = {".c": "c", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".ts": "typescript", ".go": "go",
-            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r", ".cs": "csharp"}
+            ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r", ".cs": "csharp",
+            ".rb": "ruby"}
 
 
 def load() -> list[tuple[str, str, str, set[str], str]]:
@@ -79,6 +80,7 @@ JS_CONSOLE_ASSERT = ("function testAdd() {\n  console.assert(add(1, 2) === 3);\n
                      "  console.assert(add(-1, 1) === 0);\n}\ntestAdd();\n")
 
 
+RUBY_RAISE = "raise 'Test failed' unless add(1, 2) == 3\nraise 'Test failed' unless add(-1, 1) == 0\nputs 'ok'\n"
 PERL_DIE = '}\n\ndie "add(1, 2)" unless add(1, 2) == 3;\nexit(1) unless add(-1, 1) == 0;\n'
 
 
@@ -101,6 +103,9 @@ def spec_for(language: str, task: str) -> dict:
         setup, _, tests = ADD["csharp"]
         return {"kind": "function_tests", "language": "csharp", "setup": setup.replace("class Problem", "partial class "
                 "Problem"), "tests": tests, "timeout_s": 30}
+    if task == "fn_add_raise":  # Ruby tests of McEval's form (top-level raise ... unless)
+        return {"kind": "function_tests", "language": "ruby", "setup": ADD["ruby"][0], "tests": RUBY_RAISE,
+                "timeout_s": 30}
     if task == "fn_add_gotest":
         return {"kind": "function_tests", "language": "go", "setup": GO_TEST[0], "tests": GO_TEST[1], "timeout_s": 30}
     if task == "fn_add":

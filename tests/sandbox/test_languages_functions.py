@@ -55,6 +55,11 @@ ADD = {  # language -> (setup, right completion, tests)
                "class Problem {\n    public static long Add(long a, long b) {\n", "        return a + b;\n",
                "    }\n    public static void Main(string[] args) {\n    Debug.Assert(Add((1L), (2L)) == (3L));\n"
                "    Debug.Assert(Add((-1L), (1L)) == (0L));\n    }\n\n}\n"),
+    # MultiPL-E's form (humaneval_to_rb.py: test-unit, `candidate = method(:add)`, assert_equal(expected, actual))
+    "ruby": ("def add(a, b)\n", "  a + b\nend\n",
+             "require 'test/unit'\nclass TestHumanEval < Test::Unit::TestCase\n  def test_add\n"
+             "    candidate = method(:add)\n    assert_equal(3, candidate.call(1, 2))\n"
+             "    assert_equal(0, candidate.call(-1, 1))\n  end\nend\n"),
 }
 BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "cpp": "long add(long a, long b) { return a + ; }\n", "java": "        return a + ;\n    }\n",
@@ -63,7 +68,8 @@ BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "go": "func add(a int, b int) int {\n\treturn a +\n}\n",
           "rust": "fn add(a: i64, b: i64) -> i64 {\n    a +\n}\n",
           "bash": "add() {\n  if then\n}\n", "php": "    return $a + ;\n}\n", "lua": "    return a +\n",
-          "perl": "    return $a + ;\n", "r": "    a + \n", "csharp": "        return a + ;\n"}
+          "perl": "    return $a + ;\n", "r": "    a + \n", "csharp": "        return a + ;\n",
+          "ruby": "  a +\nend\n"}
 
 
 def wrong(language: str) -> str:
@@ -117,6 +123,25 @@ FORMS = {
     "r stopifnot": ("r", "add <- function(a, b) a + b\n",
                     "stopifnot(add(1, 2) == 3)\n"
                     "stopifnot(identical(add(-1, 1), 0), isTRUE(all.equal(add(0.1, 0.2), 0.3)))\n"),
+    # Ruby: McEval's forms (top-level raise ... unless; a check(method) of raise ... if/unless) and Minitest's
+    "ruby mceval": ("ruby", "def add(a, b)\n  a + b\nend\n",
+                    "raise 'Test failed' unless add(1, 2) == 3\nraise 'Test failed' unless add(-1, 1) == 0\n"
+                    "puts 'All tests passed!'\n"),
+    "ruby check": ("ruby", "def add(a, b)\n  a + b\nend\n",
+                   "  # Test cases\n  def check(add)\n    raise 'Test failed' unless add.call(1, 2) == 3\n"
+                   "    raise 'Test failed' if add.call(-1, 1) != 0\n  end\n\ncheck(method(:add))\n"),
+    "ruby minitest": ("ruby", "def add(a, b)\n  a + b\nend\n",
+                      "require 'minitest/autorun'\nclass TestAdd < Minitest::Test\n  def test_add\n"
+                      "    assert_equal 3, add(1, 2)\n    assert_equal 0, add(-1, 1)\n  end\nend\n"),
+    # an honest completion that extends core classes, includes Math and takes Kernel's `format` for its own helper
+    "ruby extensions": ("ruby", "require 'set'\ninclude Math\nclass Integer\n  def twice = self * 2\nend\n"
+                        "def format(x) = x.to_s\ndef add(a, b)\n  Set[a].first + b + sqrt(0).to_i + 0.twice + "
+                        "format(1).size - 1\nend\n",
+                        "raise 'Test failed' unless add(1, 2) == 3\nraise 'Test failed' unless add(-1, 1) == 0\n"),
+    "ruby test-unit two methods": ("ruby", "def add(a, b)\n  a + b\nend\n",
+                                   "require 'test/unit'\nclass TestAdd < Test::Unit::TestCase\n"
+                                   "  def test_one\n    assert_equal(3, add(1, 2))\n  end\n\n"
+                                   "  def test_two\n    assert_equal(0, add(-1, 1))\n  end\nend\n"),
 }
 
 

@@ -1,7 +1,6 @@
 # The launcher of Ruby's function tests (kinds/ruby_tests.py): run as `ruby -e` with the program in solution.rb and
 # the end's secret on stdin. Nothing here is the completion's; see ruby_tests.py for what each step closes.
 def __rlvr_launch
-  um = UnboundMethod.instance_method(:bind_call)
   k_exit = Kernel.instance_method(:exit!)
   # The end's secret: 64 hex digits on stdin, read before any code of the program's runs, kept as eight integers in
   # this method's locals (no heap object holds it; the text read is overwritten).
@@ -40,6 +39,8 @@ def __rlvr_launch
   lines = text = nil
   wanted = 0  # the test methods the tests define (test-unit's form), counted in their text
   tests.scan(/^\s*def\s+(test_\w+)/) { wanted += 1 }
+  declared = [] # the classes the tests declare (a completion must not have declared them first)
+  tests.scan(/^\s*class\s+((?:::)?[A-Z]\w*(?:::[A-Z]\w*)*)\s*</) { declared << $1.delete_prefix("::") }
 
   # The test libraries the tests load, loaded first (their methods are then among those kept below).
   if tests =~ /\brequire\s*\(?\s*['"]test\/unit(?:\/assertions)?['"]/
@@ -64,7 +65,6 @@ def __rlvr_launch
   m_private = Module.instance_method(:private_instance_methods)
   m_define = Module.instance_method(:define_method)
   m_remove = Module.instance_method(:remove_method)
-  m_undef = Module.instance_method(:undef_method)
   m_set_private = Module.instance_method(:private)
   m_set_protected = Module.instance_method(:protected)
   m_set_public = Module.instance_method(:public)
@@ -72,17 +72,15 @@ def __rlvr_launch
   m_name = Module.instance_method(:name)
   m_const_get = Module.instance_method(:const_get)
   m_lt = Module.instance_method(:<)
+  m_const_defined = Module.instance_method(:const_defined?)
   m_freeze = Kernel.instance_method(:freeze)
   k_singleton = Kernel.instance_method(:singleton_class)
   k_equal = BasicObject.instance_method(:equal?)
   k_format = Kernel.instance_method(:format)
   k_is_a = Kernel.instance_method(:is_a?)
   u_eq = UnboundMethod.instance_method(:==)
-  u_source = UnboundMethod.instance_method(:source_location)
-  u_owner = UnboundMethod.instance_method(:owner)
   a_each = Array.instance_method(:each)
   a_push = Array.instance_method(:push)
-  a_at = Array.instance_method(:[])
   a_size = Array.instance_method(:size)
   a_include = Array.instance_method(:include?)
   h_get = Hash.instance_method(:[])
@@ -93,7 +91,6 @@ def __rlvr_launch
   t_list = Thread.singleton_class.instance_method(:list)
   t_kill = Thread.instance_method(:kill)
   this = Thread.current
-  s_eq = String.instance_method(:==)
   o_each_object = ObjectSpace.singleton_class.instance_method(:each_object)
   io_flush = IO.instance_method(:flush)
   io_syswrite = IO.instance_method(:syswrite)
@@ -105,14 +102,14 @@ def __rlvr_launch
   raw_out = IO.new(1, "w", autoclose: false)
   top = TOPLEVEL_BINDING
   main = top.receiver
-  # (names a completion's top-level `def` may take from Kernel and still be itself: any other Kernel or
-  # BasicObject method it redefines on Object is put back before the tests)
+  # The names a completion's top-level `def` (a private method of Object) may not take from Kernel or BasicObject
+  # (it is removed before the tests): those the tests' checks call. Any other (`def format`, `def test`) stays.
   critical = {}
   %i[raise fail exit exit! abort at_exit throw catch loop require require_relative load lambda proc method send
      __send__ public_send instance_variable_get instance_eval instance_exec == != ! equal? eql? hash nil? is_a?
      kind_of? instance_of? respond_to? respond_to_missing? method_missing class singleton_class frozen? freeze
      === =~ !~ <=> inspect to_s then tap itself dup clone binding block_given? eval caller caller_locations
-     puts print p pp printf putc format sprintf Integer Float String Array Hash Rational Complex].each do |n|
+     Integer Float String Array Hash Rational Complex].each do |n|
     critical[n] = true
   end
 
@@ -183,7 +180,10 @@ def __rlvr_launch
         a_push.bind_call(out, [mod, n])
         next unless restore
         m_define.bind_call(mod, n, old)
-        set = k_equal.bind_call(vis, :private) ? m_set_private : k_equal.bind_call(vis, :protected) ? m_set_protected : m_set_public
+        set = if k_equal.bind_call(vis, :private) then m_set_private
+              elsif k_equal.bind_call(vis, :protected) then m_set_protected
+              else m_set_public
+              end
         set.bind_call(mod, n)
       end
       h_each.bind_call(now) do |n, (_cur, vis)|
@@ -217,7 +217,13 @@ def __rlvr_launch
   end
   say = lambda do |list|
     words = []
-    a_each.bind_call(list) { |c| a_push.bind_call(words, c.size == 2 ? "#{c[0]}##{c[1]}" : c[2] ? "#{c[2]}##{c[1]} in #{c[0]}" : "the constant #{c[1]}") if words.size < 5 }
+    a_each.bind_call(list) do |c|
+      next if words.size >= 5
+      words << if c.size == 2 then "#{c[0]}##{c[1]}"
+               elsif c[2] then "#{c[2]}##{c[1]} in #{c[0]}"
+               else "the constant #{c[1]}"
+               end
+    end
     words.join(", ")
   end
   fail_with = lambda do |what, status|
@@ -261,19 +267,29 @@ def __rlvr_launch
   end
   p_call.bind_call(kill_others)
   changed = p_call.bind_call(changes, true)
+  # what could not be put back (a module included into one of the classes, a constant replaced) is a failure
+  cannot = []
+  a_each.bind_call(changed) { |c| a_push.bind_call(cannot, c) unless k_equal.bind_call(a_size.bind_call(c), 2) }
+  unless k_equal.bind_call(a_size.bind_call(cannot), 0)
+    p_call.bind_call(fail_with, "the completion changed what the tests rely on: #{p_call.bind_call(say, cannot)}", 1)
+  end
+  # (twice: a hook of the completion's that ran as a method was put back may have changed another)
   a_each.bind_call(p_call.bind_call(changes, true)) { |c| a_push.bind_call(changed, c) }
   again = p_call.bind_call(changes, false)
   unless k_equal.bind_call(a_size.bind_call(again), 0)
-    p_call.bind_call(fail_with, "the completion keeps changing what the tests rely on: #{p_call.bind_call(say, again)}", 1)
+    p_call.bind_call(fail_with, "the completion keeps changing what the tests rely on: "\
+                                "#{p_call.bind_call(say, again)}", 1)
   end
   unless k_equal.bind_call(a_size.bind_call(changed), 0)
-    # what could not be put back (a module included into one of the classes, a constant replaced) is a failure
-    cannot = []
-    a_each.bind_call(changed) { |c| a_push.bind_call(cannot, c) unless k_equal.bind_call(a_size.bind_call(c), 2) }
-    unless k_equal.bind_call(a_size.bind_call(cannot), 0)
-      p_call.bind_call(fail_with, "the completion changed what the tests rely on: #{p_call.bind_call(say, cannot)}", 1)
-    end
     io_syswrite.bind_call(stderr, "(put back before the tests: #{p_call.bind_call(say, changed)})\n")
+  end
+  a_each.bind_call(declared) do |c|
+    there = begin
+      m_const_defined.bind_call(Object, c)
+    rescue Exception # rubocop:disable Lint/RescueException
+      true
+    end
+    p_call.bind_call(fail_with, "the completion declared the tests' class #{c}", 1) if there
   end
   status = p_call.bind_call(run, tests, tests_line)
   if status
@@ -292,11 +308,14 @@ def __rlvr_launch
       result = tu_run.bind_call(tu_runner, suite)
       p_call.bind_call(fail_with, "the tests did not pass", 1) unless tu_passed.bind_call(result)
       runs = tu_runs.bind_call(result)
-      p_call.bind_call(fail_with, "the tests ran #{runs} test methods of #{wanted}", 1) if i_lt.bind_call(runs, wanted)
+      if i_lt.bind_call(runs, wanted)
+        p_call.bind_call(fail_with, "the tests ran #{runs} test methods of #{wanted}", 1)
+      end
     end
   end
   if minitest && minitest_tests
-    p_call.bind_call(fail_with, "the tests did not pass", 1) unless k_equal.bind_call(mt_run.bind_call(minitest, []), true)
+    passed = mt_run.bind_call(minitest, [])
+    p_call.bind_call(fail_with, "the tests did not pass", 1) unless k_equal.bind_call(passed, true)
   end
 
   p_call.bind_call(kill_others)
