@@ -35,7 +35,7 @@ from verifier_service.kinds import (
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
-from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, Language, link_libs, run_argv
+from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, Language, link_libs, ruby_argv, run_argv
 from verifier_service.kinds.source_text import wipe
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
@@ -701,7 +701,7 @@ def _function_language(base: Language, tests: str = "") -> Language:
     if base.name == "php":
         return replace(base, run=("php", "-r", PHP_LAUNCHER))
     if base.name == "ruby":  # from memory, through the launcher's guard and end (kinds/ruby_tests.py)
-        return replace(base, run=ruby_tests.LAUNCHER)
+        return replace(base, run=ruby_argv(*ruby_tests.LAUNCHER[1:]))
     if base.name in dynamic_tests.LAUNCHERS:  # Lua, Perl, R: from memory, through the launcher's guard
         return replace(base, run=dynamic_tests.LAUNCHERS[base.name])
     if base.name == "rust" and rust_source.read_tests(tests).tests:

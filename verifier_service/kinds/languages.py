@@ -66,6 +66,20 @@ _GO_BUILD = ("sh", f"{LANGS_DIR}/go-build.sh", "solution.go", "solution")
 JAVA_CLASSPATH = ".:/usr/share/java/javatuples.jar"
 JAVA_FLAGS = ("-XX:+UseSerialGC", "-XX:MaxRAMPercentage=75", "-XX:-UsePerfData", "-Xshare:auto")
 
+# Ruby's VM stack (1 MiB by default: about 10,000 nested calls) made 128 MiB, so that deep recursion ends in
+# SystemStackError, not sooner than in the other languages; its machine stack limit 32 MiB, below the sandbox's
+# 256 MiB (runner/procs.py): under gVisor a Ruby started with a stack limit of 48 MiB or more crashes at once
+# (SIGSEGV, before any code of the program's runs).
+RUBY_VM_STACK = 128 << 20
+RUBY_STACK_KB = 32 << 10
+
+
+def ruby_argv(*args: str) -> tuple[str, ...]:
+    """``ruby *args`` with Ruby's stack limits (``RUBY_VM_STACK``, ``RUBY_STACK_KB``)."""
+    return ("sh", "-c", f'ulimit -s {RUBY_STACK_KB} 2>/dev/null; RUBY_THREAD_VM_STACK_SIZE={RUBY_VM_STACK} exec "$@"',
+            "sh", "ruby", *args)
+
+
 LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language(
         "python", "solution.py",
@@ -135,7 +149,7 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
         run=("Rscript", "solution.R"), image=IMAGE_LANGS, version=("Rscript", "--version"),
         memory_markers=("cannot allocate vector",), error_line=r"Error"),
     Language(
-        "ruby", "solution.rb", compile=("ruby", "-c", "solution.rb"), run=("ruby", "solution.rb"),
+        "ruby", "solution.rb", compile=ruby_argv("-c", "solution.rb"), run=ruby_argv("solution.rb"),
         image=IMAGE_LANGS, version=("ruby", "--version"),
         memory_markers=("failed to allocate memory", "NoMemoryError"), error_line=r"solution\.rb:\d+:|syntax error"),
     Language(
@@ -155,21 +169,14 @@ def first_error_line(lang: Language, output: str) -> str | None:
     return next((line for line in output.splitlines() if pattern.search(line)), None)
 
 
-# Ruby's VM stack (1 MiB by default: about 10,000 nested calls) made 128 MiB, within the sandbox's 256 MiB stack
-# limit (runner/procs.py), as Node.js's --stack-size is: deep recursion ends in SystemStackError, not a crash.
-RUBY_VM_STACK = 128 << 20
-
-
 def run_argv(lang: Language, run: tuple[str, ...], cpus: float, memory_mb: int) -> list[str]:
     """The run step's argv for a sandbox of ``cpus`` CPUs: Go's runtime sizes its threads by the host's CPUs
     (GOMAXPROCS keeps it within the sandbox's pids limit). No GOMEMLIMIT: a program that keeps its memory
     live would spend its time collecting garbage near the soft limit (a TIMEOUT) instead of meeting the
-    sandbox's memory limit (MEMORY_LIMIT). Ruby: its VM stack (``RUBY_VM_STACK``)."""
+    sandbox's memory limit (MEMORY_LIMIT)."""
     if lang.name == "go":
         procs = max(1, int(cpus + 0.999))
         return ["env", f"GOMAXPROCS={procs}", *run]
-    if lang.name == "ruby":
-        return ["env", f"RUBY_THREAD_VM_STACK_SIZE={RUBY_VM_STACK}", *run]
     return list(run)
 
 
