@@ -39,8 +39,8 @@ LAUNCHER = ("ruby", "-e", (Path(__file__).with_name("ruby_launcher.rb")).read_te
 FORGEABLE = (
     "the interpreter's memory (/proc/self/mem, Fiddle, a C extension: the debug gem's frame inspector reaches the "
     "launcher's locals); a returned object whose == always holds (Integer#== and Array#== ask it); a function that, "
-    "while the tests run, replaces what they call (a core method, test-unit's runner) and puts it back before "
-    "the end checks, or a finalizer or signal handler that does so")
+    "while the tests run, replaces what they call (a core method, test-unit's runner or its result's state) and puts "
+    "it back before the launcher looks again, or a finalizer or signal handler that does so")
 
 
 def split_close(tests: str) -> tuple[str, str]:
