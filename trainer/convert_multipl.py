@@ -23,7 +23,7 @@ from typing import Any
 LANGUAGES = {"cpp": "cpp", "java": "java", "js": "javascript", "ts": "typescript", "rs": "rust",
              "javascript": "javascript", "typescript": "typescript", "rust": "rust", "c++": "cpp",
              "php": "php", "lua": "lua", "pl": "perl", "perl": "perl", "r": "r", "cs": "csharp", "csharp": "csharp",
-             "c#": "csharp"}
+             "c#": "csharp", "rb": "ruby", "ruby": "ruby"}
 IO_LANGUAGES = ("cpp", "java", "javascript", "typescript", "rust", "php", "lua", "perl", "r")
 DYNAMIC = ("php", "lua", "perl", "r")
 

@@ -119,3 +119,15 @@ def test_csharp_rows_stay_function_tests():
     out = multipl_e([{"name": "HumanEval_53_add", "language": "cs", "prompt": prompt, "tests": tests}])
     spec = json.loads(out.rows[0]["verification"])
     assert (spec["kind"], spec["language"], spec["setup"], spec["tests"]) == ("function_tests", "csharp", prompt, tests)
+
+
+def test_ruby_rows_stay_function_tests():
+    """MultiPL-E's humaneval-rb (humaneval_to_rb.py): the prompt opens the method, the tests are a test-unit class."""
+    from trainer.convert_multipl import multipl_e
+
+    prompt = "# Add two numbers x and y\n# >>> add.call(2, 3)\n# 5\ndef add(x, y)\n"
+    tests = ("require 'test/unit'\nclass TestHumanEval < Test::Unit::TestCase\n  def test_add\n"
+             "    candidate = method(:add)\n    assert_equal(1, candidate.call(0, 1))\n  end\nend\n")
+    out = multipl_e([{"name": "HumanEval_53_add", "language": "rb", "prompt": prompt, "tests": tests}])
+    spec = json.loads(out.rows[0]["verification"])
+    assert (spec["kind"], spec["language"], spec["setup"], spec["tests"]) == ("function_tests", "ruby", prompt, tests)
