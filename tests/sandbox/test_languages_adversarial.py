@@ -50,6 +50,7 @@ IO_ADD = {  # function_io's task: the setup (the completion is the whole functio
     "java": ("import java.util.*;\nclass Problem {\n    public static long add(long a, long b) {\n", "", ""),
     "rust": ("", "", ""),
     "php": ("", "", ""), "lua": ("", "", ""), "perl": ("", "", ""), "r": ("", "", ""),  # (the hack defines add)
+    "ruby": ("", "", ""),
 }
 
 

@@ -558,7 +558,8 @@ class FunctionTests(VerifierKind):
                    "completion's process: a completion written to attack this service can still forge a pass "
                    "through " + "; ".join(f"{lang}: {what}" for lang, what in FORGEABLE.items()) +
                    ". Where that matters use function_io (C++, Java, JavaScript, TypeScript, Rust, PHP, Lua, Perl, "
-                   "R), stdio (any language) or python_io (Python): their expected values never enter the sandbox")
+                   "R, Ruby), stdio (any language) or python_io (Python): their expected values never enter the "
+                   "sandbox")
     sandboxed = True
     default_extract = "raw"
     params = (
