@@ -231,6 +231,12 @@ MULTIPL_E_ROWS = {
             '    if (candidate(array(-1, -2)) !== array()) { throw new Exception("Test failed!"); }\n}\n\ntest();',
             "    $o = array_filter($l, fn($x) => $x > 0);\n    return array_is_list($l) ? array_values($o) : $o;\n",
             "    return array_values($l);\n"),
+    "ruby": ("# Count the words.\ndef histogram(test)\n",
+             "require 'test/unit'\nclass TestHumanEval < Test::Unit::TestCase\n  def test_histogram\n"
+             "    candidate = method(:histogram)\n"
+             "    assert_equal({\"a\" => 2, \"b\" => 2}, candidate.call(\"a b b a\"))\n"
+             "    assert_equal({}, candidate.call(\"\"))\n  end\nend\n",
+             "  test.split.tally\nend\n", "  test.split.to_h { |w| [w, 1] }\nend\n"),
 }
 
 
