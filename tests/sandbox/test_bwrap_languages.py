@@ -129,9 +129,10 @@ def test_function_tests_without_the_interpreter_are_infra_error(make_service, la
 
 
 @pytest.mark.parametrize("language, tool, ext", [("php", "php", ".php"), ("lua", "lua5.4", ".lua"),
-                                                 ("perl", "perl", ".pl"), ("r", "Rscript", ".R")])
+                                                 ("perl", "perl", ".pl"), ("r", "Rscript", ".R"),
+                                                 ("ruby", "ruby", ".rb")])
 def test_function_io_in_the_dynamic_languages(make_service, language, tool, ext):
-    """function_io in PHP, Lua, Perl and R on bubblewrap: where the host has the interpreter, an honest function
+    """function_io in PHP, Lua, Perl, R and Ruby on bubblewrap: where the host has the interpreter, an honest function
     passes, a wrong one fails and the hostile io programs (tests/adversarial/langs/hack_io_*) score nothing; where it
     has not, every check is INFRA_ERROR naming the backend (no reward, no verdict on the completion)."""
     from test_function_io import TASKS, io_spec
