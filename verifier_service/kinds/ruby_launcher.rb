@@ -89,6 +89,19 @@ def __rlvr_launch
   i_xor = Integer.instance_method(:^)
   i_lt = Integer.instance_method(:<)
   t_list = Thread.singleton_class.instance_method(:list)
+  k_trap = Kernel.instance_method(:trap)
+  signals = [] # each signal's handler now (Ruby's own), put back after the completion ran
+  Signal.list.each_key do |n|
+    next if %w[EXIT KILL STOP VTALRM SEGV BUS ILL FPE].include?(n)
+    begin
+      was = trap(n, "DEFAULT")
+      trap(n, was)
+      signals << [n, was].freeze unless was.is_a?(Proc)
+    rescue ArgumentError, Errno::EINVAL
+      nil
+    end
+  end
+  signals.freeze
   t_kill = Thread.instance_method(:kill)
   this = Thread.current
   o_each_object = ObjectSpace.singleton_class.instance_method(:each_object)
@@ -255,8 +268,15 @@ def __rlvr_launch
       1
     end
   end
+  # The completion's threads and signal handlers: gone (a handler or a thread could change a method and put it back
+  # between two of the checks below).
   kill_others = lambda do
     a_each.bind_call(t_list.bind_call(Thread)) { |t| t_kill.bind_call(t) unless k_equal.bind_call(t, this) }
+    a_each.bind_call(signals) do |(n, was)|
+      k_trap.bind_call(nil, n, was)
+    rescue Exception # rubocop:disable Lint/RescueException
+      nil
+    end
   end
   [known, kept, changes, say, fail_with, run, kill_others, table_of].each { |f| f.freeze }
 

@@ -15,11 +15,12 @@ The program is setup + completion, a marker line, and the tests; the end is not 
   this one calls only methods it kept (``bind_call`` of a saved ``UnboundMethod``), never one a completion could
   have redefined (``Array#each``, ``Integer#==``, ``Proc#call``);
 * evaluates the setup and completion (``TOPLEVEL_BINDING``, as ``solution.rb``); an ``exit`` there ends the run with
-  no nonce; kills the threads the completion left, then puts back every method it redefined or removed and removes
-  every method it added that overrides one there was (``Integer#==``, ``Kernel#raise``, ``Kernel#exit``,
-  ``Test::Unit::Assertions#assert_equal``, ``main``'s singleton ``raise``; a top-level ``def`` that takes a Kernel
-  method's name stays unless it is one the tests rely on: ``raise``, ``==``, ``puts``...); a module it included
-  into or prepended to one of them with such a method, or a constant it replaced, fails the run;
+  no nonce; kills the threads the completion left and puts back Ruby's own signal handlers, then puts back every
+  method it redefined or removed and removes every method it added that overrides one there was (``Integer#==``,
+  ``Kernel#raise``, ``Kernel#exit``, ``Test::Unit::Assertions#assert_equal``, ``main``'s singleton ``raise``; a
+  top-level ``def`` that takes a Kernel method's name stays unless it is one the tests rely on: ``raise``, ``==``,
+  ``exit``...); a module it included into or prepended to one of them with such a method, a constant it replaced,
+  or a class the tests declare that it declared first fails the run;
 * evaluates the tests; an exception or an ``exit`` (any status) there fails the run; test-unit's test classes are
   run by its runner here (autorun is off) and pass when its result says ``passed?`` and it ran at least as many test
   methods as the tests' text defines; Minitest's through ``Minitest.run``;
