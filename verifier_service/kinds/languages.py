@@ -150,7 +150,7 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
         memory_markers=("cannot allocate vector",), error_line=r"Error"),
     Language(
         "ruby", "solution.rb", compile=ruby_argv("-c", "solution.rb"), run=ruby_argv("solution.rb"),
-        image=IMAGE_LANGS, version=("ruby", "--version"),
+        image=IMAGE_LANGS, version=ruby_argv("--version"),
         memory_markers=("failed to allocate memory", "NoMemoryError"), error_line=r"solution\.rb:\d+:|syntax error"),
     Language(
         "csharp", "solution.cs", compile=("mcs", "-optimize+", "-nowarn:219,414", "-out:solution.exe", "solution.cs"),
@@ -216,7 +216,7 @@ LIBRARIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (IMAGE_LANGS, "javatuples", _deb("libjavatuples-java")),
     (IMAGE_LANGS, "lodash", _deb("node-lodash")),
     (IMAGE_LANGS, "luaunit", _deb("lua-unit")),
-    (IMAGE_LANGS, "test-unit", _deb("ruby-test-unit")),
+    (IMAGE_LANGS, "test-unit", ruby_argv("-e", "require 'test/unit/version'; puts Test::Unit::VERSION")),
     (IMAGE_LANGS, "test-deep", _deb("libtest-deep-perl")),
     (IMAGE_LANGS, "data-compare", _deb("libdata-compare-perl")),
     (IMAGE_LANGS, "php-extensions", ("sh", "-c", "php -r 'foreach ([\"mbstring\", \"bcmath\", \"intl\", \"xml\"] "
