@@ -228,6 +228,8 @@ def test_the_modules_dynamic_tests_load_are_found():
     assert dynamic_imports("perl", "use strict;\nuse Test::Deep;\nuse Test::More tests => 2;\n") == \
         ("Test::Deep", "Test::More")
     assert dynamic_imports("r", "library(testthat)\nrequire('stats')\n") == ("stats", "testthat")
+    assert dynamic_imports("ruby", "require 'test/unit'\n  require(\"minitest/autorun\")\nx.require 'no'\n") == \
+        ("minitest/autorun", "test/unit")
 
 
 # MultiPL-E's Lua tests (luaunit) and Perl tests (Test::Deep), as function_tests: (setup, right, wrong, tests).
@@ -250,6 +252,16 @@ def test_the_multipl_e_test_libraries_are_in_the_image(langs_service):
              for lang, (setup, right, wrong, tests) in MULTIPL_E_DYNAMIC.items() for code in (right, wrong)]
     out = langs_service.verify_batch(specs, timeout=300)
     assert [r["verdict"] for r in out] == ["PASSED", "FAILED"] * 2, [r["detail"][:200] for r in out]
+
+
+@pytest.mark.docker
+def test_a_ruby_library_the_image_lacks_is_infra_error(langs_service):
+    """Ruby tests that require a gem the image lacks (nokogiri): INFRA_ERROR, no reward; test-unit is there."""
+    _, right, tests = ADD["ruby"]
+    out = langs_service.verify_batch([(right, {**spec("ruby"), "tests": "require 'nokogiri'\n" + tests}),
+                                      (right, spec("ruby"))], timeout=300)
+    assert out[0]["verdict"] == "INFRA_ERROR" and "nokogiri" in out[0]["detail"] and out[0]["reward"] is None, out[0]
+    assert out[1]["verdict"] == "PASSED", out[1]["detail"][:300]
 
 
 @pytest.mark.docker
