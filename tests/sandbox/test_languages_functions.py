@@ -138,6 +138,11 @@ FORMS = {
                         "def format(x) = x.to_s\ndef add(a, b)\n  Set[a].first + b + sqrt(0).to_i + 0.twice + "
                         "format(1).size - 1\nend\n",
                         "raise 'Test failed' unless add(1, 2) == 3\nraise 'Test failed' unless add(-1, 1) == 0\n"),
+    # libraries loaded by the completion and by the tests (pp redefines Kernel#pp as it loads, json adds to_json
+    # to Object, set to_set to Enumerable): no change to what there was
+    "ruby libraries": ("ruby", "require 'pp'\nrequire 'set'\ndef add(a, b)\n  pp(a) if a == 99\n  a + b\nend\n",
+                       "require 'json'\nrequire 'time'\npp add(1, 2)\nraise 'Test failed' unless add(1, 2) == 3\n"
+                       "raise 'Test failed' unless JSON.generate([add(-1, 1)]) == '[0]'\n"),
     "ruby test-unit two methods": ("ruby", "def add(a, b)\n  a + b\nend\n",
                                    "require 'test/unit'\nclass TestAdd < Test::Unit::TestCase\n"
                                    "  def test_one\n    assert_equal(3, add(1, 2))\n  end\n\n"

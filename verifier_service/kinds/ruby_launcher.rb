@@ -58,6 +58,9 @@ def __rlvr_launch
   Kernel.send(:undef_method, :set_trace_func)
   Thread.send(:undef_method, :set_trace_func, :add_trace_func)
 
+  # (pp: Kernel#pp loads it on its first call, and it redefines Kernel#pp then)
+  require "pp"
+
   # Every method of every module there is now, and each module's ancestors.
   m_instance_method = Module.instance_method(:instance_method)
   m_public = Module.instance_method(:public_instance_methods)
@@ -72,6 +75,7 @@ def __rlvr_launch
   m_name = Module.instance_method(:name)
   m_const_get = Module.instance_method(:const_get)
   m_lt = Module.instance_method(:<)
+  u_owner = UnboundMethod.instance_method(:owner)
   m_const_defined = Module.instance_method(:const_defined?)
   m_freeze = Kernel.instance_method(:freeze)
   k_singleton = Kernel.instance_method(:singleton_class)
@@ -214,6 +218,14 @@ def __rlvr_launch
         h_each.bind_call(p_call.bind_call(table_of, anc)) do |n, (_m, vis)|
           next unless p_call.bind_call(known, mod, n)
           next if p_call.bind_call(kept, mod, n, vis)
+          # (only where the module's method of that name is now the new module's: a method of the class's own, or
+          # of a module before it, still wins)
+          cur = begin
+            m_instance_method.bind_call(mod, n)
+          rescue Exception # rubocop:disable Lint/RescueException
+            nil
+          end
+          next if cur && h_get.bind_call(saved, u_owner.bind_call(cur))
           a_push.bind_call(out, [mod, n, anc])
         end
       end
