@@ -11,7 +11,8 @@ JavaScript/TypeScript (JSON-like), Rust (``vec![...]``, ``String::from``, ``Some
 ``array(..)``, ``array("k" => v)``), Lua (``lu.assertEquals(candidate(..), expected)``: tables ``{..}``,
 ``{["k"] = v}``), Perl (``if(eq_deeply($candidate->(..),expected))``: ``[..]``, ``{"k" => v}``, 1 and ``""`` as
 truth values) and R (``if(!identical(candidate(..), expected))``: ``c(..)``, ``list(..)``, ``list('k' = v)``;
-an integer literal past 2**53 is the double R reads). A test this cannot read keeps the row in ``function_tests``.
+an integer literal past 2**53 is the double R reads), Ruby (``assert_equal(expected, candidate.call(..))``:
+``[..]``, ``{"k" => v}``, ``nil``). A test this cannot read keeps the row in ``function_tests``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from typing import Any
 LANGUAGES = {"cpp": "cpp", "java": "java", "js": "javascript", "ts": "typescript", "rs": "rust",
              "javascript": "javascript", "typescript": "typescript", "rust": "rust", "c++": "cpp",
              "php": "php", "lua": "lua", "pl": "perl", "perl": "perl", "r": "r", "cs": "csharp", "csharp": "csharp",
-             "c#": "csharp", "d": "d", "dlang": "d"}
-IO_LANGUAGES = ("cpp", "java", "javascript", "typescript", "rust", "php", "lua", "perl", "r")
-DYNAMIC = ("php", "lua", "perl", "r")
+             "c#": "csharp", "d": "d", "dlang": "d", "rb": "ruby", "ruby": "ruby"}
+IO_LANGUAGES = ("cpp", "java", "javascript", "typescript", "rust", "php", "lua", "perl", "r", "ruby")
+DYNAMIC = ("php", "lua", "perl", "r", "ruby")
 
 _TOKEN = re.compile(r"""\s*(?:
     (?P<str>"(?:[^"\\]|\\.)*")|
@@ -242,7 +243,7 @@ class _Reader:
         if v == "{" and self.language in DYNAMIC:  # a Lua table, a Perl hash ref
             self.take()
             value = _collect(self.items("}"))
-            return {} if value == [] and self.language == "perl" else value
+            return {} if value == [] and self.language in ("perl", "ruby") else value
         if v == "{":
             self.take()
             if self.peek()[0] in ("str", "name") and self.peek(1)[1] == ":":  # a JS object
@@ -263,7 +264,8 @@ class _Reader:
     def dynamic(self, v: str) -> Any:
         """A name in PHP, Lua, Perl or R: their constants and list constructors."""
         constants = {"php": {"NULL": None, "TRUE": True, "FALSE": False}, "lua": {"nil": None},
-                     "perl": {"undef": None}, "r": {"NULL": None, "TRUE": True, "FALSE": False}}[self.language]
+                     "perl": {"undef": None}, "r": {"NULL": None, "TRUE": True, "FALSE": False},
+                     "ruby": {"nil": None}}[self.language]
         if v in constants and self.peek()[1] != "(":
             return constants[v]
         if (self.language, v) in (("php", "array"), ("r", "c"), ("r", "list")) and self.peek()[1] == "(":
@@ -357,8 +359,53 @@ def _matching(text: str, start: int) -> int:
     raise Unreadable("unbalanced")
 
 
+def _split_top(text: str) -> list[str]:
+    """``text`` split at its top-level commas (brackets and strings skipped)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < len(text) and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+def _ruby_cases(tests: str) -> list[dict[str, Any]]:
+    """MultiPL-E's Ruby form (humaneval_to_rb.py): ``assert_equal(expected, candidate.call(args))``, expected first."""
+    if re.search(r"(?<![\w.])(?:assert(?!_equal\b)\w*|refute\w*|raise|flunk)\b", tests):
+        raise Unreadable("a check other than assert_equal")
+    cases = []
+    for m in re.finditer(r"(?<![\w.])assert_equal\s*\(", tests):
+        close = _matching(tests, m.end() - 1)
+        parts = _split_top(tests[m.end():close])
+        if len(parts) != 2:
+            raise Unreadable("assert_equal with a message")
+        call = re.fullmatch(r"\s*candidate\.call\s*\((.*)\)\s*", parts[1], re.S)
+        if call is None or _matching(parts[1], parts[1].index("(")) != len(parts[1].rstrip()) - 1:
+            raise Unreadable("assert_equal of something other than candidate.call(...)")
+        args = read_literal(f"[{call.group(1)}]", "ruby") if call.group(1).strip() else []
+        cases.append({"args": args, "expected": read_literal(parts[0], "ruby")})
+    if not cases:
+        raise Unreadable("no assertion")
+    if len(re.findall(r"(?<![\w.])candidate\b", tests)) != len(cases) + 1:  # (+ `candidate = method(:f)`)
+        raise Unreadable("calls outside assertions")
+    return cases
+
+
 def io_cases(language: str, tests: str, entry: str) -> list[dict[str, Any]]:
     """[{args, expected}] from ``tests`` when every check is ``assert f(args) == expected`` of literals."""
+    if language == "ruby":
+        return _ruby_cases(tests)
     callee = entry if language == "java" else "candidate"
     # (PHP's tests define `function candidate(...$args)`; Perl's call `$candidate->(...)`)
     call = r"(?<![\w.$])(?<!function )candidate\s*\(" if language != "perl" else r"\$candidate->\s*\("
@@ -409,6 +456,9 @@ def io_cases(language: str, tests: str, entry: str) -> list[dict[str, Any]]:
 
 
 def entry_of(language: str, prompt: str, tests: str) -> str | None:
+    if language == "ruby":  # candidate = method(:name)
+        m = re.search(r"\bcandidate\s*=\s*method\(\s*:([A-Za-z_]\w*)\s*\)", tests)
+        return m.group(1) if m else None
     m = re.search(r"\bcandidate\s*(?:=|<-)\s*(?:\\&)?([A-Za-z_][\w.]*)", tests) or \
         re.search(r"function candidate\(\.\.\.\$args\)\s*\{\s*return\s+([A-Za-z_]\w*)\(", tests)
     if m:

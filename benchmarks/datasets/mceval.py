@@ -10,7 +10,7 @@ when stderr holds ``failed``: ``console.assert`` prints "Assertion failed" there
 as ``ID_test.go`` in a module with testify, ``go test ID_test.go``; Rust the file as ``src/main.rs`` of a Cargo
 project (rand 0.4, regex 1, md5 0.7), ``cargo test``; Shell ``bash FILE`` (a run past its time limit counts as
 passed); PHP ``php FILE``; Python ``python FILE``; Lua ``lua FILE`` (stderr as JavaScript); Perl ``perl
-FILE``; R ``Rscript FILE``; 15 s each. Here each row is a request: ``function_tests`` with
+FILE``; R ``Rscript FILE``; Ruby ``ruby FILE``; 15 s each. Here each row is a request: ``function_tests`` with
 setup = the prompt + the two newlines, completion = the canonical solution, tests = the two newlines + the test
 (the same program text); Python is ``python_assert`` (completion = the prompt + the solution, tests = the
 test: python_assert judges top-level asserts). ``--harness`` runs McEval's commands on the same programs in the
@@ -26,7 +26,7 @@ Java (the tests are the program's main) from the reference: no call that ends th
 
     # the data stays out of the repo: fetch MCEVAL/McEval (a bare git dir, MIRROR), then
     D=/work/data/mceval; mkdir -p $D; for l in C CPP Java JavaScript TypeScript Go Rust Shell PHP Python Lua Perl \\
-        R 'C#'; do git --git-dir=MIRROR show "HEAD:data/$l.jsonl" > "$D/$l.jsonl"; done
+        R 'C#' Ruby; do git --git-dir=MIRROR show "HEAD:data/$l.jsonl" > "$D/$l.jsonl"; done
     python -m benchmarks.datasets.mceval [--data /work/data/mceval] [--languages c,bash] [--limit N]
         [--harness | --harness-only] [--negative | --wrong] [--backend docker|bwrap] [--out FILE]
 
@@ -57,7 +57,7 @@ from verifier_service.testing import InProcessService
 FILES = {"c": ("C", "c"), "cpp": ("CPP", "cpp"), "java": ("Java", "java"), "javascript": ("JavaScript", "js"),
          "typescript": ("TypeScript", "ts"), "go": ("Go", "go"), "rust": ("Rust", "rs"), "bash": ("Shell", "sh"),
          "php": ("PHP", "php"), "python": ("Python", "py"), "lua": ("Lua", "lua"), "perl": ("Perl", "pl"),
-         "r": ("R", "R"), "csharp": ("C#", "cs")}
+         "r": ("R", "R"), "csharp": ("C#", "cs"), "ruby": ("Ruby", "rb")}
 NOT_RUN: dict[str, str] = {}
 # The languages whose programs run in the default sandbox image (the others: the languages image).
 DEFAULT_IMAGE = ("c", "cpp", "bash", "python")
@@ -71,12 +71,12 @@ NEGATIVE = {"c": "__builtin_trap();", "cpp": "__builtin_trap();",
             "php": "throw new Exception(\"no answer\");",
             "python": "raise RuntimeError(\"no answer\")", "lua": "error(\"no answer\")",
             "perl": "die \"no answer\";", "r": "stop(\"no answer\")",
-            "csharp": "if (true) throw new System.Exception(\"no answer\");"}
+            "csharp": "if (true) throw new System.Exception(\"no answer\");", "ruby": "raise \"no answer\""}
 
 # --wrong: a first statement that returns a value no test expects (the languages where one type-checks anywhere):
 # a control of whether the tests check what the function returns.
 WRONG = {"javascript": "return undefined;", "typescript": "return undefined as any;", "php": "return null;",
-         "python": "return None", "bash": "return 0",
+         "python": "return None", "bash": "return 0", "ruby": "return nil",
          "csharp": "if (true) return default({returns});"}  # (C# 7: the row's signature names the type)
 
 # McEval's commands (eval/excute.py), per language, in a POSIX shell: $f is the file's name without its
@@ -96,6 +96,7 @@ HARNESS = {
     "lua": 'timeout 15 lua5.4 "$f.lua"',
     "perl": 'timeout 15 perl "$f.pl"',
     "r": 'timeout 15 Rscript "$f.R"',
+    "ruby": 'timeout 15 ruby "$f.rb"',
     # McEval: a .NET 8 `dotnet run` project (a Debug build: a failed Debug.Assert ends the process). Mono: DEBUG
     # defined, and a failed assertion printed on stderr (it does not end the run): harness_passed looks for it.
     "csharp": 'mcs -d:DEBUG -r:System.Numerics.dll -out:"/tmp/$f.exe" "$f.cs" >/dev/null && '
@@ -110,6 +111,7 @@ MARK_LINE = {"javascript": f'\n;console.log("{MARK[::-1]}".split("").reverse().j
              "python": f'\nprint("\\n" + "{MARK[::-1]}"[::-1])\n',
              "lua": f'\nprint("\\n" .. string.reverse("{MARK[::-1]}"))\n',
              "perl": f'\nprint "\\n" . reverse("{MARK[::-1]}") . "\\n";\n',
+             "ruby": f'\nputs "\\n" + "{MARK[::-1]}".reverse\n',
              "r": f'\ncat("\\n", paste(rev(strsplit("{MARK[::-1]}", "")[[1]]), collapse = ""), "\\n", sep = "")\n'}
 # C, C++, Java, C#: a reference that calls one of these (status 0) may end the program with status 0 before its
 # tests' end.
@@ -125,7 +127,8 @@ def load(data: Path, language: str) -> list[dict]:
 def with_negative(row: dict, language: str, first: dict[str, str] = NEGATIVE) -> str:
     """The canonical solution with NEGATIVE's (or ``first``'s) statement first in the function's body."""
     solution = row["canonical_solution"]
-    if row["prompt"].rstrip().endswith(("{", ":", '"""')) or language in ("bash", "go", "python", "lua", "perl"):
+    if row["prompt"].rstrip().endswith(("{", ":", '"""')) or \
+            language in ("bash", "go", "python", "lua", "perl", "ruby"):
         indent = re.match(r"\s*?([ \t]*)\S", solution)
         pad = indent.group(1) if indent and language == "python" else ""
         return f"{pad}{first[language]}\n{solution}"

@@ -28,13 +28,14 @@ def test_a_missing_toolchain_is_infra_error_naming_the_backend(make_service):
 
 
 @pytest.mark.parametrize("language, tool", [("java", "javac"), ("javascript", "node"), ("c", "gcc"), ("cpp", "g++"),
-                                            ("perl", "perl"), ("lua", "lua5.4"), ("r", "Rscript")])
+                                            ("perl", "perl"), ("lua", "lua5.4"), ("r", "Rscript"),
+                                            ("ruby", "ruby")])
 def test_host_toolchains_work_and_hostile_programs_fail(make_service, language, tool):
     if not shutil.which(tool):
         pytest.skip(f"this host has no {tool}")
     svc = make_service(compile_timeout_s=120.0)
     ext = {"java": ".java", "javascript": ".js", "c": ".c", "cpp": ".cpp", "perl": ".pl", "lua": ".lua",
-           "r": ".R"}[language]
+           "r": ".R", "ruby": ".rb"}[language]
     hostile = [p.read_text() for p in sorted(HOSTILE.glob(f"hack_fn_*{ext}"))]
     items = [(ADD[language][1], spec(language)), (wrong(language), spec(language)),
              *((src, spec(language)) for src in hostile)]
@@ -110,7 +111,7 @@ def test_the_new_forms_pass_or_are_infra_error_never_a_verdict_with_a_reward(mak
 
 
 @pytest.mark.parametrize("language, tool", [("php", "php"), ("lua", "lua5.4"), ("perl", "perl"), ("r", "Rscript"),
-                                            ("csharp", "mcs"), ("d", "gdc")])
+                                            ("csharp", "mcs"), ("d", "gdc"), ("ruby", "ruby")])
 def test_function_tests_without_the_interpreter_are_infra_error(make_service, language, tool):
     """function_tests in a language whose toolchain the host lacks: INFRA_ERROR naming the backend for an honest, a
     wrong and every hostile program alike (never a verdict, never a reward: C#'s refusal of a completion that
@@ -118,7 +119,8 @@ def test_function_tests_without_the_interpreter_are_infra_error(make_service, la
     if shutil.which(tool):
         pytest.skip(f"this host has {tool}")
     svc = make_service()
-    ext = {"php": ".php", "lua": ".lua", "perl": ".pl", "r": ".R", "csharp": ".cs", "d": ".d"}[language]
+    ext = {"php": ".php", "lua": ".lua", "perl": ".pl", "r": ".R", "csharp": ".cs", "d": ".d",
+           "ruby": ".rb"}[language]
     hostile = [p.read_text() for p in sorted(HOSTILE.glob(f"hack_fn_*{ext}"))]
     results = svc.verify_batch([(src, spec(language)) for src in (ADD[language][1], wrong(language), *hostile)],
                                timeout=300)
@@ -128,9 +130,10 @@ def test_function_tests_without_the_interpreter_are_infra_error(make_service, la
 
 
 @pytest.mark.parametrize("language, tool, ext", [("php", "php", ".php"), ("lua", "lua5.4", ".lua"),
-                                                 ("perl", "perl", ".pl"), ("r", "Rscript", ".R")])
+                                                 ("perl", "perl", ".pl"), ("r", "Rscript", ".R"),
+                                                 ("ruby", "ruby", ".rb")])
 def test_function_io_in_the_dynamic_languages(make_service, language, tool, ext):
-    """function_io in PHP, Lua, Perl and R on bubblewrap: where the host has the interpreter, an honest function
+    """function_io in PHP, Lua, Perl, R and Ruby on bubblewrap: where the host has the interpreter, an honest function
     passes, a wrong one fails and the hostile io programs (tests/adversarial/langs/hack_io_*) score nothing; where it
     has not, every check is INFRA_ERROR naming the backend (no reward, no verdict on the completion)."""
     from test_function_io import TASKS, io_spec

@@ -94,6 +94,13 @@ TASKS.update({
                 TYPES),
     "r null": ("r", "h", "h <- function(x) {\n", "    if (x < 0) NULL else x * 2\n}\n",
                "    if (x <= 0) NULL else x * 2 + 1\n}\n", NULLS),
+    "ruby": ("ruby", "f", "def f(xs, s)\n", "  xs.map { |x| \"#{s}#{x}\" }\nend\n", "  [s]\nend\n", STRS),
+    "ruby types": ("ruby", "g", "def g(s, xs, flag)\n",
+                   "  {s: s + \"!\", \"third\" => xs.sum / 3.0, rev: xs.reverse, not: !flag, nested: [[s], []]}\n"
+                   "end\n",
+                   "  {s: s, third: xs.sum / 3, rev: xs, not: flag, nested: [[s], []]}\nend\n", TYPES),
+    "ruby null": ("ruby", "h", "def h(x)\n", "  x < 0 ? nil : x * 2\nend\n", "  x <= 0 ? nil : x * 2 + 1\nend\n",
+                  NULLS),
 })
 
 
@@ -158,7 +165,7 @@ def test_php_programs_are_php_code_where_the_driver_begins():
     assert text.count("<?php") == 2 and text.index("?>") < text.rindex("<?php") < text.index("r1_show")
 
 
-@pytest.mark.parametrize("name", [n for n in TASKS if TASKS[n][0] in ("php", "lua", "perl", "r")])
+@pytest.mark.parametrize("name", [n for n in TASKS if TASKS[n][0] in ("php", "lua", "perl", "r", "ruby")])
 def test_dynamic_programs_hold_no_expected_value(name):
     language, entry, setup, right, _, cases = TASKS[name]
     text = program(language, entry, setup, right, [c["args"] for c in cases], "m" * 32, "r1")
@@ -224,6 +231,12 @@ MULTIPL_E_ROWS = {
             '    if (candidate(array(-1, -2)) !== array()) { throw new Exception("Test failed!"); }\n}\n\ntest();',
             "    $o = array_filter($l, fn($x) => $x > 0);\n    return array_is_list($l) ? array_values($o) : $o;\n",
             "    return array_values($l);\n"),
+    "ruby": ("# Count the words.\ndef histogram(test)\n",
+             "require 'test/unit'\nclass TestHumanEval < Test::Unit::TestCase\n  def test_histogram\n"
+             "    candidate = method(:histogram)\n"
+             "    assert_equal({\"a\" => 2, \"b\" => 2}, candidate.call(\"a b b a\"))\n"
+             "    assert_equal({}, candidate.call(\"\"))\n  end\nend\n",
+             "  test.split.tally\nend\n", "  test.split.to_h { |w| [w, 1] }\nend\n"),
 }
 
 

@@ -1,11 +1,11 @@
 """The hostile programs of tests/adversarial/langs/ (C, C++, Java, JavaScript, TypeScript, Go, Rust, Bash, PHP, Lua,
-Perl, R, C#) on Docker: each header says its class, its task and the verdicts that are right for it (as in
+Perl, R, C#, Ruby) on Docker: each header says its class, its task and the verdicts that are right for it (as in
 tests/adversarial/, see tests/sandbox/test_adversarial.py). ``fn_add``: function_tests with the task of
 tests/sandbox/test_languages_functions.py (every hack answers wrong or not at all, so PASSED would be a forged pass);
 ``fn_add_partial``: the same task in C# with the setup's class partial (a completion can close it, declare
 namespaces and reopen it); ``fn_add_die``: the same task with Perl tests that check with ``die`` and ``exit``;
-``fn_add_gotest``: the same
-task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
+``fn_add_raise``: the same task with Ruby tests of McEval's form (top-level ``raise ... unless``);
+``fn_add_gotest``: the same task in Go's `go test` form (HumanEval-X's: testify, ``GO_TEST``); ``escape``: stdio,
 printing ``held`` only when the isolation held (only ``lo``, no write outside the scratch dirs). Also: the compile
 cache cannot be tampered with by a program that rewrites its own binary."""
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.docker
 HERE = Path(__file__).resolve().parents[1] / "adversarial" / "langs"
 LANGUAGE = {".c": "c", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".ts": "typescript", ".go": "go",
             ".rs": "rust", ".sh": "bash", ".php": "php", ".lua": "lua", ".pl": "perl", ".R": "r", ".cs": "csharp",
-            ".d": "d"}
+            ".d": "d", ".rb": "ruby"}
 
 
 def load() -> list[tuple[str, str, str, set[str], str]]:
@@ -50,6 +50,7 @@ IO_ADD = {  # function_io's task: the setup (the completion is the whole functio
     "java": ("import java.util.*;\nclass Problem {\n    public static long add(long a, long b) {\n", "", ""),
     "rust": ("", "", ""),
     "php": ("", "", ""), "lua": ("", "", ""), "perl": ("", "", ""), "r": ("", "", ""),  # (the hack defines add)
+    "ruby": ("", "", ""),
 }
 
 
@@ -80,6 +81,7 @@ JS_CONSOLE_ASSERT = ("function testAdd() {\n  console.assert(add(1, 2) === 3);\n
                      "  console.assert(add(-1, 1) === 0);\n}\ntestAdd();\n")
 
 
+RUBY_RAISE = "raise 'Test failed' unless add(1, 2) == 3\nraise 'Test failed' unless add(-1, 1) == 0\nputs 'ok'\n"
 PERL_DIE = '}\n\ndie "add(1, 2)" unless add(1, 2) == 3;\nexit(1) unless add(-1, 1) == 0;\n'
 
 
@@ -102,6 +104,9 @@ def spec_for(language: str, task: str) -> dict:
         setup, _, tests = ADD["csharp"]
         return {"kind": "function_tests", "language": "csharp", "setup": setup.replace("class Problem", "partial class "
                 "Problem"), "tests": tests, "timeout_s": 30}
+    if task == "fn_add_raise":  # Ruby tests of McEval's form (top-level raise ... unless)
+        return {"kind": "function_tests", "language": "ruby", "setup": ADD["ruby"][0], "tests": RUBY_RAISE,
+                "timeout_s": 30}
     if task == "fn_add_gotest":
         return {"kind": "function_tests", "language": "go", "setup": GO_TEST[0], "tests": GO_TEST[1], "timeout_s": 30}
     if task == "fn_add":
@@ -227,7 +232,7 @@ def test_the_hacks_fail_under_gvisor(make_service):
     honest = [(ADD[lang][1], spec_for(lang, "fn_add")) for lang in sorted(ADD)]
     honest += [(ADD["go"][1], spec_for("go", "fn_add_gotest"))]
     honest += [(TASKS[name][3], io_spec(name)) for name in ("cpp", "java", "javascript", "rust", "php", "lua", "perl",
-                                                             "r")]
+                                                             "r", "ruby")]
     out = svc.verify_batch(items + honest, timeout=1500)
     for (name, _, _, expect, _), r in zip(HACKS, out, strict=False):
         assert r["verdict"] in expect and r["correctness_score"] == 0.0, (name, r["verdict"], r["detail"][:300])

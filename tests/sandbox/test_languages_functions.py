@@ -62,6 +62,11 @@ ADD = {  # language -> (setup, right completion, tests)
           "{\n    return a + b;\n}\n",
           "unittest\n{\n    alias candidate = add;\n\n    assert(candidate(1L, 2L) == 3L);\n"
           "    assert(candidate(-1L, 1L) == 0L);\n}\nvoid main(){}"),
+    # MultiPL-E's form (humaneval_to_rb.py: test-unit, `candidate = method(:add)`, assert_equal(expected, actual))
+    "ruby": ("def add(a, b)\n", "  a + b\nend\n",
+             "require 'test/unit'\nclass TestHumanEval < Test::Unit::TestCase\n  def test_add\n"
+             "    candidate = method(:add)\n    assert_equal(3, candidate.call(1, 2))\n"
+             "    assert_equal(0, candidate.call(-1, 1))\n  end\nend\n"),
 }
 BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "cpp": "long add(long a, long b) { return a + ; }\n", "java": "        return a + ;\n    }\n",
@@ -71,7 +76,7 @@ BROKEN = {"c": "int add(int a, int b) { return a + ; }\n",
           "rust": "fn add(a: i64, b: i64) -> i64 {\n    a +\n}\n",
           "bash": "add() {\n  if then\n}\n", "php": "    return $a + ;\n}\n", "lua": "    return a +\n",
           "perl": "    return $a + ;\n", "r": "    a + \n", "csharp": "        return a + ;\n",
-          "d": "{\n    return a + ;\n}\n"}
+          "d": "{\n    return a + ;\n}\n", "ruby": "  a +\nend\n"}
 
 
 def wrong(language: str) -> str:
@@ -125,6 +130,30 @@ FORMS = {
     "r stopifnot": ("r", "add <- function(a, b) a + b\n",
                     "stopifnot(add(1, 2) == 3)\n"
                     "stopifnot(identical(add(-1, 1), 0), isTRUE(all.equal(add(0.1, 0.2), 0.3)))\n"),
+    # Ruby: McEval's forms (top-level raise ... unless; a check(method) of raise ... if/unless) and Minitest's
+    "ruby mceval": ("ruby", "def add(a, b)\n  a + b\nend\n",
+                    "raise 'Test failed' unless add(1, 2) == 3\nraise 'Test failed' unless add(-1, 1) == 0\n"
+                    "puts 'All tests passed!'\n"),
+    "ruby check": ("ruby", "def add(a, b)\n  a + b\nend\n",
+                   "  # Test cases\n  def check(add)\n    raise 'Test failed' unless add.call(1, 2) == 3\n"
+                   "    raise 'Test failed' if add.call(-1, 1) != 0\n  end\n\ncheck(method(:add))\n"),
+    "ruby minitest": ("ruby", "def add(a, b)\n  a + b\nend\n",
+                      "require 'minitest/autorun'\nclass TestAdd < Minitest::Test\n  def test_add\n"
+                      "    assert_equal 3, add(1, 2)\n    assert_equal 0, add(-1, 1)\n  end\nend\n"),
+    # an honest completion that extends core classes, includes Math and takes Kernel's `format` for its own helper
+    "ruby extensions": ("ruby", "require 'set'\ninclude Math\nclass Integer\n  def twice = self * 2\nend\n"
+                        "def format(x) = x.to_s\ndef add(a, b)\n  Set[a].first + b + sqrt(0).to_i + 0.twice + "
+                        "format(1).size - 1\nend\n",
+                        "raise 'Test failed' unless add(1, 2) == 3\nraise 'Test failed' unless add(-1, 1) == 0\n"),
+    # libraries loaded by the completion and by the tests (pp redefines Kernel#pp as it loads, json adds to_json
+    # to Object, set to_set to Enumerable): no change to what there was
+    "ruby libraries": ("ruby", "require 'pp'\nrequire 'set'\ndef add(a, b)\n  pp(a) if a == 99\n  a + b\nend\n",
+                       "require 'json'\nrequire 'time'\npp add(1, 2)\nraise 'Test failed' unless add(1, 2) == 3\n"
+                       "raise 'Test failed' unless JSON.generate([add(-1, 1)]) == '[0]'\n"),
+    "ruby test-unit two methods": ("ruby", "def add(a, b)\n  a + b\nend\n",
+                                   "require 'test/unit'\nclass TestAdd < Test::Unit::TestCase\n"
+                                   "  def test_one\n    assert_equal(3, add(1, 2))\n  end\n\n"
+                                   "  def test_two\n    assert_equal(0, add(-1, 1))\n  end\nend\n"),
 }
 
 
@@ -215,6 +244,8 @@ def test_the_modules_dynamic_tests_load_are_found():
     assert dynamic_imports("perl", "use strict;\nuse Test::Deep;\nuse Test::More tests => 2;\n") == \
         ("Test::Deep", "Test::More")
     assert dynamic_imports("r", "library(testthat)\nrequire('stats')\n") == ("stats", "testthat")
+    assert dynamic_imports("ruby", "require 'test/unit'\n  require(\"minitest/autorun\")\nx.require 'no'\n") == \
+        ("minitest/autorun", "test/unit")
 
 
 # MultiPL-E's Lua tests (luaunit) and Perl tests (Test::Deep), as function_tests: (setup, right, wrong, tests).
@@ -237,6 +268,16 @@ def test_the_multipl_e_test_libraries_are_in_the_image(langs_service):
              for lang, (setup, right, wrong, tests) in MULTIPL_E_DYNAMIC.items() for code in (right, wrong)]
     out = langs_service.verify_batch(specs, timeout=300)
     assert [r["verdict"] for r in out] == ["PASSED", "FAILED"] * 2, [r["detail"][:200] for r in out]
+
+
+@pytest.mark.docker
+def test_a_ruby_library_the_image_lacks_is_infra_error(langs_service):
+    """Ruby tests that require a gem the image lacks (nokogiri): INFRA_ERROR, no reward; test-unit is there."""
+    _, right, tests = ADD["ruby"]
+    out = langs_service.verify_batch([(right, {**spec("ruby"), "tests": "require 'nokogiri'\n" + tests}),
+                                      (right, spec("ruby"))], timeout=300)
+    assert out[0]["verdict"] == "INFRA_ERROR" and "nokogiri" in out[0]["detail"] and out[0]["reward"] is None, out[0]
+    assert out[1]["verdict"] == "PASSED", out[1]["detail"][:300]
 
 
 @pytest.mark.docker

@@ -129,7 +129,7 @@ def test_run_code_answers_bad_requests_with_their_422(http):
     assert unknown.status_code == 422 and unknown.json()["detail"][0]["loc"] == ["body", "language"]
     assert post(http, "/run_code", {"language": "python"}).status_code == 422
     assert "seconds" in post(http, "/run_code", {"code": "1", "language": "python", "run_timeout": -1}).json()["error"]
-    unsupported = post(http, "/run_code", {"code": "x", "language": "ruby"})
+    unsupported = post(http, "/run_code", {"code": "x", "language": "scala"})
     assert unsupported.status_code == 200 and unsupported.json()["status"] == "SandboxError"
     assert "python" in unsupported.json()["message"]
 

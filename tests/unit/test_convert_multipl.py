@@ -132,3 +132,24 @@ def test_d_rows_stay_function_tests():
     out = multipl_e([{"name": "HumanEval_53_add", "language": "d", "prompt": prompt, "tests": tests}])
     spec = json.loads(out.rows[0]["verification"])
     assert (spec["kind"], spec["language"], spec["setup"], spec["tests"]) == ("function_tests", "d", prompt, tests)
+def test_ruby_rows_become_function_io_where_every_check_is_assert_equal():
+    """MultiPL-E's humaneval-rb (humaneval_to_rb.py): the prompt opens the method, the tests are a test-unit class of
+    ``assert_equal(expected, candidate.call(args))`` (expected first); any other check keeps function_tests."""
+    from trainer.convert_multipl import multipl_e
+
+    prompt = "# Add two numbers x and y\n# >>> add.call(2, 3)\n# 5\ndef add(x, y)\n"
+    tests = ("require 'test/unit'\nclass TestHumanEval < Test::Unit::TestCase\n  def test_add\n"
+             "    candidate = method(:add)\n    assert_equal(1, candidate.call(0, 1))\n"
+             "    assert_equal([\"a, b\", nil, {\"k\" => [2.5, -1]}], candidate.call([true, false], {}))\n"
+             "  end\nend\n")
+    rows = [{"name": "HumanEval_53_add", "language": "rb", "prompt": prompt, "tests": tests},
+            {"name": "HumanEval_53_add", "language": "rb", "prompt": prompt,
+             "tests": tests.replace("assert_equal(1, candidate.call(0, 1))", "assert(candidate.call(0, 1) == 1)")},
+            {"name": "HumanEval_53_add", "language": "rb", "prompt": prompt,
+             "tests": tests.replace("candidate.call(0, 1))", "candidate.call(0, 1).abs)")}]
+    specs = [json.loads(r["verification"]) for r in multipl_e(rows).rows]
+    assert (specs[0]["kind"], specs[0]["language"], specs[0]["entry_point"]) == ("function_io", "ruby", "add")
+    assert specs[0]["cases"] == [{"args": [0, 1], "expected": 1},
+                                 {"args": [[True, False], {}], "expected": ["a, b", None, {"k": [2.5, -1]}]}]
+    for spec in specs[1:]:
+        assert (spec["kind"], spec["language"], spec["tests"]) == ("function_tests", "ruby", spec["tests"])

@@ -16,7 +16,7 @@ from verifier_service.sandbox.warm import Demand
 
 def test_the_table_has_the_languages_the_front_doors_name():
     assert set(LANGUAGES) == {"python", "cpp", "c", "bash", "java", "javascript", "typescript", "go", "rust",
-                              "php", "lua", "perl", "r", "csharp", "d"}
+                              "php", "lua", "perl", "r", "csharp", "d", "ruby"}
     for lang in LANGUAGES.values():
         assert lang.image in ("", "langs") and lang.version and lang.run and lang.compile
 
@@ -35,6 +35,17 @@ def test_first_error_lines():
     assert first_error_line(LANGUAGES["rust"], "warning: unused\nerror[E0308]: mismatched types\n").startswith("error[")
     assert first_error_line(LANGUAGES["c"], "solution.c: In function 'main':\nsolution.c:1:2: error: x\n") == \
         "solution.c:1:2: error: x"
+
+
+def test_ruby_runs_with_its_stack_limits():
+    """Ruby's VM stack 128 MiB, its stack limit 32 MiB (gVisor crashes a Ruby started with 48 MiB or more), for
+    the syntax check and the run alike; the compile output's first error line is the parser's."""
+    ruby = LANGUAGES["ruby"]
+    for argv in (ruby.compile, ruby.run):
+        assert argv[:2] == ("sh", "-c") and "ulimit -s 32768" in argv[2] and "RUBY_THREAD_VM_STACK_SIZE=134217728" \
+            in argv[2] and argv[4] == "ruby"
+    assert ruby.compile[-2:] == ("-c", "solution.rb") and ruby.run[-1] == "solution.rb"
+    assert first_error_line(ruby, "solution.rb:3: syntax error, unexpected end-of-input\n").startswith("solution.rb:3")
 
 
 def test_go_runs_with_the_sandbox_cpus():

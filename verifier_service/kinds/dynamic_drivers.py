@@ -1,5 +1,5 @@
-"""function_io's drivers for the dynamically typed languages: PHP, Lua, Perl and R (``kinds/drivers.py`` dispatches
-here). No signature is read: each case's arguments (JSON values) are written as literals of the language, the
+"""function_io's drivers for the dynamically typed languages: PHP, Lua, Perl, R and Ruby (``kinds/drivers.py``
+dispatches here). No signature is read: each case's arguments (JSON values) are written as literals of the language, the
 entry point is called on them, and a serializer of the driver's prints the result as JSON, one ``MARK INDEX
 JSON`` line per case (``MARK INDEX !error`` when the call raised). The expected values never enter the program.
 
@@ -22,7 +22,10 @@ object     array ``['k' => v]``         table ``{["k"]=v}``    hash ref ``{"k" =
 The language -> JSON (the result; arrays with keys 1..n (Lua) or 0..n-1 (PHP) are arrays, other tables/arrays
 objects; R: atomic vectors of length 1 are scalars, longer ones arrays (names dropped), named lists objects, ``NA``
 null; Perl: a scalar that holds only a number is a number, any other a string; a function that returns a list
-gives an array of it, unless it has one element). Where the language cannot tell two JSON shapes apart, the host
+gives an array of it, unless it has one element; Ruby: the json library's ``JSON.generate``, arrays and hashes
+(keys as strings), symbols and other objects as their ``to_s``; its arguments are Ruby's literals: ``nil``,
+``true``, integers of any size, ``Float::NAN``/``Float::INFINITY``, ``"\\u{HHHH}"`` strings, ``[...]``, ``{"k" =>
+v}``). Where the language cannot tell two JSON shapes apart, the host
 accepts either (``loosen``): an empty PHP array, Lua table or R list for ``{}``; an R length-1 vector (or a Perl
 one-element list) for a one-element array; R's ``NULL`` for ``[]``/``{}``; a PHP list for an object with keys
 "0".."n-1"; Perl: a number as a string (``"5"`` for 5, as ``==`` would), its truth values (1, ``""``, 0) for
@@ -35,7 +38,7 @@ import math
 import re
 from typing import Any
 
-DYNAMIC = ("php", "lua", "perl", "r")
+DYNAMIC = ("php", "lua", "perl", "r", "ruby")
 
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
@@ -54,9 +57,9 @@ def _int64(v: int, lang: str) -> str:
 
 def _float(v: float, lang: str) -> str:
     if math.isnan(v):
-        return {"php": "NAN", "lua": "(0/0)", "perl": '("NaN"+0)', "r": "NaN"}[lang]
+        return {"php": "NAN", "lua": "(0/0)", "perl": '("NaN"+0)', "r": "NaN", "ruby": "Float::NAN"}[lang]
     if math.isinf(v):
-        text = {"php": "INF", "lua": "math.huge", "perl": "9**9**9", "r": "Inf"}[lang]
+        text = {"php": "INF", "lua": "math.huge", "perl": "9**9**9", "r": "Inf", "ruby": "Float::INFINITY"}[lang]
         return text if v > 0 else f"(-{text})"
     text = repr(v)
     return f"({text})" if text.startswith("-") else text
@@ -76,6 +79,11 @@ def _string(s: str, lang: str) -> str:
     if lang == "perl":  # characters: "\x{HHHH}" (no interpolation of $ or @)
         return '"' + "".join(c if 0x20 <= ord(c) < 0x7f and c not in '"\\$@' else f"\\x{{{ord(c):x}}}"
                              for c in s) + '"'
+    if lang == "ruby":  # characters: "\u{HHHH}" (no interpolation: # escaped); lone surrogates have no Ruby string
+        if any(0xD800 <= ord(c) < 0xE000 for c in s):
+            raise _Error("a Ruby string cannot hold a lone surrogate")
+        return '"' + "".join(c if 0x20 <= ord(c) < 0x7f and c not in '"\\#' else f"\\u{{{ord(c):x}}}"
+                             for c in s) + '"'
     out = []
     for c in s:  # R: characters, "\U{HHHHHH}"; NUL and lone surrogates have no R string
         if c == "\0" or 0xD800 <= ord(c) < 0xE000:
@@ -89,19 +97,19 @@ def literal(lang: str, v: Any, depth: int = 0) -> str:
     if depth > 100:
         raise _Error("an argument nested deeper than 100")
     if v is None:
-        return {"php": "null", "lua": "nil", "perl": "undef", "r": "NULL"}[lang]
+        return {"php": "null", "lua": "nil", "perl": "undef", "r": "NULL", "ruby": "nil"}[lang]
     if type(v) is bool:
         return {"php": ("false", "true"), "lua": ("false", "true"), "perl": ("!!0", "!!1"),
-                "r": ("FALSE", "TRUE")}[lang][v]
+                "r": ("FALSE", "TRUE"), "ruby": ("false", "true")}[lang][v]
     if type(v) is int:
-        return str(v) if lang == "r" else _int64(v, lang)
+        return str(v) if lang in ("r", "ruby") else _int64(v, lang)  # (Ruby's integers have no bound)
     if type(v) is float:
         return _float(v, lang)
     if type(v) is str:
         return _string(v, lang)
     if type(v) is list:
         items = [literal(lang, x, depth + 1) for x in v]
-        if lang == "php" or lang == "perl":
+        if lang in ("php", "perl", "ruby"):
             return f"[{', '.join(items)}]"
         if lang == "lua":
             return f"{{{', '.join(items)}}}"
@@ -114,7 +122,7 @@ def literal(lang: str, v: Any, depth: int = 0) -> str:
             return f"[{', '.join(f'{k} => {x}' for k, x in pairs)}]"
         if lang == "lua":
             return f"{{{', '.join(f'[{k}] = {x}' for k, x in pairs)}}}"
-        if lang == "perl":
+        if lang in ("perl", "ruby"):
             return f"{{{', '.join(f'{k} => {x}' for k, x in pairs)}}}"
         if not pairs:
             return "base::structure(base::list(), names = base::character(0))"
@@ -137,6 +145,8 @@ def open_blocks(lang: str, text: str) -> int:
     """How many blocks of the setup + completion are still open (MultiPL-E's completions stop before the ``}`` or
     ``end`` that closes the function; its tests supply it): Lua counts ``function``/``if``/``do`` against ``end``,
     the others ``{`` against ``}`` (strings and comments blanked)."""
+    if lang == "ruby":  # (a Ruby completion closes its def: MultiPL-E's stop before the next top-level line)
+        return 0
     if lang == "lua":
         blanked = _LUA_SKIP.sub(" ", text)
         opened = len(re.findall(r"(?<![\w.:])(?:function|if|do)(?!\w)", blanked))
@@ -153,7 +163,33 @@ def close_blocks(lang: str, count: int) -> str:
 
 def driver(lang: str, entry: str, cases: list[list], mark: str, name: str) -> str:
     calls = [[literal(lang, a) for a in args] for args in cases]
-    return {"php": _php, "lua": _lua, "perl": _perl, "r": _r}[lang](entry, calls, mark, name)
+    return {"php": _php, "lua": _lua, "perl": _perl, "r": _r, "ruby": _ruby}[lang](entry, calls, mark, name)
+
+
+def _ruby(entry: str, calls: list[list[str]], mark: str, name: str) -> str:
+    # Each case a lambda of its own (top-level: self is main, the completion's top-level def is callable); the
+    # result shown by the json library (symbols and other objects as their to_s, hash keys as strings).
+    fns = ",\n".join(f"  -> {{ {entry}({', '.join(args)}) }}" for args in calls)
+    return f"""
+require "json"
+{name}_cases = [
+{fns}
+]
+{name}_cases.each_with_index do |{name}_f, {name}_i|
+  {name}_line = begin
+    {name}_v = {name}_f.call
+    begin
+      JSON.generate({name}_v, allow_nan: true, max_nesting: 200)
+    rescue Exception
+      "!unprintable"
+    end
+  rescue Exception => {name}_e
+    "!#{{{name}_e.class}}"
+  end
+  STDOUT.write("{mark} #{{{name}_i}} #{{{name}_line}}\\n")
+  STDOUT.flush
+end
+"""
 
 
 def _php(entry: str, calls: list[list[str]], mark: str, name: str) -> str:

@@ -30,12 +30,13 @@ from verifier_service.kinds import (
     java_source,
     probe,
     register,
+    ruby_tests,
     rust_source,
 )
 from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
-from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, Language, link_libs, run_argv
+from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, Language, link_libs, ruby_argv, run_argv
 from verifier_service.kinds.source_text import block_end, line_end, wipe
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
@@ -44,7 +45,7 @@ from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, trunca
 # Python is python_assert's: there the tests run in a judge process the completion cannot reach (in one process,
 # a Python completion reads any constant of the tests through its callers' frames).
 SUPPORTED = ("c", "cpp", "java", "javascript", "typescript", "go", "rust", "bash", "php", "lua", "perl", "r",
-             "csharp", "d")
+             "csharp", "d", "ruby")
 # Node.js and Bash run the program's text from memory: the launcher reads the file, removes it, then runs it, so
 # the completion (which runs later, in the same process) finds no file that holds the end of the tests.
 # (Inside a function: a top-level const of an -e script is a global binding, which a completion's sloppy-mode
@@ -270,6 +271,8 @@ def assemble(lang: str, setup: str, completion: str, tests: str, a: bytes, b: by
     if lang == "d":  # two modules, the end's secret read from stdin (kinds/d_tests.py)
         units = d_tests.units(setup, completion, tests, name)
         return "\n".join(units.values()) if units else f"{body}\n{tests}"
+    if lang == "ruby":  # the end is the launcher's; its secret comes on stdin (kinds/ruby_tests.py)
+        return ruby_tests.program(setup, completion, tests)
     if lang in dynamic_tests.DYNAMIC_TESTS:  # Lua, Perl, R: kinds/dynamic_tests.py
         return dynamic_tests.program(lang, setup, completion, tests, a, b, name)
     if lang == "go":
@@ -534,7 +537,7 @@ def _go_with_import(program: str, name: str) -> str:
 # tells it the answer that passes (a fork oracle). Not Bash (its command substitutions are processes) nor R
 # (Rscript starts R through a shell script).
 NO_FORK = frozenset({"c", "cpp", "rust", "go", "java", "javascript", "typescript", "php", "lua", "perl", "csharp",
-                     "d"})
+                     "d", "ruby"})
 FORGEABLE = {
     "c": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
     "cpp": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
@@ -557,6 +560,7 @@ FORGEABLE = {
          "while the tests run; the tests' expected values are in their machine code, readable from the caller's "
          "frame); the tests' module never sees the completion's source, the completion's symbols other than its "
          "module's own are made local and its code that would run before main is refused",
+    "ruby": ruby_tests.FORGEABLE,
 }
 
 
@@ -568,7 +572,8 @@ class FunctionTests(VerifierKind):
                    "completion's process: a completion written to attack this service can still forge a pass "
                    "through " + "; ".join(f"{lang}: {what}" for lang, what in FORGEABLE.items()) +
                    ". Where that matters use function_io (C++, Java, JavaScript, TypeScript, Rust, PHP, Lua, Perl, "
-                   "R), stdio (any language) or python_io (Python): their expected values never enter the sandbox")
+                   "R, Ruby), stdio (any language) or python_io (Python): their expected values never enter the "
+                   "sandbox")
     sandboxed = True
     default_extract = "raw"
     params = (
@@ -577,7 +582,8 @@ class FunctionTests(VerifierKind):
               "func TestXxx(t *testing.T), testify available; C#: a static void Main() in a class, the setup's or "
               "their own, Debug.Assert made a check that throws; Mono, C# 7.2, the .NET SDK's implicit usings; D: "
               "unittest blocks and/or a main, MultiPL-E's `rdmd -unittest -main` form, assert made a check that "
-              "ends the process, gdc)",
+              "ends the process, gdc; Ruby: top-level checks or test-unit/Minitest test classes, run by the "
+              "service's launcher)",
               required=True),
         Param("language", "string", "language of the completion and the tests", required=True, choices=SUPPORTED),
         Param("setup", "string", "code before the completion (the prompt, when the completion continues it)"),
@@ -642,6 +648,8 @@ class FunctionTests(VerifierKind):
             files = d_tests.units(spec.setup, text, spec.tests, name)
             stdin = (a + b).hex()
             lang = replace(lang, file=f"{name}_sol.d", compile=d_tests.compile_script(name))
+        if spec.language == "ruby":  # kinds/ruby_tests.py: the launcher reads the end's secret from stdin
+            stdin = ruby_tests.secret_input(a, b)
         program = "\n".join(files.values()) if files else \
             assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
         # (the toolchain first: a host without Go lacks testify too, and that is not what it should be told)
@@ -725,6 +733,8 @@ def _function_language(base: Language, tests: str = "") -> Language:
         return replace(base, run=("bash", "-c", BASH_LAUNCHER))
     if base.name == "php":
         return replace(base, run=("php", "-r", PHP_LAUNCHER))
+    if base.name == "ruby":  # from memory, through the launcher's guard and end (kinds/ruby_tests.py)
+        return replace(base, run=ruby_argv(*ruby_tests.LAUNCHER[1:]))
     if base.name in dynamic_tests.LAUNCHERS:  # Lua, Perl, R: from memory, through the launcher's guard
         return replace(base, run=dynamic_tests.LAUNCHERS[base.name])
     if base.name == "rust" and rust_source.read_tests(tests).tests:

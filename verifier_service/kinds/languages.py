@@ -66,6 +66,20 @@ _GO_BUILD = ("sh", f"{LANGS_DIR}/go-build.sh", "solution.go", "solution")
 JAVA_CLASSPATH = ".:/usr/share/java/javatuples.jar"
 JAVA_FLAGS = ("-XX:+UseSerialGC", "-XX:MaxRAMPercentage=75", "-XX:-UsePerfData", "-Xshare:auto")
 
+# Ruby's VM stack (1 MiB by default: about 10,000 nested calls) made 128 MiB, so that deep recursion ends in
+# SystemStackError, not sooner than in the other languages; its machine stack limit 32 MiB, below the sandbox's
+# 256 MiB (runner/procs.py): under gVisor a Ruby started with a stack limit of 48 MiB or more crashes at once
+# (SIGSEGV, before any code of the program's runs).
+RUBY_VM_STACK = 128 << 20
+RUBY_STACK_KB = 32 << 10
+
+
+def ruby_argv(*args: str) -> tuple[str, ...]:
+    """``ruby *args`` with Ruby's stack limits (``RUBY_VM_STACK``, ``RUBY_STACK_KB``)."""
+    return ("sh", "-c", f'ulimit -s {RUBY_STACK_KB} 2>/dev/null; RUBY_THREAD_VM_STACK_SIZE={RUBY_VM_STACK} exec "$@"',
+            "sh", "ruby", *args)
+
+
 LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language(
         "python", "solution.py",
@@ -135,6 +149,10 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
         run=("Rscript", "solution.R"), image=IMAGE_LANGS, version=("Rscript", "--version"),
         memory_markers=("cannot allocate vector",), error_line=r"Error"),
     Language(
+        "ruby", "solution.rb", compile=ruby_argv("-c", "solution.rb"), run=ruby_argv("solution.rb"),
+        image=IMAGE_LANGS, version=ruby_argv("--version"),
+        memory_markers=("failed to allocate memory", "NoMemoryError"), error_line=r"solution\.rb:\d+:|syntax error"),
+    Language(
         "csharp", "solution.cs", compile=("mcs", "-optimize+", "-nowarn:219,414", "-out:solution.exe", "solution.cs"),
         run=("mono", "solution.exe"), image=IMAGE_LANGS, version=("mcs", "--version"), artifacts=("solution.exe",),
         memory_markers=("OutOfMemoryException",), error_line=r"error CS\d+"),
@@ -198,6 +216,7 @@ LIBRARIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (IMAGE_LANGS, "javatuples", _deb("libjavatuples-java")),
     (IMAGE_LANGS, "lodash", _deb("node-lodash")),
     (IMAGE_LANGS, "luaunit", _deb("lua-unit")),
+    (IMAGE_LANGS, "test-unit", ruby_argv("-e", "require 'test/unit/version'; puts Test::Unit::VERSION")),
     (IMAGE_LANGS, "test-deep", _deb("libtest-deep-perl")),
     (IMAGE_LANGS, "data-compare", _deb("libdata-compare-perl")),
     (IMAGE_LANGS, "php-extensions", ("sh", "-c", "php -r 'foreach ([\"mbstring\", \"bcmath\", \"intl\", \"xml\"] "

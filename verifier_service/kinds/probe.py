@@ -15,7 +15,7 @@ import sys
 import weakref
 
 from verifier_service.kinds.base import Context
-from verifier_service.kinds.languages import LANGUAGES, LIBRARIES, Language, run_argv
+from verifier_service.kinds.languages import LANGUAGES, LIBRARIES, Language, ruby_argv, run_argv
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.verdict import truncate
 
@@ -33,6 +33,7 @@ HELLO = {
     "lua": 'print("ok")\n',
     "perl": 'print "ok\\n";\n',
     "r": 'cat("ok\\n")\n',
+    "ruby": 'puts "ok"\n',
     "csharp": 'class P { static void Main() { System.Console.WriteLine("ok"); } }\n',
     "d": 'import std.stdio;\nvoid main() { writeln("ok"); }\n',
 }
@@ -129,6 +130,7 @@ _DYNAMIC_IMPORTS = {
     "lua": re.compile(r"\brequire\s*\(?\s*['\"]([A-Za-z_][\w.]*)['\"]"),
     "perl": re.compile(r"^\s*(?:use|require)\s+([A-Z][\w]*(?:::\w+)*)", re.MULTILINE),
     "r": re.compile(r"\b(?:library|require|requireNamespace)\s*\(\s*['\"]?([A-Za-z][\w.]*)"),
+    "ruby": re.compile(r"^\s*require\s*\(?\s*['\"]([A-Za-z_][\w/.-]*)['\"]", re.MULTILINE),
 }
 
 
@@ -139,7 +141,8 @@ def dynamic_imports(language: str, trusted: str) -> tuple[str, ...]:
 
 async def _probe_dynamic(ctx: Context, lang: Language, module: str) -> str | None:
     argv = {"lua": ["lua5.4", "-e", f"require('{module}')"], "perl": ["perl", f"-M{module} ()", "-e", "1"],
-            "r": ["Rscript", "-e", f"suppressMessages(library({module}))"]}[lang.name]
+            "r": ["Rscript", "-e", f"suppressMessages(library({module}))"],
+            "ruby": list(ruby_argv("-e", "require ARGV.shift; exit!(0)", module))}[lang.name]  # (no autorun)
     run_result = await ctx.sandbox.run(Job(steps=[Step("library", argv, PROBE_TIMEOUT_S, output_limit=4096)],
                                            image=lang.image))
     step = run_result.steps[0] if run_result.steps else None
