@@ -150,6 +150,8 @@ class Standby:
         # the standby's memory by this way, so a process it forks before reading stdin cannot hold them.
         harness = step.get("harness")
         order = "%d %d %d %d " % procs.limit_numbers(step, job) + workdir
+        if harness in HARNESSES and step.get("no_fork"):  # (a harness is no program to exec: never unfiltered)
+            raise OSError(f"the {harness} harness cannot run without new processes")
         if harness in HARNESSES:
             order += f" {harness}\n"
         else:
