@@ -337,6 +337,14 @@ def read_literal(text: str, language: str = "") -> Any:
     return value
 
 
+def _string_end(text: str, i: int) -> int:
+    """The offset just past the string literal that opens at ``i`` (its quote closes it; backslashes escape)."""
+    j = i + 1
+    while j < len(text) and text[j] != text[i]:
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def _matching(text: str, start: int) -> int:
     """The offset of the bracket closing the one at ``start`` (strings skipped)."""
     pairs = {"(": ")", "[": "]", "{": "}"}
@@ -344,10 +352,7 @@ def _matching(text: str, start: int) -> int:
     while i < len(text):
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < len(text) and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _string_end(text, i)
             continue
         if c in pairs:
             stack.append(pairs[c])
@@ -365,10 +370,7 @@ def _split_top(text: str) -> list[str]:
     while i < len(text):
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < len(text) and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _string_end(text, i)
             continue
         depth += c in "([{"
         depth -= c in ")]}"

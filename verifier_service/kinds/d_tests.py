@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 
-from verifier_service.kinds.source_text import wipe
+from verifier_service.kinds.source_text import closing_brace, wipe
 
 _DELIMS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
@@ -149,13 +149,7 @@ def _prototypes_only(text: str) -> str:
         if m.start() < last or depths[m.start()] != 0 or m.group(2) in _KEYWORDS or \
                 re.match(r"\s*(?:auto|enum|alias|template|mixin)\b", text[m.start(1):m.end(1)]):
             continue
-        depth, end = 0, None
-        for k in range(m.end() - 1, len(blanked)):
-            depth += blanked[k] == "{"
-            depth -= blanked[k] == "}"
-            if depth == 0:
-                end = k
-                break
+        end = closing_brace(blanked, m.end() - 1)
         if end is None:
             continue
         out += [text[last:m.end(1)], ";"]

@@ -37,7 +37,7 @@ from verifier_service.kinds._sandboxed import exit_detail, limit_verdict
 from verifier_service.kinds.base import Context, Param, VerifierKind
 from verifier_service.kinds.compiled import prepare, run_compiled
 from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, Language, link_libs, ruby_argv, run_argv
-from verifier_service.kinds.source_text import block_end, line_end, wipe
+from verifier_service.kinds.source_text import block_end, closing_brace, line_end, wipe
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.spec import Spec
 from verifier_service.verdict import Outcome, TestOutcome, Verdict, tail, truncate
@@ -169,13 +169,7 @@ def _prototypes_only(text: str) -> str:
     for m in _C_DEFINITION.finditer(blanked):
         if m.start() < last or blanked[:m.start()].count("{") != blanked[:m.start()].count("}"):
             continue
-        depth, end = 0, None
-        for k in range(m.end() - 1, len(blanked)):
-            depth += blanked[k] == "{"
-            depth -= blanked[k] == "}"
-            if depth == 0:
-                end = k
-                break
+        end = closing_brace(blanked, m.end() - 1)
         if end is None:
             continue
         out += [text[last:m.start(1)], text[m.start(1):m.end(1)].strip(), ";"]
