@@ -71,6 +71,8 @@ R_ARGV = ("env", "R_HOME=/usr/lib/R", "R_SHARE_DIR=/usr/share/R/share", "R_INCLU
           "R_DOC_DIR=/usr/share/R/doc", "R_DEFAULT_PACKAGES=NULL", "/usr/lib/R/bin/exec/R", "--no-echo",
           "--no-restore", "-e", R_LAUNCHER.replace(" ", "~+~"))
 LAUNCHERS = {"lua": ("lua5.4", "-e", LUA_LAUNCHER), "perl": ("perl", "-e", PERL_LAUNCHER), "r": R_ARGV}
+# The program a probe of a launcher runs (``probe.launcher_problem``) where the language's hello-world will not do
+HELLO = {"r": f"{R_MARK_TESTS}\n{R_MARK_END}\ncat('ok\\n')\n"}
 
 FORGEABLE = {
     "lua": "the interpreter's memory (/proc/self/mem); a returned table whose __eq metamethod always holds; the "

@@ -646,7 +646,7 @@ class FunctionTests(VerifierKind):
         program = "\n".join(files.values()) if files else \
             assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
         # (the toolchain first: a host without Go lacks testify too, and that is not what it should be told)
-        missing = await probe.problem(ctx, lang) or \
+        missing = await probe.problem(ctx, lang) or await probe.launcher_problem(ctx, lang) or \
             await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
         if missing is not None:
             return Outcome(Verdict.INFRA_ERROR, detail=missing, **extra)
