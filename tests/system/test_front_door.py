@@ -10,6 +10,7 @@ floods themselves are in benchmarks/front_door_floods.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import socket
@@ -208,6 +209,25 @@ def test_a_tenants_large_bodies_are_read_one_at_a_time_and_no_one_else_waits(tmp
         wait_for(lambda: not http.turns._turns and not http.turns._waiting, timeout=30)  # (nothing kept per tenant)
     finally:
         service.close()
+
+
+def test_the_rest_of_a_refused_body_is_not_read(door):
+    """A body declared over the limit, sent as fast as the connection takes it: refused (413) before a byte is
+    read, and its rest is not read either (at most LINGER_BYTES of it, then the connection closes): the server's
+    own lingering would read it all, at the event loop's full speed. The client still reads its 413."""
+    sock = _connect(door)
+    sock.sendall(f"POST /get_reward HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {door.keys.key['free']}\r\n"
+                 f"Content-Type: application/json\r\nContent-Length: {256 << 20}\r\n\r\n".encode())
+    sent, chunk = 0, b" " * (1 << 20)
+    with contextlib.suppress(OSError):  # (reset or broken pipe once the door closed it)
+        while sent < 256 << 20:
+            sock.sendall(chunk)
+            sent += len(chunk)
+    sock.settimeout(30)
+    answer = sock.recv(4096)
+    sock.close()
+    assert b" 413 " in answer.split(b"\r\n")[0] and b"http_max_body_bytes" in answer, answer
+    assert sent < 64 << 20, f"the door took {sent >> 20} MiB of a body it had refused"
 
 
 def test_a_body_slower_than_its_deadline_is_answered_408(tmp_path):

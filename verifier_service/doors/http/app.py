@@ -49,7 +49,6 @@ from verifier_service.wire import OVERSIZE
 
 log = logging.getLogger("verifier_service.http")
 SERVICE_FAULT = 500
-LINGER_S = 2.0  # what is left of a refused body is read (in chunks, dropped) this long before the connection closes
 PARSE_ON_LOOP_BYTES = 64 * 1024  # JSON bodies over this are parsed in a pure worker (up to a second per MB)
 PARSE_TIMEOUT_S = 30.0  # a body the worker cannot parse within this is refused (413; 16 MB takes about 1 s)
 
@@ -130,7 +129,7 @@ class HttpFrontDoor:
         config = self.app.config
         self.runner = web.AppRunner(self.web_app, access_log=None, handler_cancellation=True, auto_decompress=False,
                                     keepalive_timeout=config.http_idle_timeout_s,
-                                    lingering_time=LINGER_S)
+                                    lingering_time=0)  # (a refused body's rest: limits.read_body drops a little)
         await self.runner.setup()
         assert self._socket is not None, "bind() first"
         self.connections.limit = max(16, min(config.http_max_connections, fd_limit() - config.fd_reserve))
