@@ -58,21 +58,45 @@ def backend_name(ctx: Context) -> str:
     return f"{backend} ({runtime})" if backend == "docker" and runtime and runtime != "runc" else backend
 
 
+# What a backend builds for its host's toolchain before a language or library works (the bubblewrap backend:
+# ``sandbox/bwrap_langs.py``; Docker's image has it built), by the probe's key. Rust's crates are built before Rust's
+# own probe too, so that a Rust program is compiled with them (as in the languages image) from the first one on.
+PREPARE = {"go": ("go",), "lib:testify": ("go",), "rust": ("rust-crates",), "lib:rust crates": ("rust-crates",)}
+
+
 async def problem(ctx: Context, lang: Language) -> str | None:
     """None when ``lang`` works on this sandbox backend, else why not (the INFRA_ERROR's detail)."""
     if lang.name not in HELLO:
         return None
-    return await _cached(ctx, lang.name, lambda: _probe(ctx, LANGUAGES[lang.name], HELLO[lang.name]))
+    return await _cached(ctx, lang.name, lambda: _probe(ctx, LANGUAGES[lang.name], HELLO[lang.name],
+                                                        prepare=lang.name))
 
 
 async def crates_problem(ctx: Context) -> str | None:
     """None when Rust's crates (``RUST_CRATES``) work on this sandbox backend, else why not."""
     return await _cached(ctx, "lib:rust crates", lambda: _probe(ctx, LANGUAGES["rust"], CRATES_HELLO,
-                                                               what=f"the rust crates ({', '.join(RUST_CRATES)})"))
+                                                               what=f"the rust crates ({', '.join(RUST_CRATES)})",
+                                                               prepare="lib:rust crates"))
 
 
-async def _probe(ctx: Context, lang: Language, source: str, what: str = "") -> str | None:
+async def _prepared(ctx: Context, key: str, what: str) -> str | None:
+    """None when what the backend builds for ``key`` (``PREPARE``) is there (or it builds nothing), else why not:
+    ``what`` does not work on this backend. Rust's own probe goes on without its crates (their probe says so)."""
+    prepare = getattr(ctx.sandbox, "prepare", None)
+    if prepare is None:
+        return None
+    for name in PREPARE.get(key, ()):
+        reason = await prepare(name)
+        if reason is not None and key != "rust":
+            return f"{what} does not work on the {backend_name(ctx)} sandbox backend: {reason}"
+    return None
+
+
+async def _probe(ctx: Context, lang: Language, source: str, what: str = "", prepare: str = "") -> str | None:
     what = what or f"the {lang.name} toolchain"
+    reason = await _prepared(ctx, prepare, what)
+    if reason is not None:
+        return reason
     file, compile_argv, run = lang.files(source)
     job = Job(steps=[Step("compile", list(compile_argv), PROBE_TIMEOUT_S, stop_on_failure=True,
                           output_limit=64 * 1024),
@@ -220,6 +244,9 @@ async def _cached(ctx: Context, key: str, make) -> str | None:
 
 
 async def _probe_library(ctx: Context, lang: Language, library: str) -> str | None:
+    reason = await _prepared(ctx, f"lib:{library}", library)
+    if reason is not None:
+        return reason
     argv = next(list(a) for fam, name, a in LIBRARIES if name == library)
     run_result = await ctx.sandbox.run(Job(steps=[Step("library", argv, PROBE_TIMEOUT_S, output_limit=4096)],
                                            image=lang.image))
