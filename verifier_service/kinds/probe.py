@@ -15,7 +15,7 @@ import sys
 import weakref
 
 from verifier_service.kinds.base import Context
-from verifier_service.kinds.languages import LANGUAGES, LIBRARIES, Language, ruby_argv, run_argv
+from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, LIBRARIES, Language, ruby_argv, run_argv
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.verdict import truncate
 
@@ -158,13 +158,24 @@ _DYNAMIC_IMPORTS = {
 }
 
 
+# Go: the packages trusted Go imports must be among those precompiled for go-build.sh (its importcfg: the languages
+# image's, or the one the bubblewrap backend built for the host's Go, whose older standard library may lack some:
+# cmp, slices, maps before Go 1.21). A completion's imports decide nothing (it could name a missing package to dodge).
+_GO_IMPORTS = re.compile(r'^import[ \t]*(?:\(([^)]*)\)|(?:[\w.]+[ \t]+)?("[^"\n]*"))', re.MULTILINE)
+_GO_PATH = re.compile(r'"([\w./~+-]+)"')
+
+
 def dynamic_imports(language: str, trusted: str) -> tuple[str, ...]:
+    if language == "go":
+        found = {path for block, one in _GO_IMPORTS.findall(trusted) for path in _GO_PATH.findall(block or one)}
+        return tuple(sorted(found - {"unsafe"}))  # (the compiler's own: in no importcfg)
     pattern = _DYNAMIC_IMPORTS.get(language)
     return tuple(sorted(set(pattern.findall(trusted)))) if pattern is not None else ()
 
 
 async def _probe_dynamic(ctx: Context, lang: Language, module: str) -> str | None:
     argv = {"lua": ["lua5.4", "-e", f"require('{module}')"], "perl": ["perl", f"-M{module} ()", "-e", "1"],
+            "go": ["grep", "-q", f"^packagefile {module.replace('.', chr(92) + '.')}=", f"{LANGS_DIR}/go/importcfg"],
             "r": ["Rscript", "-e", f"suppressMessages(library({module}))"],
             "ruby": list(ruby_argv("-e", "require ARGV.shift; exit!(0)", module))}[lang.name]  # (no autorun)
     run_result = await ctx.sandbox.run(Job(steps=[Step("library", argv, PROBE_TIMEOUT_S, output_limit=4096)],
@@ -174,6 +185,9 @@ async def _probe_dynamic(ctx: Context, lang: Language, module: str) -> str | Non
         return "unknown"
     if step.ok:
         return None
+    if lang.name == "go":
+        return (f"the go package {module} is not in the {backend_name(ctx)} sandbox backend's Go environment (the "
+                "spec's setup or tests import it; go-build.sh links only the packages precompiled for its Go)")
     return (f"{lang.name} module {module} is not in the {backend_name(ctx)} sandbox backend's environment (the "
             "spec's setup or tests load it)")
 

@@ -485,7 +485,10 @@ class BwrapSandbox(PooledSandbox):
             host = f"host uid: {os.geteuid()}{' (root)' if os.geteuid() == 0 else ''}" + (
                 f" because {self.uid_reason}" if self.uid_reason else "")
         moved = [f"{b} (at {interp.inside(b)})" if interp.inside(b) != b else b for b in interp.binds] if interp else []
-        binds = ["/usr", f"{HARNESS_DIR} (runner)", *moved, "a few /etc files"]
+        built = [f"{b.name} {b.directory}" for b in self.lang_builds.values() if b.directory is not None]
+        helpers = f"{LANGS_DIR} (language helpers{'; built for the host: ' + ', '.join(built) if built else ''})"
+        binds = ["/usr", f"{HARNESS_DIR} (runner)", *moved, *([helpers] if default_langs_dir() else []),
+                 "a few /etc files"]
         return [
             ("backend", f"bwrap {self.version or '?'} ({self.bwrap or c.bwrap_path}), "
                         f"{'warm pool of ' + str(c.max_concurrency) if c.sandbox_pool else 'a fresh sandbox per job'}"),
