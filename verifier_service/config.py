@@ -149,6 +149,10 @@ class ServiceConfig:
                                                        "tenant together (over it: 429, retry)")
     http_tenant_body_budget_bytes: int = _f(32 * 1024 * 1024, "request body bytes the HTTP door holds at once for "
                                                               "one tenant (over it: 429, retry)")
+    http_tenant_body_reads: int = _f(1, "large request bodies (over 1 MiB, or of no declared length) the HTTP door "
+                                        "reads at once for one tenant; the others wait unread (their senders held "
+                                        "by TCP flow control), so that one tenant's uploads do not fill the event "
+                                        "loop every tenant's calls go through")
     fd_reserve: int = _f(1024, "file descriptors kept free for the Docker engine, the sandboxes and the logs: the "
                                "soft open-file limit is raised to the hard one at start, and the HTTP door holds at "
                                "most that limit minus this many connections")
@@ -190,7 +194,7 @@ class ServiceConfig:
                      "open_files", "output_limit_bytes", "pure_workers", "pool_max_jobs", "workers", "max_sessions",
                      "session_output_limit_bytes", "http_max_connections", "http_max_connections_per_peer",
                      "grpc_max_connections", "grpc_max_calls_per_peer", "http_body_budget_bytes", "auth_refusal_burst",
-                     "http_tenant_body_budget_bytes",
+                     "http_tenant_body_budget_bytes", "http_tenant_body_reads",
                      "stream_max_batches", "max_spec_bytes", "jupyter_max_output_bytes", "log_repeat_burst",
                      "cpus", "default_timeout_s", "max_timeout_s", "spec_check_timeout_s", "compile_timeout_s",
                      "max_job_s", "health_interval_s",
@@ -262,7 +266,8 @@ def _convert(name: str, typ: Any, raw: Any) -> Any:
 SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_age_s", "metrics_port", "metrics_host",
                "http_port", "http_host", "http_max_body_bytes", "openrlhf_strip_tokens", "http_max_connections",
                "http_max_connections_per_peer", "http_idle_timeout_s", "http_body_timeout_s", "http_body_budget_bytes",
-               "http_tenant_body_budget_bytes", "fd_reserve", "grpc_max_connection_idle_s", "grpc_max_connections",
+               "http_tenant_body_budget_bytes", "http_tenant_body_reads", "fd_reserve", "grpc_max_connection_idle_s",
+               "grpc_max_connections",
                "grpc_handshake_timeout_s", "grpc_max_calls_per_peer", "auth_refusal_burst", "auth_refusal_delay_s",
                "stream_max_batches", "jupyter_max_output_bytes",
                "tenants", "tls_cert", "tls_key", "tls_client_ca", "audit_log", "health_interval_s", "max_pending",

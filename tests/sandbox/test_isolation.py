@@ -105,7 +105,7 @@ class TestProcesses:
         r = service.verify("while True:\n    pass\n", {**OK_SPEC, "timeout_s": 2})
         assert r["verdict"] == "TIMEOUT", brief(r)
         assert r["tests"][0]["verdict"] == "TIMEOUT"
-        assert r["timings"]["total_s"] < 15
+        assert "time limit of 2s" in r["detail"], brief(r)  # the spec's limit ended it, not a later guard's
 
     def test_loop_ignoring_sigterm(self, service):
         code = textwrap.dedent("""\
@@ -117,7 +117,7 @@ class TestProcesses:
         """)
         r = service.verify(code, {**OK_SPEC, "timeout_s": 2})
         assert r["verdict"] == "TIMEOUT", brief(r)
-        assert r["timings"]["total_s"] < 15
+        assert "time limit of 2s" in r["detail"], brief(r)
 
     def test_detached_child_does_not_survive_the_job(self, service):
         code = textwrap.dedent("""\

@@ -183,10 +183,10 @@ def test_a_stdio_case_beside_cpu_hogs_is_judged_by_its_own_time(docker_ready):
 @pytest.mark.docker
 def test_a_program_that_keeps_its_own_main_thread_waiting_ends_at_the_backstop(docker_ready):
     """The attacker's way to stretch its limit: processes of its own burning its CPU, so its main thread waits (and
-    that waiting is not counted). It gets no further than the backstop: TIMEOUT, by 2 x the limit + 1 s."""
+    that waiting is not counted). It gets no further than the backstop: TIMEOUT (the backstop's bound, 2 x the limit
+    + 1 s, is test_stepclock's, on a clock of its own: a wall-clock bound here would be a timing assertion)."""
     limit = 0.5
     program = "import os\nfor _ in range(8):\n    if os.fork() == 0:\n        break\nwhile True:\n    pass\n"
     r = run_alone(program, limit)
     assert r["timed_out"], r
     assert r["run_queue_s"] > limit, r  # it did make its main thread wait: the limit moved, up to the backstop
-    assert r["duration_s"] < 2 * limit + 1 + 1.0, r

@@ -171,6 +171,64 @@ def test_bodies_are_bounded_before_they_are_inflated_or_parsed(door):
     assert small.json()["rewards"] == [1.0]
 
 
+def test_a_tenants_large_bodies_are_read_one_at_a_time_and_no_one_else_waits(tmp_path):
+    """http_tenant_body_reads (1): a tenant's second large body (over 1 MiB) is not read while its first is still
+    coming; its small bodies and another tenant's large one are read and answered meanwhile, and the second is read
+    once the first's client went away. (The door's, before any sandbox: one backend.)"""
+    keys = Keys("free", "ops")
+    config = replace(TEST_CONFIG, http_port=free_port(), tenants=write_tenants(tmp_path / "t.yaml", keys, {}))
+    service = RunningService(config)
+    service.keys = keys
+    http = service.app.http
+    size, sent = 2 << 20, 100 * 1024
+    math = b'{"query": ["\\\\boxed{1}"], "labels": [{"kind": "math", "gold": "1"}]}'
+    try:
+        first = _partial(service, "free", size, sent)
+        wait_for(lambda: http.budget.by_tenant["free"] >= sent, timeout=30)
+        second = _connect(service)
+        second.sendall(f"POST /get_reward HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {keys.key['free']}\r\n"
+                       f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n".encode()
+                       + math + b" " * (sent - len(math)))
+        wait_for(lambda: http.turns._waiting["free"] == 2, timeout=30)  # its handler waits for the turn
+        small = post(service, "/get_reward", json.loads(math), "free")
+        other = requests.post(service.http_url + "/get_reward", data=math + b" " * size, timeout=60,
+                              headers={**headers(service, "ops"), "Content-Type": "application/json"})
+        assert small.json()["rewards"] == [1.0] and other.json()["rewards"] == [1.0], (small.text, other.text)
+        assert http.budget.by_tenant["free"] == sent  # the second body: not a byte read yet
+        first.close()
+        second.sendall(b" " * (size - sent))
+        second.settimeout(60)
+        answer = b""
+        while b"rewards" not in answer:
+            chunk = second.recv(65536)
+            assert chunk, answer
+            answer += chunk
+        assert b" 200 " in answer.split(b"\r\n")[0] and b'"rewards": [1.0]' in answer, answer
+        second.close()
+        wait_for(lambda: not http.turns._turns and not http.turns._waiting, timeout=30)  # (nothing kept per tenant)
+    finally:
+        service.close()
+
+
+def test_a_body_slower_than_its_deadline_is_answered_408(tmp_path):
+    """http_body_timeout_s: one deadline for the whole body (from the first byte read), whatever its pieces."""
+    keys = Keys("free")
+    config = replace(TEST_CONFIG, http_port=free_port(), tenants=write_tenants(tmp_path / "t.yaml", keys, {}),
+                     http_body_timeout_s=1.0)
+    service = RunningService(config)
+    service.keys = keys
+    try:
+        sock = _partial(service, "free", 1000, 10)
+        sock.settimeout(60)
+        for _ in range(3):  # more pieces, each well within the deadline, none finishing the body
+            sock.sendall(b" " * 10)
+        answer = sock.recv(4096)
+        sock.close()
+        assert b" 408 " in answer.split(b"\r\n")[0] and b"http_body_timeout_s" in answer, answer
+    finally:
+        service.close()
+
+
 def test_a_spec_over_its_limit_is_refused_before_it_is_parsed(door):
     schema = {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "d" * 100}
                                                for i in range(1000)}}

@@ -22,7 +22,10 @@ removes it before any of the program runs. What each guard closes, and what stay
   it): it evaluates the setup and completion in the global environment, the tests in an environment of their own
   holding copies of base, stats and utils (a completion's ``stopifnot``, ``identical``, ``quit``, ``!`` or ``if``
   in the global environment is not what the tests call) whose parent is the global environment (the completion's
-  functions), and the end in an environment whose parent is ``baseenv()``.
+  functions), and the end in an environment whose parent is ``baseenv()``. R is started without its shell script
+  (``Rscript`` runs ``R``, a shell script whose command substitutions are processes): the tests' process starts no
+  new process (``function_tests.NO_FORK``), so the launcher attaches R's default packages itself, with a
+  ``Sys.which`` that finds nothing while they load (utils asks ``which uname`` through a shell as it loads).
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ PERL_LAUNCHER = (
     'unlink "solution.pl"; "#line 1 \\"solution.pl\\"\\n" . $s }; if ($@) { print STDERR $@; exit 255 }')
 R_MARK_TESTS, R_MARK_END = "#rlvr-tests", "#rlvr-end"
 R_LAUNCHER = (
+    "local({ w <- Sys.which; unlockBinding('Sys.which', baseenv()); "
+    "assign('Sys.which', function(names) structure(rep('', length(names)), names = names), envir = baseenv()); "
+    "on.exit({ assign('Sys.which', w, envir = baseenv()); lockBinding('Sys.which', baseenv()) }); "
+    "for (p in R_DEFAULT_PACKAGES) library(p, character.only = TRUE) }); "
     "f <- function() { t <- readLines('solution.R', warn = FALSE); unlink('solution.R'); "
     f"a <- max(c(0L, which(t == '{R_MARK_TESTS}'))); b <- max(c(0L, which(t == '{R_MARK_END}'))); "
     "if (a == 0L || b <= a) stop('the program lost its markers'); "
@@ -55,8 +62,17 @@ R_LAUNCHER = (
     "run(t[seq.int(a + 1L, length.out = b - a - 1L)], env); "
     "run(t[seq.int(b + 1L, length.out = length(t) - b)], new.env(parent = baseenv())) }; "
     "environment(f) <- baseenv(); f()")
-LAUNCHERS = {"lua": ("lua5.4", "-e", LUA_LAUNCHER), "perl": ("perl", "-e", PERL_LAUNCHER),
-             "r": ("Rscript", "-e", R_LAUNCHER)}
+# Rscript's default packages, attached in this order (each goes first on the search path)
+_R_PACKAGES = ("methods", "datasets", "utils", "grDevices", "graphics", "stats")
+R_LAUNCHER = R_LAUNCHER.replace("R_DEFAULT_PACKAGES", "c(" + ", ".join(f"'{p}'" for p in _R_PACKAGES) + ")")
+# R's own binary with what its shell script would set (Debian's layout, in the image and on a bubblewrap host);
+# the binary takes an -e expression with its spaces written ~+~ (as the script passes it)
+R_ARGV = ("env", "R_HOME=/usr/lib/R", "R_SHARE_DIR=/usr/share/R/share", "R_INCLUDE_DIR=/usr/share/R/include",
+          "R_DOC_DIR=/usr/share/R/doc", "R_DEFAULT_PACKAGES=NULL", "/usr/lib/R/bin/exec/R", "--no-echo",
+          "--no-restore", "-e", R_LAUNCHER.replace(" ", "~+~"))
+LAUNCHERS = {"lua": ("lua5.4", "-e", LUA_LAUNCHER), "perl": ("perl", "-e", PERL_LAUNCHER), "r": R_ARGV}
+# The program a probe of a launcher runs (``probe.launcher_problem``) where the language's hello-world will not do
+HELLO = {"r": f"{R_MARK_TESTS}\n{R_MARK_END}\ncat('ok\\n')\n"}
 
 FORGEABLE = {
     "lua": "the interpreter's memory (/proc/self/mem); a returned table whose __eq metamethod always holds; the "
@@ -65,9 +81,7 @@ FORGEABLE = {
             "interpreter's memory; a returned object with overloaded ==/eq; a function that, while the tests run, "
             "replaces what they call (*Data::Compare::Compare = sub { 1 }, Test::More's state) and puts it back",
     "r": "R's frames and environments (sys.frames(), parent.frame()): the program's text and the tests' bindings, "
-         "reachable from the function while the tests run; a returned object whose class defines ==; a fork "
-         "oracle (parallel::mcfork: a copy of the process tries an answer on the tests' next steps; R starts "
-         "through a shell script, so its tests run where processes can be started)",
+         "reachable from the function while the tests run; a returned object whose class defines ==",
 }
 
 _LUA_SAVED = ("assert", "error", "pcall", "xpcall", "print", "type", "tostring", "tonumber", "ipairs", "pairs",

@@ -528,10 +528,9 @@ def _go_with_import(program: str, name: str) -> str:
 # process: the end's secret is in that process's memory). `verifier-service list` and docs/security.md say it.
 # The languages whose test program runs where no new process can be started (runner/procs.no_new_processes):
 # otherwise the completion could fork at each call and let a copy try an answer on the tests' next steps, which
-# tells it the answer that passes (a fork oracle). Not Bash (its command substitutions are processes) nor R
-# (Rscript starts R through a shell script).
-NO_FORK = frozenset({"c", "cpp", "rust", "go", "java", "javascript", "typescript", "php", "lua", "perl", "csharp",
-                     "d", "ruby"})
+# tells it the answer that passes (a fork oracle). Not Bash (its command substitutions are processes).
+NO_FORK = frozenset({"c", "cpp", "rust", "go", "java", "javascript", "typescript", "php", "lua", "perl", "r",
+                     "csharp", "d", "ruby"})
 FORGEABLE = {
     "c": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
     "cpp": "its own binary or memory (/proc/self/exe, /proc/self/mem, a constructor that patches the tests' code)",
@@ -647,7 +646,7 @@ class FunctionTests(VerifierKind):
         program = "\n".join(files.values()) if files else \
             assemble(spec.language, spec.setup, text, spec.tests, a, b, name)
         # (the toolchain first: a host without Go lacks testify too, and that is not what it should be told)
-        missing = await probe.problem(ctx, lang) or \
+        missing = await probe.problem(ctx, lang) or await probe.launcher_problem(ctx, lang) or \
             await probe.library_problems(ctx, lang, f"{spec.setup}\n{spec.tests}")
         if missing is not None:
             return Outcome(Verdict.INFRA_ERROR, detail=missing, **extra)

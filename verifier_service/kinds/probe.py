@@ -13,7 +13,9 @@ import functools
 import re
 import sys
 import weakref
+from dataclasses import replace
 
+from verifier_service.kinds import dynamic_tests
 from verifier_service.kinds.base import Context
 from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, LIBRARIES, Language, ruby_argv, run_argv
 from verifier_service.sandbox.base import Job, Step
@@ -92,7 +94,21 @@ async def _prepared(ctx: Context, key: str, what: str) -> str | None:
     return None
 
 
-async def _probe(ctx: Context, lang: Language, source: str, what: str = "", prepare: str = "") -> str | None:
+async def launcher_problem(ctx: Context, lang: Language) -> str | None:
+    """None when function_tests' launcher for ``lang`` (Lua, Perl, R: ``dynamic_tests.LAUNCHERS``) runs a program
+    on this sandbox backend where no new process can start, as its tests step does; else why not. R's launcher is
+    R's own binary at Debian's path, not the ``Rscript`` the language's probe runs: a host whose R lies elsewhere
+    would otherwise fail every R test program with an exit status scored as the completion's."""
+    if lang.name not in dynamic_tests.LAUNCHERS:
+        return None
+    launched = replace(LANGUAGES[lang.name], run=dynamic_tests.LAUNCHERS[lang.name])
+    source = dynamic_tests.HELLO.get(lang.name, HELLO[lang.name])
+    return await _cached(ctx, f"launcher:{lang.name}", lambda: _probe(
+        ctx, launched, source, what=f"function_tests' {lang.name} launcher", no_fork=True))
+
+
+async def _probe(ctx: Context, lang: Language, source: str, what: str = "", no_fork: bool = False,
+                 prepare: str = "") -> str | None:
     what = what or f"the {lang.name} toolchain"
     reason = await _prepared(ctx, prepare, what)
     if reason is not None:
@@ -101,7 +117,7 @@ async def _probe(ctx: Context, lang: Language, source: str, what: str = "", prep
     job = Job(steps=[Step("compile", list(compile_argv), PROBE_TIMEOUT_S, stop_on_failure=True,
                           output_limit=64 * 1024),
                      Step("run", run_argv(lang, run, ctx.config.cpus, ctx.config.memory_mb), PROBE_TIMEOUT_S,
-                          output_limit=64 * 1024)],
+                          output_limit=64 * 1024, no_fork=no_fork)],
               files={file: source}, image=lang.image)
     run_result = await ctx.sandbox.run(job)
     steps = run_result.steps
@@ -277,7 +293,7 @@ def known(sandbox) -> dict[str, str | None]:
     """The languages probed so far on ``sandbox``: {language: None (works) | why not}."""
     out = {}
     for name, task in _RESULTS.get(sandbox, {}).items():
-        if (not name.startswith("lib:") and task.done() and not task.cancelled() and task.exception() is None
+        if (":" not in name and task.done() and not task.cancelled() and task.exception() is None
                 and task.result() != "unknown"):
             out[name] = task.result()
     return out

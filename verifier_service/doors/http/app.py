@@ -41,7 +41,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
 from verifier_service.doors.http.calls import HttpError, verify
-from verifier_service.doors.http.limits import BodyBudget, Connections, fd_limit, read_body
+from verifier_service.doors.http.limits import BodyBudget, BodyTurns, Connections, fd_limit, read_body
 from verifier_service.engine.pool import json_then
 from verifier_service.service.context import current_request_id, request_id_from
 from verifier_service.tenancy.auth import current_tenant
@@ -87,6 +87,7 @@ class HttpFrontDoor:
         config = app.config
         self.connections = Connections(config.http_max_connections, config.http_max_connections_per_peer)
         self.budget = BodyBudget(config.http_body_budget_bytes, config.http_tenant_body_budget_bytes)
+        self.turns = BodyTurns(config.http_tenant_body_reads)
         web_app = web.Application(client_max_size=app.config.http_max_body_bytes, middlewares=[self._middleware])
         web_app.add_routes([
             web.post("/run_code", self.run_code),
@@ -231,7 +232,7 @@ class HttpFrontDoor:
         what that function makes of it, where the body was parsed (a large one in a pure worker)."""
         config = self.app.config
         pieces = await read_body(request, config.http_max_body_bytes, config.http_body_timeout_s, self.budget,
-                                 current_tenant.get().name, request["rlvr_held"])
+                                 current_tenant.get().name, request["rlvr_held"], self.turns)
         limit = config.http_max_body_values
         if sum(map(len, pieces)) <= PARSE_ON_LOOP_BYTES:  # (a few ms at most, whatever it holds)
             status, value = json_then(b"".join(pieces), limit, then)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import json
 import logging
 import resource
@@ -16,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from verifier_service.doors.http.calls import HttpError
 
 log = logging.getLogger("verifier_service.http")
-CHUNK = 64 * 1024  # the most of a body read at once
+CHUNK = 64 * 1024  # the most of a body inflated at once
+LARGE_BODY = 1 << 20  # a body over this many bytes waits for its tenant's turn to be read (``BodyTurns``)
 # Content-Encoding -> zlib's wbits (deflate: zlib's format; the raw form some clients send is found by its header)
 ENCODINGS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
 # Threads of their own: a flood of compressed bodies queues here, not in the default executor that other tenants'
@@ -114,6 +116,34 @@ class _Counted(asyncio.Protocol):
             self.inner.resume_writing()
 
 
+class BodyTurns:
+    """How many large request bodies (over ``LARGE_BODY`` bytes, or of no declared length) of one tenant the door
+    reads at once (``http_tenant_body_reads``). The others wait before their first byte is read: their
+    senders are held by TCP's flow control, not by this service's event loop, which a tenant sending many large
+    bodies at once would otherwise fill with its reads (every other tenant's calls wait behind them). Small bodies
+    never wait."""
+
+    def __init__(self, per_tenant: int):
+        self.per_tenant = per_tenant
+        self._turns: dict[str, asyncio.Semaphore] = {}
+        self._waiting: collections.Counter[str] = collections.Counter()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, tenant: str, declared: int | None) -> AsyncIterator[None]:
+        if declared is not None and declared <= LARGE_BODY:
+            yield
+            return
+        turns = self._turns.setdefault(tenant, asyncio.Semaphore(self.per_tenant))
+        self._waiting[tenant] += 1
+        try:
+            async with turns:
+                yield
+        finally:
+            self._waiting[tenant] -= 1
+            if not self._waiting[tenant]:
+                del self._waiting[tenant], self._turns[tenant]
+
+
 class BodyBudget:
     """Request body bytes the door holds at once, per tenant and in all: a body is read (and inflated) in chunks,
     each chunk held against both budgets until its request is answered."""
@@ -193,40 +223,57 @@ def inflater(request) -> Inflater | None:
     return Inflater(encoding)
 
 
-async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, tenant: str, held: list[int]
-                    ) -> list[bytes]:
-    """The request's body (inflated, ``Inflater``) as its pieces, read in chunks of at most ``CHUNK``: refused
+async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, tenant: str, held: list[int],
+                    turns: BodyTurns | None = None) -> list[bytes]:
+    """The request's body (inflated, ``Inflater``) as its pieces, read as they came from the connection: refused
     (413) as soon as it is over ``limit`` as declared or as inflated so far, never inflated past it; 408 past
-    ``timeout_s``; each chunk is held against ``budget`` (``held[0]`` counts it, for the caller to release). The
-    pieces are not joined here: joining 16 MB is one step of the event loop of several milliseconds (a large body
-    goes to a pure worker piece by piece, and is joined there)."""
+    ``timeout_s`` from its first byte's turn (``turns``: a tenant's large bodies are read a few at a time); each
+    piece is held against ``budget`` (``held[0]`` counts it, for the caller to release). The pieces are not joined
+    here: joining 16 MB is one step of the event loop of several milliseconds (a large body goes to a pure worker
+    piece by piece, and is joined there). One deadline for the whole body, not one per read: a timer per read
+    of a 15 MB body was a task and a timer handle per 64 KB on the event loop."""
     declared = request.content_length
     if declared is not None and declared > limit:
         raise HttpError(413, f"the request body ({declared} bytes) is over this service's limit of {limit} bytes "
                              "(http_max_body_bytes): send fewer or smaller items per request")
     inflating = inflater(request)
     pieces: list[bytes] = []  # (a growing buffer would copy itself over and over)
-    size = 0
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    try:
-        while True:
-            chunk = await asyncio.wait_for(request.content.read(CHUNK), max(0.0, deadline - loop.time()))
-            if not chunk:
-                if inflating is not None:
-                    inflating.check_end()
-                break
-            async for piece in (inflating.inflate(chunk, limit - size + 1) if inflating else _one(chunk)):
-                if size + len(piece) > limit:
-                    inflated = " once inflated" if inflating else ""
-                    raise HttpError(413, f"the request body is over this service's limit of {limit} "
-                                         f"bytes{inflated} (http_max_body_bytes): send fewer or smaller items per "
-                                         "request")
-                budget.hold(tenant, len(piece))
-                held[0] += len(piece)
-                pieces.append(piece)
-                size += len(piece)
-    except asyncio.TimeoutError:
-        raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
-                             f"{size} bytes came", {"Connection": "close"}) from None
+    size = [0]
+    async with turns.turn(tenant, declared) if turns is not None else contextlib.nullcontext():
+        try:
+            if hasattr(asyncio, "timeout"):  # Python 3.11+
+                async with asyncio.timeout(timeout_s):
+                    await _read_pieces(request, request.content.readany, limit, budget, tenant, held, inflating,
+                                       pieces, size)
+            else:
+                deadline = asyncio.get_running_loop().time() + timeout_s
+
+                async def read() -> bytes:
+                    left = max(0.0, deadline - asyncio.get_running_loop().time())
+                    return await asyncio.wait_for(request.content.readany(), left)
+
+                await _read_pieces(request, read, limit, budget, tenant, held, inflating, pieces, size)
+        except asyncio.TimeoutError:
+            raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
+                                 f"{size[0]} bytes came", {"Connection": "close"}) from None
     return pieces
+
+
+async def _read_pieces(request, read, limit: int, budget: BodyBudget, tenant: str, held: list[int],
+                       inflating: Inflater | None, pieces: list[bytes], size: list[int]) -> None:
+    while True:
+        chunk = await read()
+        if not chunk:
+            if inflating is not None:
+                inflating.check_end()
+            return
+        async for piece in (inflating.inflate(chunk, limit - size[0] + 1) if inflating else _one(chunk)):
+            if size[0] + len(piece) > limit:
+                inflated = " once inflated" if inflating else ""
+                raise HttpError(413, f"the request body is over this service's limit of {limit} "
+                                     f"bytes{inflated} (http_max_body_bytes): send fewer or smaller items per "
+                                     "request")
+            budget.hold(tenant, len(piece))
+            held[0] += len(piece)
+            pieces.append(piece)
+            size[0] += len(piece)
