@@ -46,6 +46,10 @@ class ServiceConfig:
                                "own); its directories are bound read-only")
     bwrap_runner_dir: str = _f("", "bwrap backend: the sandbox runner's directory ('' = the one this package "
                                    "ships, verifier_service/runner)")
+    bwrap_langs_cache: str = _f("", "bwrap backend: where Go's standard library and Rust's crates are built once "
+                                    "for the host's toolchains, bound in every sandbox ('' = "
+                                    "/var/cache/rlvr-verifier/bwrap-langs as root, else ~/.cache/rlvr-verifier/"
+                                    "bwrap-langs); it must be reachable by the sandboxes' uid")
     bwrap_cgroup: str = _f("auto", "bwrap backend: cgroup limits per sandbox: 'auto' (where this process may make "
                                    "child cgroups), 'off', or a cgroup v2 directory delegated to the service")
     bwrap_unprivileged: str = _f("auto", "bwrap backend, service running as root: run each sandbox as an "
@@ -273,7 +277,8 @@ SERVER_ONLY = ("host", "port", "workers", "shutdown_grace_s", "max_connection_ag
                "tenant_max_sessions", "session_open_rate")
 SANDBOX_SETTINGS = ("sandbox_backend", "sandbox_image", "sandbox_langs_image", "sandbox_runtime", "docker_url",
                     "sandbox_transport",
-                    "sandbox_labels", "bwrap_path", "bwrap_python", "bwrap_runner_dir", "bwrap_cgroup",
+                    "sandbox_labels", "bwrap_path", "bwrap_python", "bwrap_runner_dir", "bwrap_langs_cache",
+                    "bwrap_cgroup",
                     "bwrap_unprivileged", "bwrap_allow_host_root", "bwrap_host_uid",
                     "sandbox_seccomp", "memory_mb", "pids_limit", "cpus",
                     "tmpfs_mb", "file_size_mb", "open_files", "max_concurrency", "sandbox_pool", "pool_max_jobs",

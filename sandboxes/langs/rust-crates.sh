@@ -10,9 +10,10 @@
 # programs another API, when Debian's sources leave them. HumanEval-X's Cargo.lock has rand 0.4.6, regex 1.7.1,
 # md5 0.7.0; Debian (trixie) has rand 0.8 only (0.8's `gen_range` takes a range: `gen_range(0..4)`, where
 # 0.4's took two bounds), regex 1.x and md5 0.7 (benchmarks/DATASETS.md says which tasks that changes).
-# On a bubblewrap host: `apt-get install cargo librust-rand-dev librust-regex-dev librust-md5-dev`, then
-# `sh sandboxes/langs/rust-crates.sh sandboxes/langs/rust-crates` (that checkout's sandboxes/langs is bound at
-# /opt/rlvr-langs in its sandboxes).
+# On a bubblewrap host (`apt-get install cargo librust-rand-dev librust-regex-dev librust-md5-dev`; Debian 12 also
+# librust-aho-corasick-dev librust-memchr-dev) the service runs it itself, once per toolchain, into its
+# bwrap_langs_cache (verifier_service/sandbox/bwrap_langs.py), bound at /opt/rlvr-langs/rust-crates in its
+# sandboxes; a checkout's sandboxes/langs/rust-crates built by hand is bound there where the service builds none.
 set -eu
 out="$1"
 mount="${2:-/opt/rlvr-langs/rust-crates}"
@@ -52,6 +53,7 @@ TOML
 rm -rf "$out"
 mkdir -p "$out/deps"
 for f in "$work"/target/release/deps/*.rlib "$work"/target/release/deps/*.so; do  # (.so: proc macros)
+    [ -e "$f" ] || continue  # (a glob that matched nothing: no proc macro among this build's crates)
     case "$(basename "$f")" in librlvr_crates-*) ;; *) cp "$f" "$out/deps/" ;; esac
 done
 : > "$out/rustc.args"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # rustc.sh ARGS...: rustc with the crates built once by rust-crates.sh (rand, regex, md5: --extern) where they are
-# here (the languages image; a bubblewrap host where someone built them into its checkout's sandboxes/langs); rustc
+# here (the languages image; a bubblewrap host: built for its rustc by the service, sandbox/bwrap_langs.py); rustc
 # alone elsewhere (a program that uses a crate then fails to compile, which the service answers as INFRA_ERROR:
 # kinds/compiled.py). `rustc.sh --crates` prints the crates and their versions (`verifier-service doctor`).
 d=/opt/rlvr-langs/rust-crates

@@ -155,3 +155,51 @@ def test_function_io_in_the_dynamic_languages(make_service, language, tool, ext)
     assert results[1]["verdict"] in ("FAILED", "PARTIAL") and results[1]["correctness_score"] < 1.0
     for r in results[2:]:
         assert r["correctness_score"] == 0.0 and r["verdict"] != "PASSED", r["detail"][:400]
+
+
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"  # the bwrap sandbox's PATH: the host tools its programs can run
+
+
+@pytest.mark.parametrize("language, tool", [("go", "go"), ("rust", "rustc"), ("csharp", "mcs"), ("d", "gdc")])
+def test_the_compiled_languages_hostile_programs_on_the_hosts_toolchain(make_service, language, tool):
+    """Go, Rust, C# and D run on the host's own toolchain (Debian's go, rustc, mcs, gdc under /usr; Go's standard
+    library and testify and Rust's crates built for it once by the backend: sandbox/bwrap_langs.py). Where the
+    host has the toolchain, honest programs of every task the hostile programs of tests/adversarial/langs answer
+    pass, and each hostile program gets a verdict its header allows, with no reward (as on Docker,
+    test_languages_adversarial.py). Where it has not (a rustup rustc under /root is not the sandbox's), every one of
+    them, honest or hostile, is INFRA_ERROR naming the backend: never a verdict with or without a reward."""
+    from test_function_io import TASKS, io_spec
+    from test_languages_adversarial import EVEN_MOD, PROGRAMS, spec_for
+
+    svc = make_service(compile_timeout_s=180.0, default_timeout_s=30.0)
+    honest = [("fn_add", ADD[language][1])]
+    honest += {"go": [("fn_add_gotest", ADD["go"][1])], "rust": [("fn_even_mod", EVEN_MOD[1]), ("io_add", "")],
+               "csharp": [("fn_add_partial", ADD["csharp"][1])]}.get(language, [])
+    items = [(TASKS["rust"][3], io_spec("rust")) if task == "io_add" else (source, spec_for(language, task))
+             for task, source in honest]
+    programs = [p for p in PROGRAMS if p[1] == language]
+    assert len(programs) >= 8, [p[0] for p in programs]
+    results = svc.verify_batch(items + [(source, spec_for(language, task)) for _, _, task, _, source in programs],
+                               timeout=1500)
+    if not shutil.which(tool, path=SANDBOX_PATH):
+        for r in results:
+            assert r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"], r["detail"][:300]
+            assert not r.get("reward") and not r.get("correctness_score")
+        return
+    # A host with the toolchain but not the library a task's own text uses (Go's testify, Rust's crates: Debian's
+    # golang-github-stretchr-testify-dev, cargo and librust-*-dev): that task is INFRA_ERROR naming the library for
+    # every program, the honest one first; every other task is judged.
+    lacking = set()
+    for (task, _), r in zip(honest, results, strict=False):
+        library = {"fn_add_gotest": "testify", "fn_even_mod": "rust crates"}.get(task)
+        if library and r["verdict"] == "INFRA_ERROR" and library in r["detail"]:
+            lacking.add(task)
+            continue
+        assert r["verdict"] == "PASSED", (task, r["detail"][:400], r.get("stderr_tail", "")[-300:])
+    for (name, _, task, expect, _), r in zip(programs, results[len(honest):], strict=True):
+        if task in lacking:
+            assert r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"], (name, r["detail"][:300])
+            continue
+        assert r["verdict"] in expect, (name, r["verdict"], r["detail"][:400])
+        if name.startswith("hack_"):
+            assert r["correctness_score"] == 0.0, (name, r["detail"][:300])

@@ -157,12 +157,31 @@ def d_spec(setup: str, tests: str) -> dict:
 @pytest.mark.docker
 def test_multipl_e_problems_and_forms(langs_service):
     """Each right answer passes and each wrong one fails."""
+    _right_pass_wrong_fail(langs_service)
+
+
+@pytest.mark.backends("bwrap")
+def test_multipl_e_problems_and_forms_on_bubblewrap(make_service):
+    """The same on bubblewrap, with the host's gdc (Debian's `gdc`, /usr/bin); a host without it answers
+    INFRA_ERROR naming the backend for every one, right or wrong (never a verdict)."""
+    import shutil
+
+    svc = make_service(compile_timeout_s=180.0, default_timeout_s=30.0)
+    if shutil.which("gdc", path="/usr/local/bin:/usr/bin:/bin"):
+        _right_pass_wrong_fail(svc)
+        return
+    setup, tests, right, wrong = PROBLEMS["HumanEval_13_greatest_common_divisor"]
+    for r in svc.verify_batch([(right, d_spec(setup, tests)), (wrong, d_spec(setup, tests))], timeout=300):
+        assert r["verdict"] == "INFRA_ERROR" and "bwrap sandbox backend" in r["detail"], r["detail"][:300]
+
+
+def _right_pass_wrong_fail(service) -> None:
     items = []
     for name, (setup, tests, right, wrong) in PROBLEMS.items():
         items += [(name, "right", right, d_spec(setup, tests)), (name, "wrong", wrong, d_spec(setup, tests))]
     for name, (setup, right, wrong, tests) in FORMS.items():
         items += [(name, "right", right, d_spec(setup, tests)), (name, "wrong", wrong, d_spec(setup, tests))]
-    out = langs_service.verify_batch([(c, s) for *_, c, s in items], timeout=900)
+    out = service.verify_batch([(c, s) for *_, c, s in items], timeout=900)
     got = {(name, what): r["verdict"] for (name, what, *_), r in zip(items, out, strict=True)}
     want = {(name, what): "PASSED" if what == "right" else "FAILED" for name, what, *_ in items}
     assert got == want, {k: r["detail"][:300] for (k, r) in zip(got, out, strict=True) if got[k] != want[k]}

@@ -246,6 +246,9 @@ def test_the_modules_dynamic_tests_load_are_found():
     assert dynamic_imports("r", "library(testthat)\nrequire('stats')\n") == ("stats", "testthat")
     assert dynamic_imports("ruby", "require 'test/unit'\n  require(\"minitest/autorun\")\nx.require 'no'\n") == \
         ("minitest/autorun", "test/unit")
+    go = ('package main\n\nimport (\n\t"testing"\n\ta "github.com/x/y.v3"\n\t"unsafe"\n)\nimport m "math"\n'
+          'import "fmt"\n')
+    assert dynamic_imports("go", go) == ("fmt", "github.com/x/y.v3", "math", "testing")
 
 
 # MultiPL-E's Lua tests (luaunit) and Perl tests (Test::Deep), as function_tests: (setup, right, wrong, tests).

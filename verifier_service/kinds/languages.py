@@ -210,9 +210,12 @@ LIBRARIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (IMAGE_DEFAULT, "scipy", _py("scipy")),
     (IMAGE_DEFAULT, "sympy", _py("sympy")),
     (IMAGE_DEFAULT, "pandas", _py("pandas")),
+    # (testify.version: written by prepare-go.sh where it precompiled testify; an image built before it: dpkg's)
     (IMAGE_LANGS, "testify", ("sh", "-c", f"grep -q '^packagefile github.com/stretchr/testify/assert=' "
-                                          f"{LANGS_DIR}/go/importcfg 2>/dev/null && dpkg-query -W -f "
-                                          "'${Version}\\n' golang-github-stretchr-testify-dev 2>/dev/null")),
+                                          f"{LANGS_DIR}/go/importcfg 2>/dev/null && "
+                                          f"{{ cat {LANGS_DIR}/go/testify.version 2>/dev/null || "
+                                          "dpkg-query -W -f '${Version}\\n' "
+                                          "golang-github-stretchr-testify-dev 2>/dev/null; }")),
     (IMAGE_LANGS, "javatuples", _deb("libjavatuples-java")),
     (IMAGE_LANGS, "lodash", _deb("node-lodash")),
     (IMAGE_LANGS, "luaunit", _deb("lua-unit")),

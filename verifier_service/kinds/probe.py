@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from verifier_service.kinds import dynamic_tests
 from verifier_service.kinds.base import Context
-from verifier_service.kinds.languages import LANGUAGES, LIBRARIES, Language, ruby_argv, run_argv
+from verifier_service.kinds.languages import LANGS_DIR, LANGUAGES, LIBRARIES, Language, ruby_argv, run_argv
 from verifier_service.sandbox.base import Job, Step
 from verifier_service.verdict import truncate
 
@@ -60,17 +60,38 @@ def backend_name(ctx: Context) -> str:
     return f"{backend} ({runtime})" if backend == "docker" and runtime and runtime != "runc" else backend
 
 
+# What a backend builds for its host's toolchain before a language or library works (the bubblewrap backend:
+# ``sandbox/bwrap_langs.py``; Docker's image has it built), by the probe's key. Rust's crates are built before Rust's
+# own probe too, so that a Rust program is compiled with them (as in the languages image) from the first one on.
+PREPARE = {"go": ("go",), "lib:testify": ("go",), "rust": ("rust-crates",), "lib:rust crates": ("rust-crates",)}
+
+
 async def problem(ctx: Context, lang: Language) -> str | None:
     """None when ``lang`` works on this sandbox backend, else why not (the INFRA_ERROR's detail)."""
     if lang.name not in HELLO:
         return None
-    return await _cached(ctx, lang.name, lambda: _probe(ctx, LANGUAGES[lang.name], HELLO[lang.name]))
+    return await _cached(ctx, lang.name, lambda: _probe(ctx, LANGUAGES[lang.name], HELLO[lang.name],
+                                                        prepare=lang.name))
 
 
 async def crates_problem(ctx: Context) -> str | None:
     """None when Rust's crates (``RUST_CRATES``) work on this sandbox backend, else why not."""
     return await _cached(ctx, "lib:rust crates", lambda: _probe(ctx, LANGUAGES["rust"], CRATES_HELLO,
-                                                               what=f"the rust crates ({', '.join(RUST_CRATES)})"))
+                                                               what=f"the rust crates ({', '.join(RUST_CRATES)})",
+                                                               prepare="lib:rust crates"))
+
+
+async def _prepared(ctx: Context, key: str, what: str) -> str | None:
+    """None when what the backend builds for ``key`` (``PREPARE``) is there (or it builds nothing), else why not:
+    ``what`` does not work on this backend. Rust's own probe goes on without its crates (their probe says so)."""
+    prepare = getattr(ctx.sandbox, "prepare", None)
+    if prepare is None:
+        return None
+    for name in PREPARE.get(key, ()):
+        reason = await prepare(name)
+        if reason is not None and key != "rust":
+            return f"{what} does not work on the {backend_name(ctx)} sandbox backend: {reason}"
+    return None
 
 
 async def launcher_problem(ctx: Context, lang: Language) -> str | None:
@@ -86,8 +107,12 @@ async def launcher_problem(ctx: Context, lang: Language) -> str | None:
         ctx, launched, source, what=f"function_tests' {lang.name} launcher", no_fork=True))
 
 
-async def _probe(ctx: Context, lang: Language, source: str, what: str = "", no_fork: bool = False) -> str | None:
+async def _probe(ctx: Context, lang: Language, source: str, what: str = "", no_fork: bool = False,
+                 prepare: str = "") -> str | None:
     what = what or f"the {lang.name} toolchain"
+    reason = await _prepared(ctx, prepare, what)
+    if reason is not None:
+        return reason
     file, compile_argv, run = lang.files(source)
     job = Job(steps=[Step("compile", list(compile_argv), PROBE_TIMEOUT_S, stop_on_failure=True,
                           output_limit=64 * 1024),
@@ -149,13 +174,24 @@ _DYNAMIC_IMPORTS = {
 }
 
 
+# Go: the packages trusted Go imports must be among those precompiled for go-build.sh (its importcfg: the languages
+# image's, or the one the bubblewrap backend built for the host's Go, whose older standard library may lack some:
+# cmp, slices, maps before Go 1.21). A completion's imports decide nothing (it could name a missing package to dodge).
+_GO_IMPORTS = re.compile(r'^import[ \t]*(?:\(([^)]*)\)|(?:[\w.]+[ \t]+)?("[^"\n]*"))', re.MULTILINE)
+_GO_PATH = re.compile(r'"([\w./~+-]+)"')
+
+
 def dynamic_imports(language: str, trusted: str) -> tuple[str, ...]:
+    if language == "go":
+        found = {path for block, one in _GO_IMPORTS.findall(trusted) for path in _GO_PATH.findall(block or one)}
+        return tuple(sorted(found - {"unsafe"}))  # (the compiler's own: in no importcfg)
     pattern = _DYNAMIC_IMPORTS.get(language)
     return tuple(sorted(set(pattern.findall(trusted)))) if pattern is not None else ()
 
 
 async def _probe_dynamic(ctx: Context, lang: Language, module: str) -> str | None:
     argv = {"lua": ["lua5.4", "-e", f"require('{module}')"], "perl": ["perl", f"-M{module} ()", "-e", "1"],
+            "go": ["grep", "-q", f"^packagefile {module.replace('.', chr(92) + '.')}=", f"{LANGS_DIR}/go/importcfg"],
             "r": ["Rscript", "-e", f"suppressMessages(library({module}))"],
             "ruby": list(ruby_argv("-e", "require ARGV.shift; exit!(0)", module))}[lang.name]  # (no autorun)
     run_result = await ctx.sandbox.run(Job(steps=[Step("library", argv, PROBE_TIMEOUT_S, output_limit=4096)],
@@ -165,6 +201,9 @@ async def _probe_dynamic(ctx: Context, lang: Language, module: str) -> str | Non
         return "unknown"
     if step.ok:
         return None
+    if lang.name == "go":
+        return (f"the go package {module} is not in the {backend_name(ctx)} sandbox backend's Go environment (the "
+                "spec's setup or tests import it; go-build.sh links only the packages precompiled for its Go)")
     return (f"{lang.name} module {module} is not in the {backend_name(ctx)} sandbox backend's environment (the "
             "spec's setup or tests load it)")
 
@@ -235,6 +274,9 @@ async def _cached(ctx: Context, key: str, make) -> str | None:
 
 
 async def _probe_library(ctx: Context, lang: Language, library: str) -> str | None:
+    reason = await _prepared(ctx, f"lib:{library}", library)
+    if reason is not None:
+        return reason
     argv = next(list(a) for fam, name, a in LIBRARIES if name == library)
     run_result = await ctx.sandbox.run(Job(steps=[Step("library", argv, PROBE_TIMEOUT_S, output_limit=4096)],
                                            image=lang.image))

@@ -46,7 +46,7 @@ from typing import Any
 from verifier_service.config import ServiceConfig
 from verifier_service.errors import SandboxUnavailable
 from verifier_service.runner import wire
-from verifier_service.sandbox import cgroups, seccomp
+from verifier_service.sandbox import bwrap_langs, cgroups, seccomp
 from verifier_service.sandbox.base import SANDBOX_ENV, Job
 from verifier_service.sandbox.protocol import PipeStream
 from verifier_service.sandbox.warm import Instance, PooledSandbox
@@ -263,6 +263,7 @@ class BwrapSandbox(PooledSandbox):
         self.prlimit: str | None = None
         self.uid_reason = ""
         self.gxx = False
+        self.lang_builds: dict[str, bwrap_langs.LangBuild] = {}  # what the host's Go and Rust need (bwrap_langs.py)
         self.seccomp: bytes | None = seccomp.program() if config.sandbox_seccomp else None
 
     # ---- checks --------------------------------------------------------------
@@ -321,6 +322,7 @@ class BwrapSandbox(PooledSandbox):
         self.setpriv = shutil.which("setpriv")
         self.prlimit = next((p for p in ("/usr/bin/prlimit", "/bin/prlimit") if os.access(p, os.X_OK)), None)
         self._choose_host_uid()
+        self._plan_lang_builds()
         version = self._trial()
         self.image_id = "bwrap:" + self._digest(version)
         self._ready = True
@@ -371,6 +373,33 @@ class BwrapSandbox(PooledSandbox):
                                      f"(--bwrap-python /usr/bin/python3, or a world-readable install), or allow "
                                      f"it explicitly with --bwrap-allow-host-root true (bwrap_allow_host_root: true)")
         log.warning("%s; allowed by bwrap_allow_host_root", problem)
+
+    def _plan_lang_builds(self) -> None:
+        """The directories of what the host's Go and Rust need (``bwrap_langs``), made once per backend: a sandbox
+        binds them from its start, and they are filled when a check first needs them (``prepare``)."""
+        if self.lang_builds:
+            return
+        root = Path(self.config.bwrap_langs_cache) if self.config.bwrap_langs_cache else \
+            bwrap_langs.default_cache_root()
+        builds = bwrap_langs.plan(default_langs_dir(), root)
+        for build in builds.values():
+            if build.directory is not None and self.host_uid is not None and \
+                    not _reachable_by_others(str(build.directory)):
+                build.missing = (f"bwrap_langs_cache {build.directory} is not reachable by the sandboxes' uid "
+                                 f"{self.host_uid}")
+                build.directory = None
+        self.lang_builds = builds
+
+    async def prepare(self, what: str) -> str | None:
+        """Builds ``what`` (``go``: Go's standard library and testify precompiled; ``rust-crates``) for the host's
+        toolchain unless it is built (once; the first call waits for the build): None when it is there, else
+        why not (the probe's INFRA_ERROR names it)."""
+        if not self._ready:
+            await self.check()
+        build = self.lang_builds.get(what)
+        if build is None:
+            return None
+        return await asyncio.to_thread(build.ensure)
 
     def process_limit(self) -> bool:
         """Whether something bounds a sandbox's processes: a pids cgroup, or RLIMIT_NPROC (not for host root)."""
@@ -456,7 +485,10 @@ class BwrapSandbox(PooledSandbox):
             host = f"host uid: {os.geteuid()}{' (root)' if os.geteuid() == 0 else ''}" + (
                 f" because {self.uid_reason}" if self.uid_reason else "")
         moved = [f"{b} (at {interp.inside(b)})" if interp.inside(b) != b else b for b in interp.binds] if interp else []
-        binds = ["/usr", f"{HARNESS_DIR} (runner)", *moved, "a few /etc files"]
+        built = [f"{b.name} {b.directory}" for b in self.lang_builds.values() if b.directory is not None]
+        helpers = f"{LANGS_DIR} (language helpers{'; built for the host: ' + ', '.join(built) if built else ''})"
+        binds = ["/usr", f"{HARNESS_DIR} (runner)", *moved, *([helpers] if default_langs_dir() else []),
+                 "a few /etc files"]
         return [
             ("backend", f"bwrap {self.version or '?'} ({self.bwrap or c.bwrap_path}), "
                         f"{'warm pool of ' + str(c.max_concurrency) if c.sandbox_pool else 'a fresh sandbox per job'}"),
@@ -504,8 +536,13 @@ class BwrapSandbox(PooledSandbox):
             for found in sorted(glob.glob(f"/etc/{pattern}")):
                 argv += ["--ro-bind", found, found]
         helpers = default_langs_dir()
-        if helpers is not None:
-            argv += ["--ro-bind", str(helpers), LANGS_DIR]
+        built = {b.name: b.directory for b in self.lang_builds.values() if b.directory is not None}
+        if helpers is not None:  # the helper scripts, each at its place (a directory built for this host instead)
+            for entry in sorted(helpers.iterdir()):
+                if entry.name not in built and not entry.name.startswith("."):
+                    argv += ["--ro-bind", str(entry), f"{LANGS_DIR}/{entry.name}"]
+        for name, directory in sorted(built.items()):
+            argv += ["--ro-bind", str(directory), f"{LANGS_DIR}/{name}"]
         for name, fd in etc_fds.items():
             argv += [*(["--perms", "0644"] if "--perms" in self.options else []), "--ro-bind-data", str(fd),
                      f"/etc/{name}"]

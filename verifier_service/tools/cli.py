@@ -465,6 +465,14 @@ async def _toolchains(config: ServiceConfig) -> list[tuple[str, str, str]]:
     sandbox = make_sandbox(replace(config, sandbox_pool=False))
     rows = []
     try:
+        prepare = getattr(sandbox, "prepare", None)  # bwrap: Go's packages and Rust's crates built for the host
+        for what in ("go", "rust-crates") if prepare is not None else ():
+            try:
+                reason = await prepare(what)
+            except SandboxUnavailable:
+                break
+            if reason is not None:
+                rows.append(("", f"lib:{what} build", reason))
         for family in families():
             steps = toolchain_steps(family) + [(f"lib:{name}", argv) for name, argv in library_steps(family)]
             try:
