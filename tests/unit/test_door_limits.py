@@ -118,15 +118,26 @@ def test_a_format_that_cannot_be_checked_is_refused():
                   "default": {"format": "int32"}, "enum": [{"format": "x"}]}, "spec.schema")
 
 
+class _Content:
+    """What ``read_body`` reads of aiohttp's request stream: the body in the pieces a connection delivered."""
+
+    def __init__(self, sent: bytes, piece: int = 100_000):
+        self.pieces = [sent[i:i + piece] for i in range(0, len(sent), piece)]
+
+    async def readany(self) -> bytes:
+        return self.pieces.pop(0) if self.pieces else b""
+
+    def is_eof(self) -> bool:
+        return not self.pieces
+
+
 class _Body:
     """What ``read_body`` reads of an aiohttp request: headers, the declared length and the body as sent."""
 
     def __init__(self, sent: bytes, encoding: str = ""):
         self.headers = {"Content-Encoding": encoding} if encoding else {}
         self.content_length = len(sent)
-        self.content = asyncio.StreamReader()
-        self.content.feed_data(sent)
-        self.content.feed_eof()
+        self.content = _Content(sent)
 
 
 def _read(sent: bytes, encoding: str = "", limit: int = 1 << 20) -> bytes:
@@ -159,3 +170,22 @@ def test_compressed_bodies_are_refused_past_the_limit_and_when_broken():
     with pytest.raises(HttpError, match="'br' is not accepted") as unknown:
         _read(b"[]", "br")
     assert unknown.value.status == 415
+
+
+def test_a_refused_body_is_read_no_further_than_a_little_of_its_rest():
+    """The rest of a refused body: at most LINGER_BYTES read (and dropped), the rest left to the closed connection;
+    a small rest is read whole (its client, sending before it reads, then reads the refusal)."""
+    from verifier_service.doors.http import limits
+
+    async def refuse(sent: bytes, limit: int) -> _Body:
+        body = _Body(sent)
+        with pytest.raises(HttpError) as refused:
+            await read_body(body, limit, 10.0, BodyBudget(1 << 30, 1 << 30), "t", [0])
+        assert refused.value.status == 413
+        return body
+
+    large = asyncio.run(refuse(b" " * (8 << 20), 1 << 20))  # over the limit as declared: not a byte of it read
+    left = sum(map(len, large.content.pieces))
+    assert (8 << 20) - limits.LINGER_BYTES - 100_000 <= left < 8 << 20
+    small = asyncio.run(refuse(b" " * 300_000, 100_000))
+    assert small.content.is_eof()
