@@ -213,7 +213,7 @@ def test_a_tenants_large_bodies_are_read_one_at_a_time_and_no_one_else_waits(tmp
 
 def test_the_rest_of_a_refused_body_is_not_read(door):
     """A body declared over the limit, sent as fast as the connection takes it: refused (413) before a byte is
-    read, and its rest is not read either (at most LINGER_BYTES of it, then the connection closes): the server's
+    read, and its rest is not read either (at most the limit's worth, then the connection closes): the server's
     own lingering would read it all, at the event loop's full speed. The client still reads its 413."""
     sock = _connect(door)
     sock.sendall(f"POST /get_reward HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {door.keys.key['free']}\r\n"

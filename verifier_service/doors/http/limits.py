@@ -19,8 +19,7 @@ from verifier_service.doors.http.calls import HttpError
 log = logging.getLogger("verifier_service.http")
 CHUNK = 64 * 1024  # the most of a body inflated at once
 LARGE_BODY = 1 << 20  # a body over this many bytes waits for its tenant's turn to be read (``BodyTurns``)
-LINGER_BYTES = 1 << 20  # what is left of a refused body is read (and dropped) up to this many bytes (``_drop_rest``)
-LINGER_S = 2.0  # ... and for at most this long
+LINGER_S = 2.0  # what is left of a refused body is read (and dropped) for at most this long (``_drop_rest``)
 # Content-Encoding -> zlib's wbits (deflate: zlib's format; the raw form some clients send is found by its header)
 ENCODINGS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
 # Threads of their own: a flood of compressed bodies queues here, not in the default executor that other tenants'
@@ -236,19 +235,20 @@ async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, t
     of a 15 MB body was a task and a timer handle per 64 KB on the event loop."""
     try:
         return await _read_body(request, limit, timeout_s, budget, tenant, held, turns)
-    except HttpError:  # what is left of a refused body: a little is read (and dropped), the rest never is
-        await _drop_rest(request)
+    except HttpError:  # what is left of a refused body: read (and dropped) up to the limit, the rest never is
+        await _drop_rest(request, limit)
         raise
 
 
-async def _drop_rest(request) -> None:
-    """Reads and drops at most ``LINGER_BYTES`` of what is left of a refused body, for at most ``LINGER_S``: a
-    client that sends its whole body before it reads the answer then reads the refusal. A body with more left is
-    not read: the connection is closed once the refusal is sent (the server's own lingering is off; it would read
-    a refused body of any size, at the event loop's full speed, for as long as it lingers)."""
+async def _drop_rest(request, most: int) -> None:
+    """Reads and drops at most ``most`` bytes (the body limit) of what is left of a refused body, for at most
+    ``LINGER_S``: a client that sends its whole body before it reads the answer (urllib, aiohttp's client) then
+    reads the refusal, if its body was within twice the limit. A body with more left is not read: the connection
+    is closed once the refusal is sent (the server's own lingering is off; it would read a refused body of any
+    size, a gigabyte, at the event loop's full speed, for as long as it lingers)."""
     async def drop() -> None:
         dropped = 0
-        while dropped <= LINGER_BYTES:
+        while dropped <= most:
             chunk = await request.content.readany()
             if not chunk:
                 return
