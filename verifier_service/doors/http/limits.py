@@ -272,8 +272,8 @@ async def _read_body(request, limit: int, timeout_s: float, budget: BodyBudget, 
         try:
             if hasattr(asyncio, "timeout"):  # Python 3.11+
                 async with asyncio.timeout(timeout_s):
-                    await _read_pieces(request, request.content.readany, limit, budget, tenant, held, inflating,
-                                       pieces, size)
+                    await _read_pieces(request.content.readany, limit, budget, tenant, held, inflating, pieces,
+                                       size)
             else:
                 deadline = asyncio.get_running_loop().time() + timeout_s
 
@@ -281,15 +281,16 @@ async def _read_body(request, limit: int, timeout_s: float, budget: BodyBudget, 
                     left = max(0.0, deadline - asyncio.get_running_loop().time())
                     return await asyncio.wait_for(request.content.readany(), left)
 
-                await _read_pieces(request, read, limit, budget, tenant, held, inflating, pieces, size)
+                await _read_pieces(read, limit, budget, tenant, held, inflating, pieces, size)
         except asyncio.TimeoutError:
             raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
                                  f"{size[0]} bytes came", {"Connection": "close"}) from None
     return pieces
 
 
-async def _read_pieces(request, read, limit: int, budget: BodyBudget, tenant: str, held: list[int],
-                       inflating: Inflater | None, pieces: list[bytes], size: list[int]) -> None:
+async def _read_pieces(read, limit: int, budget: BodyBudget, tenant: str, held: list[int], inflating: Inflater | None,
+                       pieces: list[bytes], size: list[int]) -> None:
+    """Reads (``read``: the connection's next piece) until the body's end, into ``pieces`` (``size[0]``: bytes)."""
     while True:
         chunk = await read()
         if not chunk:
