@@ -267,38 +267,28 @@ async def _read_body(request, limit: int, timeout_s: float, budget: BodyBudget, 
                              "(http_max_body_bytes): send fewer or smaller items per request")
     inflating = inflater(request)
     pieces: list[bytes] = []  # (a growing buffer would copy itself over and over)
-    size = [0]
     async with turns.turn(tenant, declared) if turns is not None else contextlib.nullcontext():
-        try:
-            if hasattr(asyncio, "timeout"):  # Python 3.11+
-                async with asyncio.timeout(timeout_s):
-                    await _read_pieces(request.content.readany, limit, budget, tenant, held, inflating, pieces,
-                                       size)
-            else:
-                deadline = asyncio.get_running_loop().time() + timeout_s
-
-                async def read() -> bytes:
-                    left = max(0.0, deadline - asyncio.get_running_loop().time())
-                    return await asyncio.wait_for(request.content.readany(), left)
-
-                await _read_pieces(read, limit, budget, tenant, held, inflating, pieces, size)
+        try:  # (one timer for the whole body)
+            await asyncio.wait_for(_read_pieces(request.content.readany, limit, budget, tenant, held, inflating,
+                                                pieces), timeout_s)
         except asyncio.TimeoutError:
             raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
-                                 f"{size[0]} bytes came", {"Connection": "close"}) from None
+                                 f"{sum(map(len, pieces))} bytes came", {"Connection": "close"}) from None
     return pieces
 
 
 async def _read_pieces(read, limit: int, budget: BodyBudget, tenant: str, held: list[int], inflating: Inflater | None,
-                       pieces: list[bytes], size: list[int]) -> None:
-    """Reads (``read``: the connection's next piece) until the body's end, into ``pieces`` (``size[0]``: bytes)."""
+                       pieces: list[bytes]) -> None:
+    """Reads (``read``: the connection's next piece) until the body's end, into ``pieces``."""
+    size = 0
     while True:
         chunk = await read()
         if not chunk:
             if inflating is not None:
                 inflating.check_end()
             return
-        async for piece in (inflating.inflate(chunk, limit - size[0] + 1) if inflating else _one(chunk)):
-            if size[0] + len(piece) > limit:
+        async for piece in (inflating.inflate(chunk, limit - size + 1) if inflating else _one(chunk)):
+            if size + len(piece) > limit:
                 inflated = " once inflated" if inflating else ""
                 raise HttpError(413, f"the request body is over this service's limit of {limit} "
                                      f"bytes{inflated} (http_max_body_bytes): send fewer or smaller items per "
@@ -306,4 +296,4 @@ async def _read_pieces(read, limit: int, budget: BodyBudget, tenant: str, held: 
             budget.hold(tenant, len(piece))
             held[0] += len(piece)
             pieces.append(piece)
-            size[0] += len(piece)
+            size += len(piece)
