@@ -44,11 +44,12 @@ PERL_LAUNCHER = (
     'eval do { local $/; open(my $f, "<", "solution.pl") or die "solution.pl: $!\\n"; my $s = <$f>; close $f; '
     'unlink "solution.pl"; "#line 1 \\"solution.pl\\"\\n" . $s }; if ($@) { print STDERR $@; exit 255 }')
 R_MARK_TESTS, R_MARK_END = "#rlvr-tests", "#rlvr-end"
-R_LAUNCHER = (
+R_LAUNCHER = (  # (first: Rscript's default packages, attached in this order, each first on the search path)
     "local({ w <- Sys.which; unlockBinding('Sys.which', baseenv()); "
     "assign('Sys.which', function(names) structure(rep('', length(names)), names = names), envir = baseenv()); "
     "on.exit({ assign('Sys.which', w, envir = baseenv()); lockBinding('Sys.which', baseenv()) }); "
-    "for (p in R_DEFAULT_PACKAGES) library(p, character.only = TRUE) }); "
+    "for (p in c('methods', 'datasets', 'utils', 'grDevices', 'graphics', 'stats')) "
+    "library(p, character.only = TRUE) }); "
     "f <- function() { t <- readLines('solution.R', warn = FALSE); unlink('solution.R'); "
     f"a <- max(c(0L, which(t == '{R_MARK_TESTS}'))); b <- max(c(0L, which(t == '{R_MARK_END}'))); "
     "if (a == 0L || b <= a) stop('the program lost its markers'); "
@@ -62,9 +63,6 @@ R_LAUNCHER = (
     "run(t[seq.int(a + 1L, length.out = b - a - 1L)], env); "
     "run(t[seq.int(b + 1L, length.out = length(t) - b)], new.env(parent = baseenv())) }; "
     "environment(f) <- baseenv(); f()")
-# Rscript's default packages, attached in this order (each goes first on the search path)
-_R_PACKAGES = ("methods", "datasets", "utils", "grDevices", "graphics", "stats")
-R_LAUNCHER = R_LAUNCHER.replace("R_DEFAULT_PACKAGES", "c(" + ", ".join(f"'{p}'" for p in _R_PACKAGES) + ")")
 # R's own binary with what its shell script would set (Debian's layout, in the image and on a bubblewrap host);
 # the binary takes an -e expression with its spaces written ~+~ (as the script passes it)
 R_ARGV = ("env", "R_HOME=/usr/lib/R", "R_SHARE_DIR=/usr/share/R/share", "R_INCLUDE_DIR=/usr/share/R/include",

@@ -48,6 +48,7 @@ from verifier_service.errors import SandboxUnavailable
 from verifier_service.runner import wire
 from verifier_service.sandbox import bwrap_langs, cgroups, seccomp
 from verifier_service.sandbox.base import SANDBOX_ENV, Job
+from verifier_service.sandbox.bwrap_langs import LANGS_DIR
 from verifier_service.sandbox.protocol import PipeStream
 from verifier_service.sandbox.warm import Instance, PooledSandbox
 
@@ -67,7 +68,6 @@ ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternat
 # The host toolchains' own configuration under /etc (the JVM's java.security, Mono's, PHP's, R's): bound where the
 # host has them, so that a language installed there works in the sandbox (kinds/probe.py finds out whether it does).
 ETC_TOOLCHAIN_GLOBS = ("java-*", "mono", "php", "R", "perl")
-LANGS_DIR = "/opt/rlvr-langs"  # the languages image's helper scripts (kinds/languages.py), from the checkout
 SANDBOX_OWN = ("/tmp", "/dev", "/proc", HARNESS_DIR)  # the sandbox's own mounts: nothing of the host under them
 TOP_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _SERIAL = itertools.count(1)
@@ -536,13 +536,13 @@ class BwrapSandbox(PooledSandbox):
             for found in sorted(glob.glob(f"/etc/{pattern}")):
                 argv += ["--ro-bind", found, found]
         helpers = default_langs_dir()
-        built = {b.name: b.directory for b in self.lang_builds.values() if b.directory is not None}
+        built = {b.name: b for b in self.lang_builds.values() if b.directory is not None}
         if helpers is not None:  # the helper scripts, each at its place (a directory built for this host instead)
             for entry in sorted(helpers.iterdir()):
                 if entry.name not in built and not entry.name.startswith("."):
                     argv += ["--ro-bind", str(entry), f"{LANGS_DIR}/{entry.name}"]
-        for name, directory in sorted(built.items()):
-            argv += ["--ro-bind", str(directory), f"{LANGS_DIR}/{name}"]
+        for _, build in sorted(built.items()):
+            argv += ["--ro-bind", str(build.directory), build.mount]
         for name, fd in etc_fds.items():
             argv += [*(["--perms", "0644"] if "--perms" in self.options else []), "--ro-bind-data", str(fd),
                      f"/etc/{name}"]

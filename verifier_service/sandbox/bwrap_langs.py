@@ -32,6 +32,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 HOST_PATH = "/usr/local/bin:/usr/bin:/bin"  # the sandbox's PATH: the toolchains its programs run
+LANGS_DIR = "/opt/rlvr-langs"  # where the languages image has its helpers (kinds/languages.py); bound there here
 BUILD_TIMEOUT_S = 1200.0
 READY = "READY"
 LAST = ("tooldir", "VERSIONS", "importcfg", "rustc.args")  # moved in last, in this order: what a compile reads first
@@ -69,7 +70,7 @@ class LangBuild:
 
     @property
     def mount(self) -> str:
-        return f"/opt/rlvr-langs/{self.name}"
+        return f"{LANGS_DIR}/{self.name}"
 
     def ensure(self) -> str | None:
         """Builds the directory's files unless they are there (blocking; once per process, and once per host:
