@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import resource
 import socket
 import time
@@ -23,6 +24,7 @@ import pytest
 import requests
 
 from verifier_service._generated import verifier_pb2 as pb
+from verifier_service.doors.http import limits
 from verifier_service.spec import request_from_json
 from verifier_service.testing import free_port
 
@@ -106,7 +108,7 @@ def test_a_catalog_only_tenant_runs_no_code_through_any_door(door):
         door.stub.VerifyBatch(pb.VerifyBatchRequest(requests=[inline]), metadata=cat, timeout=60)
     assert batch.value.code() == grpc.StatusCode.PERMISSION_DENIED
     # (the gRPC door counts a call as it ends, just after its status went out)
-    wait_for(lambda: refusals(door, "cat", "PERMISSION_DENIED") >= 2, timeout=10)
+    assert wait_for(lambda: refusals(door, "cat", "PERMISSION_DENIED") >= 2, timeout=10)
     time.sleep(0.5)
     assert refusals(door, "cat", "PERMISSION_DENIED") == 2  # the session refusal once, not twice
     # the other tenant, on the same service, runs its code
@@ -136,7 +138,7 @@ def _partial(door, tenant: str, declared: int, sent: int) -> socket.socket:
 
 
 def test_bodies_are_bounded_before_they_are_inflated_or_parsed(door):
-    wait_for(lambda: door.app.http.connections.open == 0, timeout=30)  # (earlier tests' connections closed)
+    assert wait_for(lambda: door.app.http.connections.open == 0, timeout=30)  # (earlier tests' connections closed)
     bomb = _bomb(200 << 20)  # ~200 KB (under the limit as sent) that inflates to 200 MB
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB; the service runs in this process
     answer = requests.post(door.http_url + "/get_reward", data=bomb, timeout=120,
@@ -150,12 +152,12 @@ def test_bodies_are_bounded_before_they_are_inflated_or_parsed(door):
                              headers=headers(door, "free"), timeout=120)
     assert declared.status_code == 413
     # bodies under the limit, held at once past the tenant's budget: the one past it is refused
-    wait_for(lambda: door.app.http.connections.open == 0, timeout=30)  # (the refused bodies' connections closed)
+    assert wait_for(lambda: door.app.http.connections.open == 0, timeout=30)  # (the refused bodies' connections closed)
     held = []
     try:
         for n in (1, 2):
             held.append(_partial(door, "free", BODY_LIMIT - 10, 200 * 1024))
-            wait_for(lambda n=n: door.app.http.budget.by_tenant["free"] >= n * 200 * 1024, timeout=30)
+            assert wait_for(lambda n=n: door.app.http.budget.by_tenant["free"] >= n * 200 * 1024, timeout=30)
         third = _partial(door, "free", BODY_LIMIT - 10, 200 * 1024)
         third.settimeout(30)
         answer = third.recv(4096)
@@ -167,7 +169,7 @@ def test_bodies_are_bounded_before_they_are_inflated_or_parsed(door):
     finally:
         for sock in held:
             sock.close()
-    wait_for(lambda: door.app.http.budget.held == 0, timeout=30)  # given back when the clients went away
+    assert wait_for(lambda: door.app.http.budget.held == 0, timeout=30)  # given back when the clients went away
     small = post(door, "/get_reward", {"query": ["\\boxed{1}"], "labels": [{"kind": "math", "gold": "1"}]}, "free")
     assert small.json()["rewards"] == [1.0]
 
@@ -185,17 +187,18 @@ def test_a_tenants_large_bodies_are_read_one_at_a_time_and_no_one_else_waits(tmp
     math = b'{"query": ["\\\\boxed{1}"], "labels": [{"kind": "math", "gold": "1"}]}'
     try:
         first = _partial(service, "free", size, sent)
-        wait_for(lambda: http.budget.by_tenant["free"] >= sent, timeout=30)
+        assert wait_for(lambda: http.budget.by_tenant["free"] >= sent, timeout=30)
         second = _connect(service)
         second.sendall(f"POST /get_reward HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {keys.key['free']}\r\n"
                        f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n".encode()
                        + math + b" " * (sent - len(math)))
-        wait_for(lambda: http.turns._waiting["free"] == 2, timeout=30)  # its handler waits for the turn
+        assert wait_for(lambda: http.turns._waiting["free"] == 2, timeout=30)  # its handler waits for the turn
         small = post(service, "/get_reward", json.loads(math), "free")
         other = requests.post(service.http_url + "/get_reward", data=math + b" " * size, timeout=60,
                               headers={**headers(service, "ops"), "Content-Type": "application/json"})
         assert small.json()["rewards"] == [1.0] and other.json()["rewards"] == [1.0], (small.text, other.text)
-        assert http.budget.by_tenant["free"] == sent  # the second body: not a byte read yet
+        # the first body's room (held whole before a byte of it is read); the second body: nothing held yet
+        assert http.budget.by_tenant["free"] == size
         first.close()
         second.sendall(b" " * (size - sent))
         second.settimeout(60)
@@ -206,7 +209,7 @@ def test_a_tenants_large_bodies_are_read_one_at_a_time_and_no_one_else_waits(tmp
             answer += chunk
         assert b" 200 " in answer.split(b"\r\n")[0] and b'"rewards": [1.0]' in answer, answer
         second.close()
-        wait_for(lambda: not http.turns._turns and not http.turns._waiting, timeout=30)  # (nothing kept per tenant)
+        assert wait_for(lambda: not http.turns._turns and not http.turns._waiting, timeout=30)  # (nothing kept)
     finally:
         service.close()
 
@@ -245,6 +248,64 @@ def test_a_body_slower_than_its_deadline_is_answered_408(tmp_path):
         answer = sock.recv(4096)
         sock.close()
         assert b" 408 " in answer.split(b"\r\n")[0] and b"http_body_timeout_s" in answer, answer
+    finally:
+        service.close()
+
+
+def test_a_large_body_is_received_off_the_event_loop(tmp_path, monkeypatch):
+    """A body over 1 MiB of a declared length is received on a thread of its own (``limits.Aside``), not by the
+    event loop that every tenant's calls share: whole (its answer is right), its connection closed once answered.
+    A body the tenant's budget refuses is dropped there too, a body that ends early or comes too slowly leaves no
+    bytes held, no turn and no descriptor behind. (The door's, before any sandbox: one backend.)"""
+    keys = Keys("free")
+    config = replace(TEST_CONFIG, http_port=free_port(), tenants=write_tenants(tmp_path / "t.yaml", keys, {}),
+                     http_body_timeout_s=2.0, http_tenant_body_budget_bytes=6 << 20, default_timeout_s=60.0)
+    service = RunningService(config)
+    service.keys = keys
+    http = service.app.http
+    on_loop = [0]  # the bytes the event loop received of every connection
+    delivered = limits._Counted.data_received
+
+    def counted(self, data: bytes) -> None:
+        on_loop[0] += len(data)
+        delivered(self, data)
+
+    monkeypatch.setattr(limits._Counted, "data_received", counted)
+    math = b'{"query": ["\\\\boxed{1}"], "labels": [{"kind": "math", "gold": "1"}]}'
+    size = 4 << 20
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    try:
+        answer = requests.post(service.http_url + "/get_reward", data=b" " * (size - len(math)) + math, timeout=60,
+                               headers={**headers(service, "free"), "Content-Type": "application/json"})
+        assert answer.json()["rewards"] == [1.0], answer.text
+        assert answer.headers["Connection"] == "close"
+        assert on_loop[0] < 1 << 20, f"the event loop received {on_loop[0]} bytes of a {size}-byte body"
+        assert wait_for(lambda: http.budget.held == 0, timeout=30)
+        base = fds()
+        # over the tenant's budget (6 MiB): refused before a byte is read, its rest dropped aside
+        on_loop[0] = 0
+        refused = requests.post(service.http_url + "/get_reward", data=b" " * (7 << 20), timeout=60,
+                                headers={**headers(service, "free"), "Content-Type": "application/json"})
+        assert refused.status_code == 429 and "http_tenant_body_budget_bytes" in refused.text, refused.text
+        assert on_loop[0] < 1 << 20, f"the event loop received {on_loop[0]} bytes of a refused body"
+        # too slow: 408 past http_body_timeout_s
+        slow = _partial(service, "free", size, 100_000)
+        slow.settimeout(60)
+        late = slow.recv(4096)
+        slow.close()
+        assert b" 408 " in late.split(b"\r\n")[0] and b"http_body_timeout_s" in late, late
+        # ends early: its client goes away in the middle of the body
+        _partial(service, "free", size, 2 << 20).close()
+        assert wait_for(lambda: http.budget.held == 0 and not http.turns._waiting and fds() <= base, timeout=30)
+        # whole, then its client goes away: still seen (the connection is read again), its job cancelled
+        sleeper = json.dumps({"code": "import time\ntime.sleep(25)", "language": "python", "run_timeout": 30})
+        with pytest.raises(requests.exceptions.ReadTimeout):
+            requests.post(service.http_url + "/run_code", data=sleeper.encode() + b" " * size, timeout=3,
+                          headers={**headers(service, "free"), "Content-Type": "application/json"})
+        assert wait_for(lambda: service.app.verifier.admission.pending == 0, timeout=15)
     finally:
         service.close()
 
@@ -326,10 +387,10 @@ def _connect(door) -> socket.socket:
 
 
 def test_connections_per_client_are_capped(door):
-    wait_for(lambda: door.app.http.connections.open == 0, timeout=30)
+    assert wait_for(lambda: door.app.http.connections.open == 0, timeout=30)
     held = [_connect(door) for _ in range(PER_PEER)]
     try:
-        wait_for(lambda: door.app.http.connections.open >= PER_PEER, timeout=10)
+        assert wait_for(lambda: door.app.http.connections.open >= PER_PEER, timeout=10)
         extra = _connect(door)
         answer = extra.recv(4096)
         extra.close()
@@ -337,7 +398,7 @@ def test_connections_per_client_are_capped(door):
     finally:
         for sock in held:
             sock.close()
-    wait_for(lambda: door.app.http.connections.open == 0, timeout=10)
+    assert wait_for(lambda: door.app.http.connections.open == 0, timeout=10)
     assert post(door, "/run_code", {"code": "print(1)", "language": "python"}, "free").status_code == 200
 
 
@@ -459,7 +520,7 @@ def test_a_client_that_goes_away_cancels_its_work(door):
         requests.post(door.http_url + "/run_code", headers=headers(door, "free"), timeout=3,
                       json={"code": "import time\ntime.sleep(25)", "language": "python", "run_timeout": 30})
     # the client closed its connection after 3 s: the job leaves its slot long before its 25 s
-    wait_for(lambda: door.app.verifier.admission.pending == 0, timeout=15)
+    assert wait_for(lambda: door.app.verifier.admission.pending == 0, timeout=15)
     ok = post(door, "/run_code", {"code": "print(2)", "language": "python"}, "free")
     assert ok.json()["run_result"]["stdout"] == "2\n"
 

@@ -12,7 +12,7 @@ import pytest
 
 from verifier_service.doors.http.app import own_series
 from verifier_service.doors.http.calls import HttpError
-from verifier_service.doors.http.limits import BodyBudget, Connections, read_body
+from verifier_service.doors.http.limits import BodyBudget, Connections, Held, read_body
 from verifier_service.doors.logs import RepeatFilter
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds.json_schema import CHECKED_FORMATS, check_schema, schema_problem
@@ -131,8 +131,9 @@ class _Content:
         return not self.pieces
 
 
-class _Body:
-    """What ``read_body`` reads of an aiohttp request: headers, the declared length and the body as sent."""
+class _Body(dict):
+    """What ``read_body`` reads of an aiohttp request: headers, the declared length and the body as sent (and,
+    as a ``web.Request`` does, it holds values by key)."""
 
     def __init__(self, sent: bytes, encoding: str = ""):
         self.headers = {"Content-Encoding": encoding} if encoding else {}
@@ -142,7 +143,7 @@ class _Body:
 
 def _read(sent: bytes, encoding: str = "", limit: int = 1 << 20) -> bytes:
     async def read():  # (the stream is made on the loop that reads it)
-        return b"".join(await read_body(_Body(sent, encoding), limit, 10.0, BodyBudget(1 << 30, 1 << 30), "t", [0]))
+        return b"".join(await read_body(_Body(sent, encoding), limit, 10.0, BodyBudget(1 << 30, 1 << 30), "t", Held()))
     return asyncio.run(read())
 
 
@@ -178,7 +179,7 @@ def test_a_refused_body_is_read_no_further_than_a_little_of_its_rest():
     async def refuse(sent: bytes, limit: int) -> _Body:
         body = _Body(sent)
         with pytest.raises(HttpError) as refused:
-            await read_body(body, limit, 10.0, BodyBudget(1 << 30, 1 << 30), "t", [0])
+            await read_body(body, limit, 10.0, BodyBudget(1 << 30, 1 << 30), "t", Held())
         assert refused.value.status == 413
         return body
 

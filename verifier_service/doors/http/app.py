@@ -41,7 +41,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
 from verifier_service.doors.http.calls import HttpError, verify
-from verifier_service.doors.http.limits import BodyBudget, BodyTurns, Connections, fd_limit, read_body
+from verifier_service.doors.http.limits import BodyBudget, BodyTurns, Connections, Held, fd_limit, read_body
 from verifier_service.engine.pool import json_then
 from verifier_service.service.context import current_request_id, request_id_from
 from verifier_service.tenancy.auth import current_tenant
@@ -166,15 +166,17 @@ class HttpFrontDoor:
         # /metrics names tenants: with a tenants file it takes a key as the POST endpoints do (a scraper without one
         # reads the metrics port, which operators keep private)
         keyed = protected or (request.path == "/metrics" and self.app.tenants is not None)
-        request["rlvr_held"] = held = [0]  # body bytes held against the budget (read_body), until answered
+        request["rlvr_held"] = held = Held()  # the body's bytes held against the budget (read_body), until answered
         try:
             response = await self._answer(request, handler, keyed)
         finally:
-            if held[0]:
-                self.budget.release(current_tenant.get().name, held[0])
+            if held.bytes:
+                self.budget.release(current_tenant.get().name, held.bytes)
             if metrics is not None and protected:
                 metrics.in_flight -= 1
         response.headers["X-Request-Id"] = rid
+        if held.aside:  # (its body was received aside: the server's parser never saw its end)
+            response.force_close()
         if protected:
             duration = time.monotonic() - started
             if metrics is not None:

@@ -7,9 +7,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import json
 import logging
+import os
 import resource
+import socket
+import threading
 import zlib
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +24,8 @@ log = logging.getLogger("verifier_service.http")
 CHUNK = 64 * 1024  # the most of a body inflated at once
 LARGE_BODY = 1 << 20  # a body over this many bytes waits for its tenant's turn to be read (``BodyTurns``)
 LINGER_S = 2.0  # what is left of a refused body is read (and dropped) for at most this long (``_drop_rest``)
+ASIDE_PIECE = 1 << 20  # the most of a body received at once by ``Aside``
+AFTER_ASIDE = 64 * 1024  # what a connection may send after a body received aside before it is closed
 # Content-Encoding -> zlib's wbits (deflate: zlib's format; the raw form some clients send is found by its header)
 ENCODINGS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
 # Threads of their own: a flood of compressed bodies queues here, not in the default executor that other tenants'
@@ -79,6 +85,10 @@ class _Counted(asyncio.Protocol):
         self.owner = owner
         self.inner = inner
         self.peer: str | None = None
+        self.transport: asyncio.Transport | None = None
+        self.aside = ""  # "receiving": a body of it is being received by ``Aside``, not here; "received": it was
+        self.stray = False  # bytes came here while it was being received (the body is then not whole)
+        self.after = 0  # bytes it sent after such a body
 
     def connection_made(self, transport) -> None:
         peername = transport.get_extra_info("peername")
@@ -93,11 +103,26 @@ class _Counted(asyncio.Protocol):
             transport.close()
             return
         self.peer = peer
+        self.transport = transport
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
-        if self.peer is not None:
+        if self.aside:
+            self._beside(data)
+        elif self.peer is not None:
             self.inner.data_received(data)
+
+    def _beside(self, data: bytes) -> None:
+        """Bytes of a connection whose body was received by ``Aside``: never parsed (the connection closes once
+        the request is answered)."""
+        assert self.transport is not None
+        if self.aside == "receiving":  # (never expected: reading stays paused meanwhile)
+            self.stray = True
+            self.transport.pause_reading()
+            return
+        self.after += len(data)  # (a client that goes on sending is not read at the event loop's full speed)
+        if self.after > AFTER_ASIDE:
+            self.transport.abort()
 
     def eof_received(self):
         return self.inner.eof_received() if self.peer is not None else None
@@ -115,6 +140,124 @@ class _Counted(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.peer is not None:
             self.inner.resume_writing()
+
+
+class Aside:
+    """Large bodies of a declared length received on a thread of their own, off the service's event loop: the
+    socket's reads (a copy of every byte) of a 15 MB body were most of the event loop's time it cost, time in
+    which every other tenant's calls waited. The connection's reading on the event loop is paused; a second event
+    loop, on its own thread, receives the rest of the body from a duplicate of the socket (the copy runs in the
+    kernel, without the GIL). The connection is closed once the request is answered (the server's parser never
+    saw the body's end). Once a body is whole, the connection is read again (and what it sends dropped), so that a
+    client that goes away is seen and its request's work cancelled."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="http-bodies", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+    @staticmethod
+    def counted(request) -> _Counted | None:
+        """The connection's ``_Counted`` where its body can be read aside: a plain TCP connection (not TLS), as
+        this door serves them."""
+        transport = getattr(request, "transport", None)
+        if transport is None or transport.get_extra_info("sslcontext") is not None \
+                or transport.get_extra_info("socket") is None:
+            return None
+        counted = transport.get_protocol()
+        return counted if isinstance(counted, _Counted) and counted.peer is not None else None
+
+    async def receive(self, request, counted: _Counted, size: int, pieces: list[bytes] | None, held: Held) -> None:
+        """Appends the request's next ``size`` body bytes to ``pieces`` (None: drops them): first what the server's
+        parser already holds, then the rest from the socket, on this reader's own loop. 400 if the client ends its
+        side before."""
+        while chunk := request.content.read_nowait():  # (reading one may let the parser feed the next: all of it)
+            if pieces is not None:
+                pieces.append(chunk)
+            size -= len(chunk)
+        if size <= 0:
+            return
+        held.aside = True  # (the door answers with Connection: close)
+        transport = counted.transport
+        assert transport is not None
+        transport.pause_reading()
+        counted.aside = "receiving"  # (for good: whatever this connection sends later is not parsed)
+        sock = socket.socket(fileno=os.dup(transport.get_extra_info("socket").fileno()))
+        got = await self._run(_receive(sock, size, pieces), sock)
+        if counted.stray:
+            raise HttpError(503, "this service could not receive the request body whole: retry",
+                            {"Retry-After": "1", "Connection": "close"})
+        if got < size:
+            raise HttpError(400, f"the connection ended {size - got} bytes before the request body's declared end "
+                                 "(Content-Length)", {"Connection": "close"})
+        if pieces is not None:  # (a refused body's connection stays unread: it is closed once refused)
+            counted.aside = "received"
+            transport.resume_reading()
+
+    async def _run(self, receiving, sock: socket.socket) -> int:
+        """``receiving`` run on this reader's loop, awaited here; ``sock`` closed there once it ends, however it
+        ends (cancelled here: the caller's deadline, or its client gone)."""
+        here, there = asyncio.get_running_loop(), self.loop()
+        answer: asyncio.Future[int] = here.create_future()
+        tasks: list[asyncio.Task] = []
+
+        def settle(task: asyncio.Task) -> None:  # (there)
+            sock.close()
+            if not task.cancelled():
+                with contextlib.suppress(RuntimeError):  # (this loop closed meanwhile)
+                    here.call_soon_threadsafe(_settle, answer, task)
+
+        def start() -> None:  # (there)
+            tasks.append(there.create_task(receiving))
+            tasks[0].add_done_callback(settle)
+
+        there.call_soon_threadsafe(start)
+        try:
+            return await answer
+        finally:
+            if not answer.done():  # (``start`` ran first: the loop there runs its callbacks in order)
+                there.call_soon_threadsafe(lambda: tasks[0].cancel())
+
+
+def _settle(answer: asyncio.Future, task: asyncio.Task) -> None:
+    if not answer.done():
+        failed = task.exception()
+        if failed is not None:
+            answer.set_exception(failed)
+        else:
+            answer.set_result(task.result())
+
+
+async def _receive(sock: socket.socket, size: int, pieces: list[bytes] | None) -> int:
+    """On ``Aside``'s loop: up to ``size`` bytes from ``sock`` into ``pieces`` (appended to from that thread only
+    while the event loop's side awaits this; None: dropped), in pieces of at most ``ASIDE_PIECE``; how many came
+    before the peer ended its side."""
+    got = 0
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    scratch = memoryview(bytearray(min(size, ASIDE_PIECE))) if pieces is None else None
+    while got < size:
+        most = min(size - got, ASIDE_PIECE)
+        if scratch is not None:
+            n = await loop.sock_recv_into(sock, scratch[:most])
+        else:
+            piece = await loop.sock_recv(sock, most)
+            pieces.append(piece)  # type: ignore[union-attr]
+            n = len(piece)
+        if not n:
+            break
+        got += n
+    return got
+
+
+ASIDE = Aside()
 
 
 class BodyTurns:
@@ -143,6 +286,15 @@ class BodyTurns:
             self._waiting[tenant] -= 1
             if not self._waiting[tenant]:
                 del self._waiting[tenant], self._turns[tenant]
+
+
+@dataclasses.dataclass
+class Held:
+    """What the door did with one request's body: its bytes held against the ``BodyBudget`` (the caller releases
+    them once the request is answered), and how it was read."""
+    bytes: int = 0
+    read_here: bool = False  # (some of it) read on the event loop
+    aside: bool = False  # received by ``Aside``: the connection closes once the request is answered
 
 
 class BodyBudget:
@@ -224,23 +376,25 @@ def inflater(request) -> Inflater | None:
     return Inflater(encoding)
 
 
-async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, tenant: str, held: list[int],
+async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, tenant: str, held: Held,
                     turns: BodyTurns | None = None) -> list[bytes]:
     """The request's body (inflated, ``Inflater``) as its pieces, read as they came from the connection: refused
     (413) as soon as it is over ``limit`` as declared or as inflated so far, never inflated past it; 408 past
     ``timeout_s`` from its first byte's turn (``turns``: a tenant's large bodies are read a few at a time); each
-    piece is held against ``budget`` (``held[0]`` counts it, for the caller to release). The pieces are not joined
+    piece is held against ``budget`` (``held`` counts it, for the caller to release; a large body of a declared
+    length is received by ``Aside``, its room held whole before a byte of it is read). The pieces are not joined
     here: joining 16 MB is one step of the event loop of several milliseconds (a large body goes to a pure worker
     piece by piece, and is joined there). One deadline for the whole body, not one per read: a timer per read
     of a 15 MB body was a task and a timer handle per 64 KB on the event loop."""
     try:
         return await _read_body(request, limit, timeout_s, budget, tenant, held, turns)
     except HttpError:  # what is left of a refused body: read (and dropped) up to the limit, the rest never is
-        await _drop_rest(request, limit)
+        if not held.aside:  # (a body received aside: the connection closes once answered)
+            await _drop_rest(request, limit, held)
         raise
 
 
-async def _drop_rest(request, most: int) -> None:
+async def _drop_rest(request, most: int, held: Held) -> None:
     """Reads and drops at most ``most`` bytes (the body limit) of what is left of a refused body, for at most
     ``LINGER_S``: a client that sends its whole body before it reads the answer (urllib, aiohttp's client) then
     reads the refusal, if its body was within twice the limit. A body with more left is not read: the connection
@@ -254,12 +408,19 @@ async def _drop_rest(request, most: int) -> None:
                 return
             dropped += len(chunk)
 
-    with contextlib.suppress(asyncio.TimeoutError, OSError, ValueError):
-        if not request.content.is_eof():
+    with contextlib.suppress(asyncio.TimeoutError, OSError, ValueError, HttpError):
+        if request.content.is_eof():
+            return
+        counted = ASIDE.counted(request)
+        declared = request.content_length
+        if counted is not None and declared is not None and not held.read_here:
+            # not a byte of it read here yet: dropped aside, off the event loop
+            await asyncio.wait_for(ASIDE.receive(request, counted, min(declared, most), None, held), LINGER_S)
+        else:
             await asyncio.wait_for(drop(), LINGER_S)
 
 
-async def _read_body(request, limit: int, timeout_s: float, budget: BodyBudget, tenant: str, held: list[int],
+async def _read_body(request, limit: int, timeout_s: float, budget: BodyBudget, tenant: str, held: Held,
                      turns: BodyTurns | None) -> list[bytes]:
     declared = request.content_length
     if declared is not None and declared > limit:
@@ -268,16 +429,24 @@ async def _read_body(request, limit: int, timeout_s: float, budget: BodyBudget, 
     inflating = inflater(request)
     pieces: list[bytes] = []  # (a growing buffer would copy itself over and over)
     async with turns.turn(tenant, declared) if turns is not None else contextlib.nullcontext():
+        large = declared is not None and declared > LARGE_BODY and inflating is None
+        counted = ASIDE.counted(request) if large else None
         try:  # (one timer for the whole body)
-            await asyncio.wait_for(_read_pieces(request.content.readany, limit, budget, tenant, held, inflating,
-                                                pieces), timeout_s)
+            if counted is not None and declared is not None:  # (its room held before a byte of it is read)
+                budget.hold(tenant, declared)
+                held.bytes += declared
+                await asyncio.wait_for(ASIDE.receive(request, counted, declared, pieces, held), timeout_s)
+            else:
+                held.read_here = True
+                await asyncio.wait_for(_read_pieces(request.content.readany, limit, budget, tenant, held, inflating,
+                                                    pieces), timeout_s)
         except asyncio.TimeoutError:
             raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
                                  f"{sum(map(len, pieces))} bytes came", {"Connection": "close"}) from None
     return pieces
 
 
-async def _read_pieces(read, limit: int, budget: BodyBudget, tenant: str, held: list[int], inflating: Inflater | None,
+async def _read_pieces(read, limit: int, budget: BodyBudget, tenant: str, held: Held, inflating: Inflater | None,
                        pieces: list[bytes]) -> None:
     """Reads (``read``: the connection's next piece) until the body's end, into ``pieces``."""
     size = 0
@@ -294,6 +463,6 @@ async def _read_pieces(read, limit: int, budget: BodyBudget, tenant: str, held: 
                                      f"bytes{inflated} (http_max_body_bytes): send fewer or smaller items per "
                                      "request")
             budget.hold(tenant, len(piece))
-            held[0] += len(piece)
+            held.bytes += len(piece)
             pieces.append(piece)
             size += len(piece)
