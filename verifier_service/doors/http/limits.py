@@ -153,14 +153,15 @@ class Aside:
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = 0
         self._lock = threading.Lock()
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
-            if self._loop is None:
+            if self._loop is None or self._pid != os.getpid():  # (a forked process has none of its threads)
                 loop = asyncio.new_event_loop()
                 threading.Thread(target=loop.run_forever, name="http-bodies", daemon=True).start()
-                self._loop = loop
+                self._loop, self._pid = loop, os.getpid()
             return self._loop
 
     @staticmethod
