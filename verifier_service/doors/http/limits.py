@@ -22,7 +22,7 @@ from verifier_service.doors.http.calls import HttpError
 
 log = logging.getLogger("verifier_service.http")
 CHUNK = 64 * 1024  # the most of a body inflated at once
-LARGE_BODY = 1 << 20  # a body over this many bytes waits for its tenant's turn to be read (``BodyTurns``)
+LARGE_BODY = 1 << 20  # a body over this waits for its tenant's turn (``BodyTurns``); of a declared length: ``Aside``
 LINGER_S = 2.0  # what is left of a refused body is read (and dropped) for at most this long (``_drop_rest``)
 ASIDE_PIECE = 1 << 20  # the most of a body received at once by ``Aside``
 AFTER_ASIDE = 64 * 1024  # what a connection may send after a body received aside before it is closed
