@@ -4,6 +4,12 @@
 # Python) and bubblewrap (DIR/deb: it and the libraries it links) carried in DIR.
 #   bash benchmarks/gpu_host.sh DIR MODULE ARGS...
 #   e.g. bash benchmarks/gpu_host.sh .gpubench benchmarks.front_door_floods --backend bwrap --service-cpus 0-7
+# DIR/whl, made here (a machine with network) for the GPU machine's Python 3.12: the package's dependencies, e.g.
+#   pip download --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux2014_x86_64 \
+#     --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d DIR/whl grpcio==1.85.1 \
+#     grpcio-health-checking==1.85.1 grpcio-reflection==1.85.1 'protobuf>=7.35.1,<8' docker 'jsonschema[format-nongpl]' \
+#     math-verify defusedxml rich pyyaml prometheus-client aiohttp
+#   (then drop what the machine has: sympy, mpmath; keep one grpcio); DIR/deb as in examples/e2e/gpu_wheels.sh
 set -uo pipefail
 DIR=$1; shift
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bench-site \
