@@ -87,6 +87,12 @@ def refusals(door, tenant: str, code: str) -> float:
     return value or 0.0
 
 
+def completed(door, tenant: str) -> float:
+    """The tenant's verifications and programs that ran to their end (a cancelled one is not counted)."""
+    value = door.app.metrics.registry.get_sample_value("rlvr_tenant_verifications_total", {"tenant": tenant})
+    return value or 0.0
+
+
 # ---- item 5: every door checks the same permissions -------------------------------------------------------------
 
 def test_a_catalog_only_tenant_runs_no_code_through_any_door(door):
@@ -302,10 +308,12 @@ def test_a_large_body_is_received_off_the_event_loop(tmp_path, monkeypatch):
         assert wait_for(lambda: http.budget.held == 0 and not http.turns._waiting and fds() <= base, timeout=30)
         # whole, then its client goes away: still seen (the connection is read again), its job cancelled
         sleeper = json.dumps({"code": "import time\ntime.sleep(25)", "language": "python", "run_timeout": 30})
+        ran = completed(service, "free")
         with pytest.raises(requests.exceptions.ReadTimeout):
             requests.post(service.http_url + "/run_code", data=sleeper.encode() + b" " * size, timeout=3,
                           headers={**headers(service, "free"), "Content-Type": "application/json"})
-        assert wait_for(lambda: service.app.verifier.admission.pending == 0, timeout=15)
+        assert wait_for(lambda: service.app.verifier.admission.pending == 0, timeout=60)
+        assert completed(service, "free") == ran, "the program ran to its end: its client's going away went unseen"
     finally:
         service.close()
 
@@ -516,11 +524,13 @@ def test_a_connection_without_a_whole_header_is_closed(door):
 
 
 def test_a_client_that_goes_away_cancels_its_work(door):
+    ran = completed(door, "free")
     with pytest.raises(requests.exceptions.ReadTimeout):
         requests.post(door.http_url + "/run_code", headers=headers(door, "free"), timeout=3,
                       json={"code": "import time\ntime.sleep(25)", "language": "python", "run_timeout": 30})
-    # the client closed its connection after 3 s: the job leaves its slot long before its 25 s
-    assert wait_for(lambda: door.app.verifier.admission.pending == 0, timeout=15)
+    # the client closed its connection after 3 s: the job is cancelled (it leaves its slot), never run to its end
+    assert wait_for(lambda: door.app.verifier.admission.pending == 0, timeout=60)
+    assert completed(door, "free") == ran, "the program ran to its end: its client's going away did not cancel it"
     ok = post(door, "/run_code", {"code": "print(2)", "language": "python"}, "free")
     assert ok.json()["run_result"]["stdout"] == "2\n"
 
