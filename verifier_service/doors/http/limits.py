@@ -243,14 +243,14 @@ async def _receive(sock: socket.socket, size: int, pieces: list[bytes] | None) -
     got = 0
     sock.setblocking(False)
     loop = asyncio.get_running_loop()
-    scratch = memoryview(bytearray(min(size, ASIDE_PIECE))) if pieces is None else None
+    scratch = memoryview(bytearray(min(size, ASIDE_PIECE) if pieces is None else 0))  # (what is dropped goes here)
     while got < size:
         most = min(size - got, ASIDE_PIECE)
-        if scratch is not None:
+        if pieces is None:
             n = await loop.sock_recv_into(sock, scratch[:most])
         else:
             piece = await loop.sock_recv(sock, most)
-            pieces.append(piece)  # type: ignore[union-attr]
+            pieces.append(piece)
             n = len(piece)
         if not n:
             break
