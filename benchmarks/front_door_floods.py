@@ -10,7 +10,8 @@ idle phase of the same run, its calls past their deadline (30 s), the service's 
 to reach the door's total cap as well as the per-address one). Writes front_door_floods.json and FLOODS.md
 (``--runtime runsc``: front_door_floods_runsc.json and FLOODS_RUNSC.md).
 
-Phases: idle; idle connections; slow headers; gzip bodies (15 KB -> 15 MB); large JSON bodies (15 MB); JSON bodies
+Phases: idle; idle connections; slow headers; gzip bodies (15 KB -> 15 MB); large JSON bodies (15 MB); the same sent
+in chunks (no declared length); the same as gzip's stored blocks (15 MB as sent and inflated); JSON bodies
 of many small values (15 MB, 7.5 million values: a second of the C parser each); gRPC batches of many small
 fields (4 million empty requests, 8 MB);
 VerifyStreams that send and never read; unauthenticated HTTP; unauthenticated gRPC; a completion's output flood.
@@ -114,13 +115,15 @@ class Bench:
         for s in socks:
             s.close()
 
-    async def _post_loop(self, stop, session, path: str, data: bytes, headers: dict, parallel: int) -> None:
+    async def _post_loop(self, stop, session, path: str, data, headers: dict, parallel: int) -> None:
+        """``parallel`` senders of ``data`` (bytes, or what makes a body: an async generator is sent in chunks)."""
         import aiohttp
 
         async def one():
             while not stop.is_set():
                 with contextlib.suppress(aiohttp.ClientError, asyncio.TimeoutError):
-                    async with session.post(self.http + path, data=data, headers=headers) as response:
+                    async with session.post(self.http + path, data=data() if callable(data) else data,
+                                            headers=headers) as response:
                         await response.read()
                         if response.status == 429:
                             await asyncio.sleep(0.05)
@@ -137,6 +140,26 @@ class Bench:
         body = json.dumps({"query": ["x" * (15 << 20)], "labels": [{"kind": "math", "gold": "1"}]}).encode()
         headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Type": "application/json"}
         await self._post_loop(stop, session, "/get_reward", body, headers, 4)
+
+    async def chunked_bodies(self, stop, session) -> None:
+        """The large body sent in chunks (no Content-Length): refused (411) past 1 MiB as sent."""
+        body = json.dumps({"query": ["x" * (15 << 20)], "labels": [{"kind": "math", "gold": "1"}]}).encode()
+
+        async def chunks():
+            for at in range(0, len(body), 1 << 20):
+                yield body[at:at + (1 << 20)]
+
+        headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Type": "application/json"}
+        await self._post_loop(stop, session, "/get_reward", chunks, headers, 4)
+
+    async def large_gzip_bodies(self, stop, session) -> None:
+        """The large body compressed in gzip's stored blocks: as large as sent as it is inflated."""
+        packer = zlib.compressobj(0, zlib.DEFLATED, 31)
+        body = json.dumps({"query": ["x" * (15 << 20)], "labels": [{"kind": "math", "gold": "1"}]}).encode()
+        stored = packer.compress(body) + packer.flush()
+        headers = {"Authorization": f"Bearer {self.keys.key['attacker']}", "Content-Encoding": "gzip",
+                   "Content-Type": "application/json"}
+        await self._post_loop(stop, session, "/get_reward", stored, headers, 4)
 
     async def many_values(self, stop, session) -> None:
         body = b'{"query": [' + b"1," * (15 << 19) + b'1], "labels": []}'
@@ -217,6 +240,8 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
                 "slow_headers": lambda stop=stop: bench.slow_headers(stop),
                 "gzip_bodies": lambda stop=stop: bench.gzip_bodies(stop, session),
                 "large_bodies": lambda stop=stop: bench.large_bodies(stop, session),
+                "chunked_bodies": lambda stop=stop: bench.chunked_bodies(stop, session),
+                "large_gzip_bodies": lambda stop=stop: bench.large_gzip_bodies(stop, session),
                 "many_values": lambda stop=stop: bench.many_values(stop, session),
                 "many_fields": lambda stop=stop: bench.many_fields(stop, attacker_stub, pb),
                 "unread_streams": lambda stop=stop: bench.unread_streams(stop, attacker_stub, pb),
@@ -257,8 +282,9 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
     return rows
 
 
-PHASES = ["idle", "idle_connections", "slow_headers", "gzip_bodies", "large_bodies", "many_values", "many_fields",
-          "unread_streams", "unauthenticated_http", "unauthenticated_grpc", "output_flood"]
+PHASES = ["idle", "idle_connections", "slow_headers", "gzip_bodies", "large_bodies", "chunked_bodies",
+          "large_gzip_bodies", "many_values", "many_fields", "unread_streams", "unauthenticated_http",
+          "unauthenticated_grpc", "output_flood"]
 
 
 def main() -> int:

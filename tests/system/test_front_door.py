@@ -260,8 +260,9 @@ def test_a_body_slower_than_its_deadline_is_answered_408(tmp_path):
 
 def test_a_large_body_is_received_off_the_event_loop(tmp_path, monkeypatch):
     """A body over 1 MiB of a declared length is received on a thread of its own (``limits.Aside``), not by the
-    event loop that every tenant's calls share: whole (its answer is right), its connection closed once answered.
-    A body the tenant's budget refuses is dropped there too, a body that ends early or comes too slowly leaves no
+    event loop that every tenant's calls share: whole (its answer is right), its connection closed once answered;
+    a compressed one too. One of no declared length is refused (411) past 1 MiB. A body the tenant's budget
+    refuses is dropped there too, a body that ends early or comes too slowly leaves no
     bytes held, no turn and no descriptor behind. (The door's, before any sandbox: one backend.)"""
     keys = Keys("free")
     config = replace(TEST_CONFIG, http_port=free_port(), tenants=write_tenants(tmp_path / "t.yaml", keys, {}),
@@ -290,6 +291,31 @@ def test_a_large_body_is_received_off_the_event_loop(tmp_path, monkeypatch):
         assert answer.headers["Connection"] == "close"
         assert on_loop[0] < 1 << 20, f"the event loop received {on_loop[0]} bytes of a {size}-byte body"
         assert wait_for(lambda: http.budget.held == 0, timeout=30)
+        # compressed (gzip's stored blocks: as large as sent as inflated): received aside, then inflated
+        on_loop[0] = 0
+        stored = zlib.compressobj(0, zlib.DEFLATED, 31)
+        gzipped = stored.compress(b" " * (size - len(math)) + math) + stored.flush()
+        assert len(gzipped) > size
+        answer = requests.post(service.http_url + "/get_reward", data=gzipped, timeout=60,
+                               headers={**headers(service, "free"), "Content-Type": "application/json",
+                                        "Content-Encoding": "gzip"})
+        assert answer.json()["rewards"] == [1.0], answer.text
+        assert on_loop[0] < 1 << 20, f"the event loop received {on_loop[0]} bytes of a {len(gzipped)}-byte body"
+        assert wait_for(lambda: http.budget.held == 0, timeout=30)
+        # of no declared length (chunked): up to 1 MiB read here, more refused (411), the refusal read by the client
+        def chunks(n: int):
+            yield b" " * (n - len(math))
+            yield math
+
+        answer = requests.post(service.http_url + "/get_reward", data=chunks(64 << 10), timeout=60,
+                               headers={**headers(service, "free"), "Content-Type": "application/json"})
+        assert answer.json()["rewards"] == [1.0], answer.text
+        on_loop[0] = 0
+        refused = requests.post(service.http_url + "/get_reward", data=chunks(3 << 19), timeout=60,
+                                headers={**headers(service, "free"), "Content-Type": "application/json"})
+        assert refused.status_code == 411 and "Content-Length" in refused.json()["error"], refused.text
+        assert on_loop[0] < 3 << 20, f"the event loop received {on_loop[0]} bytes of a chunked body"
+        assert wait_for(lambda: http.budget.held == 0 and not http.turns._waiting, timeout=30)
         base = fds()
         # over the tenant's budget (6 MiB): refused before a byte is read, its rest dropped aside
         on_loop[0] = 0

@@ -15,14 +15,15 @@ import resource
 import socket
 import threading
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableSequence
 from concurrent.futures import ThreadPoolExecutor
 
 from verifier_service.doors.http.calls import HttpError
 
 log = logging.getLogger("verifier_service.http")
 CHUNK = 64 * 1024  # the most of a body inflated at once
-LARGE_BODY = 1 << 20  # a body over this waits for its tenant's turn (``BodyTurns``); of a declared length: ``Aside``
+LARGE_BODY = 1 << 20  # a body over this waits for its tenant's turn (``BodyTurns``); of a declared length: ``Aside``;
+# of none: 411
 LINGER_S = 2.0  # what is left of a refused body is read (and dropped) for at most this long (``_drop_rest``)
 ASIDE_PIECE = 1 << 20  # the most of a body received at once by ``Aside``
 AFTER_ASIDE = 64 * 1024  # what a connection may send after a body received aside before it is closed
@@ -175,7 +176,8 @@ class Aside:
         counted = transport.get_protocol()
         return counted if isinstance(counted, _Counted) and counted.peer is not None else None
 
-    async def receive(self, request, counted: _Counted, size: int, pieces: list[bytes] | None, held: Held) -> None:
+    async def receive(self, request, counted: _Counted, size: int, pieces: MutableSequence[bytes] | None,
+                      held: Held) -> None:
         """Appends the request's next ``size`` body bytes to ``pieces`` (None: drops them): first what the server's
         parser already holds, then the rest from the socket, on this reader's own loop. 400 if the client ends its
         side before."""
@@ -236,7 +238,7 @@ def _settle(answer: asyncio.Future, task: asyncio.Task) -> None:
             answer.set_result(task.result())
 
 
-async def _receive(sock: socket.socket, size: int, pieces: list[bytes] | None) -> int:
+async def _receive(sock: socket.socket, size: int, pieces: MutableSequence[bytes] | None) -> int:
     """On ``Aside``'s loop: up to ``size`` bytes from ``sock`` into ``pieces`` (appended to from that thread only
     while the event loop's side awaits this; None: dropped), in pieces of at most ``ASIDE_PIECE``; how many came
     before the peer ended its side."""
@@ -382,16 +384,18 @@ async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, t
     """The request's body (inflated, ``Inflater``) as its pieces, read as they came from the connection: refused
     (413) as soon as it is over ``limit`` as declared or as inflated so far, never inflated past it; 408 past
     ``timeout_s`` from its first byte's turn (``turns``: a tenant's large bodies are read a few at a time); each
-    piece is held against ``budget`` (``held`` counts it, for the caller to release; a large body of a declared
-    length is received by ``Aside``, its room held whole before a byte of it is read). The pieces are not joined
-    here: joining 16 MB is one step of the event loop of several milliseconds (a large body goes to a pure worker
-    piece by piece, and is joined there). One deadline for the whole body, not one per read: a timer per read
-    of a 15 MB body was a task and a timer handle per 64 KB on the event loop."""
+    piece is held against ``budget`` (``held`` counts it, for the caller to release). A large body of a declared
+    length is received by ``Aside``, its room held whole before a byte of it is read (compressed: received as sent,
+    then inflated); one of no declared length (chunked) is refused (411) once it is over ``LARGE_BODY`` as sent:
+    it could only be read on the event loop. The pieces are not joined here: joining 16 MB is one step of the event
+    loop of several milliseconds (a large body goes to a pure worker piece by piece, and is joined there). One
+    deadline for the whole body, not one per read: a timer per read of a 15 MB body was a task and a timer handle
+    per 64 KB on the event loop."""
     try:
         return await _read_body(request, limit, timeout_s, budget, tenant, held, turns)
     except HttpError:  # what is left of a refused body: read (and dropped) up to the limit, the rest never is
         if not held.aside:  # (a body received aside: the connection closes once answered)
-            await _drop_rest(request, limit, held)
+            await _drop_rest(request, limit if request.content_length is not None else LARGE_BODY, held)
         raise
 
 
@@ -430,33 +434,57 @@ async def _read_body(request, limit: int, timeout_s: float, budget: BodyBudget, 
     inflating = inflater(request)
     pieces: list[bytes] = []  # (a growing buffer would copy itself over and over)
     async with turns.turn(tenant, declared) if turns is not None else contextlib.nullcontext():
-        large = declared is not None and declared > LARGE_BODY and inflating is None
-        counted = ASIDE.counted(request) if large else None
+        counted = ASIDE.counted(request) if declared is not None and declared > LARGE_BODY else None
         try:  # (one timer for the whole body)
-            if counted is not None and declared is not None:  # (its room held before a byte of it is read)
-                budget.hold(tenant, declared)
-                held.bytes += declared
-                await asyncio.wait_for(ASIDE.receive(request, counted, declared, pieces, held), timeout_s)
+            if counted is not None and declared is not None:
+                await asyncio.wait_for(_receive_aside(request, counted, declared, limit, budget, tenant, held,
+                                                      inflating, pieces), timeout_s)
             else:
                 held.read_here = True
                 await asyncio.wait_for(_read_pieces(request.content.readany, limit, budget, tenant, held, inflating,
-                                                    pieces), timeout_s)
+                                                    pieces, declared is None), timeout_s)
         except asyncio.TimeoutError:
             raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
                                  f"{sum(map(len, pieces))} bytes came", {"Connection": "close"}) from None
     return pieces
 
 
+async def _receive_aside(request, counted: _Counted, declared: int, limit: int, budget: BodyBudget, tenant: str,
+                         held: Held, inflating: Inflater | None, pieces: list[bytes]) -> None:
+    """A body of a declared length received by ``Aside`` into ``pieces``, its room held before a byte of it is
+    read; a compressed one is received as sent, then inflated (in threads, ``Inflater``), the room of each piece
+    as sent given back once it is inflated."""
+    budget.hold(tenant, declared)
+    held.bytes += declared
+    sent: collections.deque[bytes] = collections.deque()
+    await ASIDE.receive(request, counted, declared, pieces if inflating is None else sent, held)
+    if inflating is not None:
+        async def read() -> bytes:
+            if not sent:
+                return b""
+            piece = sent.popleft()
+            budget.release(tenant, len(piece))
+            held.bytes -= len(piece)
+            return piece
+
+        await _read_pieces(read, limit, budget, tenant, held, inflating, pieces)
+
+
 async def _read_pieces(read, limit: int, budget: BodyBudget, tenant: str, held: Held, inflating: Inflater | None,
-                       pieces: list[bytes]) -> None:
-    """Reads (``read``: the connection's next piece) until the body's end, into ``pieces``."""
-    size = 0
+                       pieces: list[bytes], undeclared: bool = False) -> None:
+    """Reads (``read``: the connection's next piece) until the body's end, into ``pieces``; ``undeclared``: a body
+    of no declared length, refused (411) once over ``LARGE_BODY`` as sent."""
+    size = sent = 0
     while True:
         chunk = await read()
         if not chunk:
             if inflating is not None:
                 inflating.check_end()
             return
+        sent += len(chunk)
+        if undeclared and sent > LARGE_BODY:
+            raise HttpError(411, f"a request body over {LARGE_BODY} bytes must declare its length (Content-Length); "
+                                 "this one has none (Transfer-Encoding: chunked)")
         async for piece in (inflating.inflate(chunk, limit - size + 1) if inflating else _one(chunk)):
             if size + len(piece) > limit:
                 inflated = " once inflated" if inflating else ""
