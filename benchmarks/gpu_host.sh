@@ -12,10 +12,13 @@
 #   (then drop what the machine has: sympy, mpmath; keep one grpcio); DIR/deb as in examples/e2e/gpu_wheels.sh
 set -uo pipefail
 DIR=$1; shift
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bench-site \
-    "$DIR"/whl/*.whl || exit 1
-mkdir -p /tmp/bw /tmp/bin
-for f in "$DIR"/deb/*.deb; do dpkg -x "$f" /tmp/bw; done
+if [ ! -e /tmp/bench-site/.installed ]; then  # (once per machine: a script may call this several times)
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/bench-site \
+        "$DIR"/whl/*.whl || exit 1
+    mkdir -p /tmp/bw /tmp/bin
+    for f in "$DIR"/deb/*.deb; do dpkg -x "$f" /tmp/bw; done
+    touch /tmp/bench-site/.installed
+fi
 libs=/tmp/bw/lib/x86_64-linux-gnu:/tmp/bw/usr/lib/x86_64-linux-gnu
 printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" /tmp/bw/usr/bin/bwrap > /tmp/bin/bwrap
 chmod +x /tmp/bin/bwrap
