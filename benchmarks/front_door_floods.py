@@ -3,9 +3,10 @@
     python -m benchmarks.front_door_floods [--phase-s 10] [--out benchmarks/]
 
 One ``verifier-service serve --http-port`` (its own process, ``verifier_service.testing.ServedProcess``) with two
-tenants: ``victim`` sends one trivial ``python_assert`` Verify at a time (gRPC) through every phase; ``attacker``
-(or nobody, for the unauthenticated floods) floods a door. Per phase: the victim's p50 / p99 as a ratio to the
-idle phase of the same run, its calls past their deadline (30 s), the service's peak RSS (VmRSS sampled every
+tenants: ``victim`` sends one trivial ``python_assert`` Verify at a time (gRPC, from a process of its own) through
+every phase; ``attacker`` (or nobody, for the unauthenticated floods) floods a door. Per phase: the victim's p50 /
+p99 as a ratio to the idle phase of the same run, where its slowest 2% of calls spent their time (the service's
+queue_s and run_s of each), its calls past their deadline (30 s), the service's peak RSS (VmRSS sampled every
 0.2 s) and its log bytes per minute. Loopback only (the idle-connection flood spreads over 127.0.0.2-127.0.0.9
 to reach the door's total cap as well as the per-address one). Writes front_door_floods.json and FLOODS.md
 (``--runtime runsc``: front_door_floods_runsc.json and FLOODS_RUNSC.md).
@@ -23,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
 import platform
 import resource
@@ -55,6 +57,36 @@ def gzip_bomb(inflated: int) -> bytes:
     return b"".join([*(packer.compress(chunk) for _ in range(inflated // len(chunk))), packer.flush()])
 
 
+def victim(conn, address: str, key: str, request: bytes) -> None:
+    """The victim tenant's client, in a process of its own (its own event loop and GIL: in the flooding client's
+    process its latency counted the flood's own work, as a tenant's client on another host would not): one trivial
+    Verify at a time until told to stop; then sends back each call's (start, latency, the service's queue_s,
+    run_s, failed). Its first calls warm the service (the sandbox pool, the first checks' costs) before it says
+    it is ready."""
+    import grpc
+
+    from verifier_service._generated import verifier_pb2 as pb
+    from verifier_service._generated import verifier_pb2_grpc as pb_grpc
+
+    message = pb.VerifyRequest.FromString(request)
+    metadata = (("authorization", f"Bearer {key}"),)
+    calls = []
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.VerifierStub(channel)
+        for _ in range(5):
+            stub.Verify(message, metadata=metadata, timeout=120)
+        conn.send("ready")
+        while not conn.poll():
+            started = time.monotonic()
+            try:
+                result = stub.Verify(message, metadata=metadata, timeout=DEADLINE_S)
+                calls.append((started, time.monotonic() - started, result.timings.queue_s, result.timings.run_s,
+                              result.verdict != pb.PASSED))
+            except grpc.RpcError:
+                calls.append((started, time.monotonic() - started, 0.0, 0.0, True))
+    conn.send(calls)
+
+
 class Bench:
     def __init__(self, service, keys, phase_s: float):
         self.service = service
@@ -64,21 +96,6 @@ class Bench:
 
     def md(self, tenant: str):
         return (("authorization", f"Bearer {self.keys.key[tenant]}"),)
-
-    async def victim(self, stop: asyncio.Event, stub, pb, request) -> tuple[list[float], int]:
-        import grpc
-
-        latencies, missed = [], 0
-        while not stop.is_set():
-            started = time.monotonic()
-            try:
-                result = await stub.Verify(request, metadata=self.md("victim"), timeout=DEADLINE_S)
-                if result.verdict != pb.PASSED:
-                    missed += 1
-            except grpc.aio.AioRpcError:
-                missed += 1
-            latencies.append(time.monotonic() - started)
-        return latencies, missed
 
     # ---- the floods: each runs until stop is set ---------------------------------------------------
 
@@ -225,13 +242,17 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
 
     request = request_from_json({"id": "v", "completion": "def f(x):\n    return 2 * x\n",
                                  "spec": {"kind": "python_assert", "tests": "assert f(2) == 4"}})
+    spawn = multiprocessing.get_context("spawn")
+    conn, victim_end = spawn.Pipe()
+    victim_process = spawn.Process(target=victim, daemon=True, args=(
+        victim_end, bench.service.address, bench.keys.key["victim"], request.SerializeToString()))
+    victim_process.start()
+    assert await asyncio.to_thread(conn.recv) == "ready"
     rows: list[dict] = []
-    async with grpc.aio.insecure_channel(bench.service.address) as victim_channel, \
-            grpc.aio.insecure_channel(bench.service.address) as attacker_channel, \
+    windows: list[tuple[float, float]] = []
+    async with grpc.aio.insecure_channel(bench.service.address) as attacker_channel, \
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
-        victim_stub, attacker_stub = pb_grpc.VerifierStub(victim_channel), pb_grpc.VerifierStub(attacker_channel)
-        for _ in range(5):  # warm: the sandbox pool started, the first checks' costs paid
-            await victim_stub.Verify(request, metadata=bench.md("victim"), timeout=120)
+        attacker_stub = pb_grpc.VerifierStub(attacker_channel)
         for phase in phases:
             stop = asyncio.Event()
             flood = {
@@ -252,13 +273,12 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
             log_before = bench.service.log_path.stat().st_size
             flood_task = asyncio.create_task(flood()) if flood is not None else None
             await asyncio.sleep(1.0 if flood is not None else 0)
-            victim = asyncio.create_task(bench.victim(stop, victim_stub, pb, request))
             peak, started = 0.0, time.monotonic()
             while time.monotonic() - started < bench.phase_s:
                 peak = max(peak, rss_mb(bench.service.pid))
                 await asyncio.sleep(0.2)
+            windows.append((started, time.monotonic()))  # (the victim's calls that started in it count)
             stop.set()
-            latencies, missed = await victim
             if flood_task is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(flood_task, 60)
@@ -266,15 +286,24 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
             with open(bench.service.log_path, "rb") as log:  # the flood's lines: not the victim's own
                 log.seek(log_before)
                 log_bytes = sum(len(line) for line in log if b'"tenant": "victim"' not in line)
-            latencies.sort()
-            row = {"phase": phase, "calls": len(latencies), "missed": missed,
-                   "p50_s": statistics.median(latencies) if latencies else None,
-                   "p99_s": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else None,
-                   "peak_rss_mb": round(peak, 1), "flood_log_bytes_per_min": round(log_bytes / elapsed * 60),
-                   "alive": bench.service.running(), "exit": bench.service.proc.poll()}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+            rows.append({"phase": phase, "peak_rss_mb": round(peak, 1),
+                         "flood_log_bytes_per_min": round(log_bytes / elapsed * 60),
+                         "alive": bench.service.running(), "exit": bench.service.proc.poll()})
+            print(json.dumps(rows[-1]), flush=True)
             await asyncio.sleep(2)
+    conn.send("stop")
+    every = await asyncio.to_thread(conn.recv)
+    victim_process.join(30)
+    for row, (begin, end) in zip(rows, windows, strict=True):
+        calls = sorted(call[1:] for call in every if begin <= call[0] < end)
+        latencies = [call[0] for call in calls]
+        slowest = calls[int(0.98 * len(calls)):]  # where the slowest 2% of the victim's calls spent their time
+        row.update({"calls": len(calls), "missed": sum(call[3] for call in calls),
+                    "p50_s": statistics.median(latencies) if latencies else None,
+                    "p99_s": latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] if latencies else None,
+                    "slowest_2pct": {"latency_s": statistics.fmean(c[0] for c in slowest),
+                                     "queue_s": statistics.fmean(c[1] for c in slowest),
+                                     "run_s": statistics.fmean(c[2] for c in slowest)} if slowest else None})
     idle = rows[0]
     for row in rows:
         row["p50_ratio"] = round(row["p50_s"] / idle["p50_s"], 2) if row["p50_s"] and idle["p50_s"] else None

@@ -273,8 +273,11 @@ def test_a_large_body_is_received_off_the_event_loop(tmp_path, monkeypatch):
     on_loop = [0]  # the bytes the event loop received of every connection
     delivered = limits._Counted.data_received
 
+    tenants = set()  # whose share of the event loop each connection's reads were charged to
+
     def counted(self, data: bytes) -> None:
         on_loop[0] += len(data)
+        tenants.add(self.tenant)
         delivered(self, data)
 
     monkeypatch.setattr(limits._Counted, "data_received", counted)
@@ -307,9 +310,15 @@ def test_a_large_body_is_received_off_the_event_loop(tmp_path, monkeypatch):
             yield b" " * (n - len(math))
             yield math
 
-        answer = requests.post(service.http_url + "/get_reward", data=chunks(64 << 10), timeout=60,
-                               headers={**headers(service, "free"), "Content-Type": "application/json"})
-        assert answer.json()["rewards"] == [1.0], answer.text
+        # a body's bytes that come once its caller is known: their reads charged to the tenant's share of the loop
+        tenants.clear()
+        late = _partial(service, "free", len(math), 0)
+        time.sleep(0.5)  # (its header read and its caller authenticated)
+        late.sendall(math)
+        late.settimeout(60)
+        assert b" 200 " in late.recv(4096).split(b"\r\n")[0]
+        late.close()
+        assert tenants == {"", "free"}, tenants
         on_loop[0] = 0
         refused = requests.post(service.http_url + "/get_reward", data=chunks(3 << 19), timeout=60,
                                 headers={**headers(service, "free"), "Content-Type": "application/json"})

@@ -14,11 +14,13 @@ import os
 import resource
 import socket
 import threading
+import time
 import zlib
 from collections.abc import AsyncIterator, MutableSequence
 from concurrent.futures import ThreadPoolExecutor
 
 from verifier_service.doors.http.calls import HttpError
+from verifier_service.service.loop_share import LoopShare, installed
 
 log = logging.getLogger("verifier_service.http")
 CHUNK = 64 * 1024  # the most of a body inflated at once
@@ -90,6 +92,8 @@ class _Counted(asyncio.Protocol):
         self.aside = ""  # "receiving": a body of it is being received by ``Aside``, not here; "received": it was
         self.stray = False  # bytes came here while it was being received (the body is then not whole)
         self.after = 0  # bytes it sent after such a body
+        self.tenant = ""  # the tenant of its latest authenticated request: charged the loop time its reads take
+        self.share: LoopShare | None = None
 
     def connection_made(self, transport) -> None:
         peername = transport.get_extra_info("peername")
@@ -105,13 +109,22 @@ class _Counted(asyncio.Protocol):
             return
         self.peer = peer
         self.transport = transport
+        self.share = installed(asyncio.get_running_loop())
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
         if self.aside:
             self._beside(data)
         elif self.peer is not None:
+            if not self.tenant or self.share is None:
+                self.inner.data_received(data)
+                return
+            # the server's parser (a large body's chunks, its copies) on the event loop: the tenant's share of it, as
+            # for its tasks' steps (``LoopShare``). Its handler's next steps then wait, its body's buffer fills and
+            # the server stops reading the connection until they go on.
+            started = time.perf_counter()
             self.inner.data_received(data)
+            self.share.charge(self.tenant, time.perf_counter() - started, time.monotonic())
 
     def _beside(self, data: bytes) -> None:
         """Bytes of a connection whose body was received by ``Aside``: never parsed (the connection closes once
@@ -141,6 +154,13 @@ class _Counted(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.peer is not None:
             self.inner.resume_writing()
+
+
+def connection(request) -> _Counted | None:
+    """The request's connection as this door counts it (None: not one of the door's own, as in some tests)."""
+    transport = getattr(request, "transport", None)
+    counted = transport.get_protocol() if transport is not None else None
+    return counted if isinstance(counted, _Counted) else None
 
 
 class Aside:
