@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 import zlib
 
 import pytest
@@ -18,7 +17,6 @@ from verifier_service.doors.logs import RepeatFilter
 from verifier_service.errors import InvalidSpec
 from verifier_service.kinds.json_schema import CHECKED_FORMATS, check_schema, schema_problem
 from verifier_service.service.audit import Repeats
-from verifier_service.service.loop_share import LoopShare
 
 
 def _record(msg: str, args=(), level=logging.WARNING, **extra) -> logging.LogRecord:
@@ -78,39 +76,6 @@ def test_connections_are_counted_per_door_and_per_address():
     assert "http_max_connections=5" in connections.admit("d")
     connections.release("a")
     assert connections.admit("d") is None and connections.open == 5
-
-
-def test_a_connections_reads_are_charged_to_its_tenants_share_of_the_loop():
-    """The server's parser runs in the connection's callbacks, not in a task's steps: once the connection's caller
-    is known, the time its reads take is charged to that tenant's share of the event loop (``LoopShare``)."""
-    class Parser(asyncio.Protocol):
-        def data_received(self, data: bytes) -> None:
-            until = time.perf_counter() + 0.005
-            while time.perf_counter() < until:  # the parser's work on a large body's bytes
-                pass
-
-    class Transport(asyncio.Transport):
-        def get_extra_info(self, name, default=None):
-            return ("127.0.0.1", 5000) if name == "peername" else default
-
-    share = LoopShare()
-
-    async def main() -> tuple[float, float]:
-        counted = Connections(limit=5, per_peer=5).protocol(Parser())
-        counted.connection_made(Transport())
-        counted.data_received(b"POST / HTTP/1.1")  # (not yet authenticated: no tenant's)
-        before = share.usage("a", time.monotonic())
-        counted.tenant = "a"
-        counted.data_received(b"x" * 1000)
-        return before, share.usage("a", time.monotonic())
-
-    loop = asyncio.new_event_loop()
-    try:
-        share.install(loop)
-        before, after = loop.run_until_complete(main())
-    finally:
-        loop.close()
-    assert before == 0.0 and after >= 0.004
 
 
 def test_body_budgets_per_tenant_and_in_all():

@@ -6,9 +6,7 @@ keeps the loop busy with its own steps, and every step of another tenant's call 
 latency grows with the flood though no pool, quota or limit is full.
 
 ``LoopShare`` measures how long each step of a task holds the loop and charges it to the task's tenant
-(``current_tenant``: the doors set it once the caller is authenticated, and the tasks a call starts inherit it);
-the HTTP door charges it too the time its connections' reads take (``installed``), once a connection's caller is
-known.
+(``current_tenant``: the doors set it once the caller is authenticated, and the tasks a call starts inherit it).
 A tenant whose recent use of the loop (a decayed sum with time constant ``window_s``) is more than
 ``busy_share`` of the time above that of every other tenant that uses the loop too waits before its next step
 until it is back under that bar: the loop is then free for the others' steps. Tenants that use the loop alike
@@ -25,20 +23,12 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-import weakref
 from collections.abc import Coroutine
 from typing import Any
 
 from verifier_service.tenancy.auth import LOCAL_TENANT, current_tenant
 
 FORGET_BELOW_S = 1e-5  # a tenant whose decayed usage is under this no longer counts as using the loop
-_INSTALLED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopShare] = weakref.WeakKeyDictionary()
-
-
-def installed(loop: asyncio.AbstractEventLoop) -> LoopShare | None:
-    """The ``LoopShare`` that drives ``loop``'s tasks, if any: the doors charge it the loop time their connections'
-    reads take (a protocol's callbacks are not task steps)."""
-    return _INSTALLED.get(loop)
 
 
 class LoopShare:
@@ -51,7 +41,6 @@ class LoopShare:
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         loop.set_task_factory(self._task)
-        _INSTALLED[loop] = self
 
     def _task(self, loop, coro, **kwargs):
         if asyncio.iscoroutine(coro):  # (gRPC's are Cython's: not types.CoroutineType)

@@ -41,7 +41,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from verifier_service._generated import verifier_pb2 as pb
 from verifier_service.doors.http import jupyter, openinstruct, openrlhf, sandboxfusion
 from verifier_service.doors.http.calls import HttpError, verify
-from verifier_service.doors.http.limits import BodyBudget, BodyTurns, Connections, Held, connection, fd_limit, read_body
+from verifier_service.doors.http.limits import BodyBudget, BodyTurns, Connections, Held, fd_limit, read_body
 from verifier_service.engine.pool import json_then
 from verifier_service.service.context import current_request_id, request_id_from
 from verifier_service.tenancy.auth import current_tenant
@@ -195,9 +195,7 @@ class HttpFrontDoor:
     async def _answer(self, request: web.Request, handler, keyed: bool) -> web.StreamResponse:
         try:
             if keyed:
-                current_tenant.set(tenant := await self._authenticate(request))
-                if (counted := connection(request)) is not None:
-                    counted.tenant = tenant.name  # (its reads charged to the tenant's share of the event loop)
+                current_tenant.set(await self._authenticate(request))
             return await handler(request)
         except HttpError as exc:
             response = _error(exc.status, exc.message, exc.headers, exc.body)

@@ -14,18 +14,15 @@ import os
 import resource
 import socket
 import threading
-import time
 import zlib
 from collections.abc import AsyncIterator, MutableSequence
 from concurrent.futures import ThreadPoolExecutor
 
 from verifier_service.doors.http.calls import HttpError
-from verifier_service.service.loop_share import LoopShare, installed
 
 log = logging.getLogger("verifier_service.http")
 CHUNK = 64 * 1024  # the most of a body inflated at once
-LARGE_BODY = 1 << 20  # a body over this waits for its tenant's turn (``BodyTurns``); of a declared length: ``Aside``;
-# of none: 411
+LARGE_BODY = 1 << 20  # a body over this waits for its tenant's turn (``BodyTurns``); of a declared length: ``Aside``
 LINGER_S = 2.0  # what is left of a refused body is read (and dropped) for at most this long (``_drop_rest``)
 ASIDE_PIECE = 1 << 20  # the most of a body received at once by ``Aside``
 AFTER_ASIDE = 64 * 1024  # what a connection may send after a body received aside before it is closed
@@ -92,8 +89,6 @@ class _Counted(asyncio.Protocol):
         self.aside = ""  # "receiving": a body of it is being received by ``Aside``, not here; "received": it was
         self.stray = False  # bytes came here while it was being received (the body is then not whole)
         self.after = 0  # bytes it sent after such a body
-        self.tenant = ""  # the tenant of its latest authenticated request: charged the loop time its reads take
-        self.share: LoopShare | None = None
 
     def connection_made(self, transport) -> None:
         peername = transport.get_extra_info("peername")
@@ -109,22 +104,13 @@ class _Counted(asyncio.Protocol):
             return
         self.peer = peer
         self.transport = transport
-        self.share = installed(asyncio.get_running_loop())
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
         if self.aside:
             self._beside(data)
         elif self.peer is not None:
-            if not self.tenant or self.share is None:
-                self.inner.data_received(data)
-                return
-            # the server's parser (a large body's chunks, its copies) on the event loop: the tenant's share of it, as
-            # for its tasks' steps (``LoopShare``). Its handler's next steps then wait, its body's buffer fills and
-            # the server stops reading the connection until they go on.
-            started = time.perf_counter()
             self.inner.data_received(data)
-            self.share.charge(self.tenant, time.perf_counter() - started, time.monotonic())
 
     def _beside(self, data: bytes) -> None:
         """Bytes of a connection whose body was received by ``Aside``: never parsed (the connection closes once
@@ -154,13 +140,6 @@ class _Counted(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.peer is not None:
             self.inner.resume_writing()
-
-
-def connection(request) -> _Counted | None:
-    """The request's connection as this door counts it (None: not one of the door's own, as in some tests)."""
-    transport = getattr(request, "transport", None)
-    counted = transport.get_protocol() if transport is not None else None
-    return counted if isinstance(counted, _Counted) else None
 
 
 class Aside:
@@ -406,16 +385,15 @@ async def read_body(request, limit: int, timeout_s: float, budget: BodyBudget, t
     ``timeout_s`` from its first byte's turn (``turns``: a tenant's large bodies are read a few at a time); each
     piece is held against ``budget`` (``held`` counts it, for the caller to release). A large body of a declared
     length is received by ``Aside``, its room held whole before a byte of it is read (compressed: received as sent,
-    then inflated); one of no declared length (chunked) is refused (411) once it is over ``LARGE_BODY`` as sent:
-    it could only be read on the event loop. The pieces are not joined here: joining 16 MB is one step of the event
-    loop of several milliseconds (a large body goes to a pure worker piece by piece, and is joined there). One
-    deadline for the whole body, not one per read: a timer per read of a 15 MB body was a task and a timer handle
-    per 64 KB on the event loop."""
+    then inflated); one of no declared length (chunked) is read here, as its chunks come. The pieces are not joined
+    here: joining 16 MB is one step of the event loop of several milliseconds (a large body goes to a pure worker
+    piece by piece, and is joined there). One deadline for the whole body, not one per read: a timer per read of a
+    15 MB body was a task and a timer handle per 64 KB on the event loop."""
     try:
         return await _read_body(request, limit, timeout_s, budget, tenant, held, turns)
     except HttpError:  # what is left of a refused body: read (and dropped) up to the limit, the rest never is
         if not held.aside:  # (a body received aside: the connection closes once answered)
-            await _drop_rest(request, limit if request.content_length is not None else LARGE_BODY, held)
+            await _drop_rest(request, limit, held)
         raise
 
 
@@ -462,7 +440,7 @@ async def _read_body(request, limit: int, timeout_s: float, budget: BodyBudget, 
             else:
                 held.read_here = True
                 await asyncio.wait_for(_read_pieces(request.content.readany, limit, budget, tenant, held, inflating,
-                                                    pieces, declared is None), timeout_s)
+                                                    pieces), timeout_s)
         except asyncio.TimeoutError:
             raise HttpError(408, f"the request body took more than {timeout_s:g} s to arrive (http_body_timeout_s); "
                                  f"{sum(map(len, pieces))} bytes came", {"Connection": "close"}) from None
@@ -491,20 +469,15 @@ async def _receive_aside(request, counted: _Counted, declared: int, limit: int, 
 
 
 async def _read_pieces(read, limit: int, budget: BodyBudget, tenant: str, held: Held, inflating: Inflater | None,
-                       pieces: list[bytes], undeclared: bool = False) -> None:
-    """Reads (``read``: the connection's next piece) until the body's end, into ``pieces``; ``undeclared``: a body
-    of no declared length, refused (411) once over ``LARGE_BODY`` as sent."""
-    size = sent = 0
+                       pieces: list[bytes]) -> None:
+    """Reads (``read``: the connection's next piece) until the body's end, into ``pieces``."""
+    size = 0
     while True:
         chunk = await read()
         if not chunk:
             if inflating is not None:
                 inflating.check_end()
             return
-        sent += len(chunk)
-        if undeclared and sent > LARGE_BODY:
-            raise HttpError(411, f"a request body over {LARGE_BODY} bytes must declare its length (Content-Length); "
-                                 "this one has none (Transfer-Encoding: chunked)")
         async for piece in (inflating.inflate(chunk, limit - size + 1) if inflating else _one(chunk)):
             if size + len(piece) > limit:
                 inflated = " once inflated" if inflating else ""
