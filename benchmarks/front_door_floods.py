@@ -247,7 +247,9 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
     victim_process = spawn.Process(target=victim, daemon=True, args=(
         victim_end, bench.service.address, bench.keys.key["victim"], request.SerializeToString()))
     victim_process.start()
-    assert await asyncio.to_thread(conn.recv) == "ready"
+    victim_end.close()  # (the victim's end is its own: a victim that dies is then an EOFError here, not a hang)
+    if not await asyncio.to_thread(conn.poll, 300) or conn.recv() != "ready":
+        raise RuntimeError("the victim's client did not get its first calls answered in 300 s")
     rows: list[dict] = []
     windows: list[tuple[float, float]] = []
     async with grpc.aio.insecure_channel(bench.service.address) as attacker_channel, \
