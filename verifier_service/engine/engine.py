@@ -40,7 +40,7 @@ class Prepared:
     spec: Spec
     kind: VerifierKind
     timeout_s: float
-    key: bytes = b""  # same key, same result: GRPO groups repeat completions
+    key: tuple = ()  # same key, same result: GRPO groups repeat completions (see ``Engine.prepare``)
     verdict: Outcome | None = None  # decided before any check: the completion itself is unusable
     spec_key: bytes = b""  # the spec's serialized bytes (its slow checks run once per spec)
 
@@ -51,10 +51,11 @@ class Engine:
         self.config = config
         self.sandbox = sandbox
         self.pure_pool = pure_pool
-        self._specs: dict[bytes, tuple[Spec, VerifierKind]] = {}
+        self._specs: dict[bytes, tuple[bytes, Spec, VerifierKind]] = {}  # serialized spec -> (the same bytes, ...)
+        self._last: tuple[bytes, Spec, VerifierKind] | None = None  # the spec prepared last (a batch repeats it)
         self._spec_bytes = 0  # len of the keys of _specs together
         self._spec_checked: set[bytes] = set()  # keys of _specs whose kind's slow checks passed
-        self._results: OrderedDict[bytes, pb.VerifyResult] = OrderedDict()
+        self._results: OrderedDict[tuple, pb.VerifyResult] = OrderedDict()
 
     def prepare(self, request: pb.VerifyRequest) -> Prepared:
         """Validates one request; InvalidSpec says what the caller got wrong. Whatever is wrong with
@@ -68,25 +69,32 @@ class Engine:
         if len(spec_bytes) > self.config.max_spec_bytes:  # before anything of it is parsed
             raise InvalidSpec(f"the spec is {len(spec_bytes)} bytes, over this service's limit of "
                               f"{self.config.max_spec_bytes} (max_spec_bytes)")
-        cached = self._specs.get(spec_bytes)
-        if cached is None:
-            try:
-                cached = self._specs[spec_bytes] = self._validate_spec(request.spec)
-            except RecursionError as exc:  # a schema or tool list nested past what the checks can walk
-                raise InvalidSpec("the spec is nested too deeply to check") from exc
-            self._spec_bytes += len(spec_bytes)
-            while len(self._specs) > SPEC_CACHE or (self._spec_bytes > SPEC_CACHE_BYTES and len(self._specs) > 1):
-                oldest = next(iter(self._specs))
-                self._spec_bytes -= len(oldest)
-                self._specs.pop(oldest)
-                self._spec_checked.discard(oldest)
-        spec, kind = cached
+        last = self._last
+        cached: tuple[bytes, Spec, VerifierKind] | None
+        if last is not None and last[0] == spec_bytes:  # (a compare, not a hash of the whole spec: the common case)
+            cached = last
+        else:
+            cached = self._specs.get(spec_bytes)
+            if cached is None:
+                try:
+                    cached = self._specs[spec_bytes] = (spec_bytes, *self._validate_spec(request.spec))
+                except RecursionError as exc:  # a schema or tool list nested past what the checks can walk
+                    raise InvalidSpec("the spec is nested too deeply to check") from exc
+                self._spec_bytes += len(spec_bytes)
+                while len(self._specs) > SPEC_CACHE or (self._spec_bytes > SPEC_CACHE_BYTES and len(self._specs) > 1):
+                    oldest = next(iter(self._specs))
+                    self._spec_bytes -= len(oldest)
+                    self._specs.pop(oldest)
+                    self._spec_checked.discard(oldest)
+            self._last = cached
+        spec_key, spec, kind = cached  # (the cached bytes object: its hash is computed once, then kept)
         verdict = completion_verdict(completion, len(encoded) if size is None else size,
                                      self.config.max_completion_bytes)
         if verdict is not None:
             completion, encoded = "", b"\0" + verdict.detail.encode()
+        # The key holds the spec's bytes by reference, not a copy: hashing it costs the completion's length.
         return Prepared(request.id, completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
-                        spec_bytes + b"\0" + encoded, verdict, spec_bytes)
+                        (spec_key, encoded), verdict, spec_key)
 
     async def spec_problems(self, items: list[Prepared], tenant: str = "") -> list[tuple[int, str]]:
         """(index, problem) of the items whose spec fails its kind's slow checks (``VerifierKind.spec_problem``),
@@ -142,7 +150,7 @@ class Engine:
         """Verifies a batch in request order; identical (spec, completion) pairs run once,
         and the pure kinds' checks travel to their worker processes in chunks. ``tenant``: whose batch it is
         (the pools share their slots fairly between tenants)."""
-        first: dict[bytes, int] = {}
+        first: dict[tuple, int] = {}
         unique: list[Prepared] = []
         for item in items:
             if item.key not in first:
@@ -171,13 +179,13 @@ class Engine:
             out.append(result)
         return out
 
-    def _cache_key(self, item: Prepared) -> bytes | None:
+    def _cache_key(self, item: Prepared) -> tuple | None:
         """(spec, completion, sandbox image digest): a result is reused only for the same image."""
         if not self.config.result_cache_size:
             return None
         if item.kind.sandboxed:
             image = self.sandbox.image_id_of(item.kind.image(item.spec)) if self.sandbox is not None else None
-            return None if image is None else item.key + b"\0" + image.encode()
+            return None if image is None else (*item.key, image)
         return item.key
 
     def _cached(self, item: Prepared) -> pb.VerifyResult | None:

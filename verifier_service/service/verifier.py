@@ -39,6 +39,7 @@ from verifier_service.tenancy.quota import TenantQuotas, Ticket
 
 REFUSALS = tuple(cls for cls, _ in STATUS)
 HOLD_MAX_S = 1.0  # the longest a quota refusal is held before it is answered
+PREPARE_STEP_S = 0.001  # the longest a batch's preparation holds the event loop at a time (about; see _prepare)
 
 
 class Admission:
@@ -111,7 +112,7 @@ class Verifier:
         try:
             ticket = await self._admit(call, len(requests), audit)
             try:
-                prepared, labels = self._prepare(requests, call.tenant)
+                prepared, labels = await self._prepare(requests, call.tenant)
                 await self._check_specs(requests, prepared, call.tenant)
                 self.admission.acquire(len(prepared), tenant, size)
             except BaseException:
@@ -198,12 +199,12 @@ class Verifier:
             await asyncio.sleep(held)
         return held
 
-    def _prepare_one(self, request: pb.VerifyRequest, tenant: Tenant) -> tuple[Prepared, str]:
+    def _prepare_one(self, request: pb.VerifyRequest, tenant: Tenant, catalog: Catalog) -> tuple[Prepared, str]:
         """The prepared request and the catalog id it uses ('' for an inline spec)."""
         if request.verifier:
-            expanded, entry = self.catalog.expand(request, tenant)
+            expanded, entry = catalog.expand(request, tenant)
             item = self.engine.prepare(expanded)
-            return replace(item, key=item.key + b"\0" + entry.id.encode()), entry.id
+            return replace(item, key=(*item.key, entry.id)), entry.id
         if request.HasField("fields"):
             raise InvalidSpec("fields go with a catalog verifier; an inline spec holds all its fields")
         if not tenant.inline_specs:
@@ -218,18 +219,26 @@ class Verifier:
             index, problem = min(problems)
             raise InvalidSpec(f"{_which(index, requests[index])}: {problem}")
 
-    def _prepare(self, requests, tenant: Tenant) -> tuple[list[Prepared], list[str]]:
+    async def _prepare(self, requests, tenant: Tenant) -> tuple[list[Prepared], list[str]]:
+        """Each request prepared, against one version of the catalog. A large batch gives the event loop back
+        every ``PREPARE_STEP_S`` of work: the other callers' steps (and ``LoopShare``'s hold on a tenant that
+        floods the loop) come between, not after the whole batch."""
         limit = self.engine.config.max_batch_size
         if len(requests) > limit:
             raise InvalidSpec(f"batch holds {len(requests)} completions; the limit is {limit}")
         prepared, labels = [], []
+        catalog = self.catalog  # (a reload between two steps does not change the batch's catalog)
+        step_ends = time.perf_counter() + PREPARE_STEP_S
         for index, request in enumerate(requests):
             try:
-                item, label = self._prepare_one(request, tenant)
+                item, label = self._prepare_one(request, tenant, catalog)
             except (InvalidSpec, PermissionDenied, UnknownVerifier, VersionMismatch) as exc:
                 raise type(exc)(f"{_which(index, request)}: {exc}") from exc
             prepared.append(item)
             labels.append(label)
+            if time.perf_counter() > step_ends:
+                await asyncio.sleep(0)
+                step_ends = time.perf_counter() + PREPARE_STEP_S
         return prepared, labels
 
     def _stamp(self, results: list[pb.VerifyResult], prepared: list[Prepared], labels: list[str]) -> None:
