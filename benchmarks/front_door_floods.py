@@ -6,10 +6,11 @@ One ``verifier-service serve --http-port`` (its own process, ``verifier_service.
 tenants: ``victim`` sends one trivial ``python_assert`` Verify at a time (gRPC, from a process of its own) through
 every phase; ``attacker`` (or nobody, for the unauthenticated floods) floods a door. Per phase: the victim's p50 /
 p99 as a ratio to the idle phase of the same run, where its slowest 2% of calls spent their time (the service's
-queue_s and run_s of each), its calls past their deadline (30 s), the service's peak RSS (VmRSS sampled every
-0.2 s) and its log bytes per minute. Loopback only (the idle-connection flood spreads over 127.0.0.2-127.0.0.9
-to reach the door's total cap as well as the per-address one). Writes front_door_floods.json and FLOODS.md
-(``--runtime runsc``: front_door_floods_runsc.json and FLOODS_RUNSC.md).
+queue_s and run_s of each), its calls past their deadline (30 s), the service's event loop lag (its
+``rlvr_event_loop_lag_seconds``: what any step waits behind others' work on the loop), the service's peak RSS
+(VmRSS sampled every 0.2 s) and its log bytes per minute. Loopback only (the idle-connection flood spreads over
+127.0.0.2-127.0.0.9 to reach the door's total cap as well as the per-address one). Writes front_door_floods.json
+and FLOODS.md (``--runtime runsc``: front_door_floods_runsc.json and FLOODS_RUNSC.md).
 
 Phases: idle; idle connections; slow headers; gzip bodies (15 KB -> 15 MB); large JSON bodies (15 MB); the same sent
 in chunks (no declared length); the same as gzip's stored blocks (15 MB as sent and inflated); JSON bodies
@@ -51,6 +52,34 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def loop_lag(metrics_port: int) -> tuple[dict[float, float], float]:
+    """The service's ``rlvr_event_loop_lag_seconds`` now: its cumulative bucket counts by upper bound, its sum."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    buckets, total = {}, 0.0
+    for family in text_string_to_metric_families(text):
+        if family.name == "rlvr_event_loop_lag_seconds":
+            for sample in family.samples:
+                if sample.name.endswith("_bucket"):
+                    buckets[float(sample.labels["le"])] = sample.value
+                elif sample.name.endswith("_sum"):
+                    total = sample.value
+    return buckets, total
+
+
+def lag_between(before, after, elapsed_s: float) -> dict:
+    """The loop's lag in a phase, from two readings of ``loop_lag``: the bucket that holds its p99 (an upper
+    bound) and the seconds of lag per second of the phase."""
+    counts = {le: after[0][le] - before[0].get(le, 0.0) for le in sorted(after[0])}
+    n = counts.get(float("inf"), 0.0)
+    p99 = next((le for le, c in counts.items() if c >= 0.99 * n), None) if n else None
+    return {"samples": n, "p99_at_most_s": p99, "lag_s_per_s": round((after[1] - before[1]) / elapsed_s, 4)}
+
+
 def gzip_bomb(inflated: int) -> bytes:
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)
     chunk = b" " * (1 << 20)
@@ -88,8 +117,9 @@ def victim(conn, address: str, key: str, request: bytes) -> None:
 
 
 class Bench:
-    def __init__(self, service, keys, phase_s: float):
+    def __init__(self, service, keys, phase_s: float, metrics_port: int):
         self.service = service
+        self.metrics_port = metrics_port
         self.keys = keys
         self.phase_s = phase_s
         self.http = f"http://127.0.0.1:{service.http_port}"
@@ -275,11 +305,14 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
             log_before = bench.service.log_path.stat().st_size
             flood_task = asyncio.create_task(flood()) if flood is not None else None
             await asyncio.sleep(1.0 if flood is not None else 0)
+            lag_before = await asyncio.to_thread(loop_lag, bench.metrics_port)
             peak, started = 0.0, time.monotonic()
             while time.monotonic() - started < bench.phase_s:
                 peak = max(peak, rss_mb(bench.service.pid))
                 await asyncio.sleep(0.2)
             windows.append((started, time.monotonic()))  # (the victim's calls that started in it count)
+            lag = lag_between(lag_before, await asyncio.to_thread(loop_lag, bench.metrics_port),
+                              time.monotonic() - started)
             stop.set()
             if flood_task is not None:
                 with contextlib.suppress(Exception):
@@ -288,7 +321,7 @@ async def run_phases(bench: Bench, phases: list[str]) -> list[dict]:
             with open(bench.service.log_path, "rb") as log:  # the flood's lines: not the victim's own
                 log.seek(log_before)
                 log_bytes = sum(len(line) for line in log if b'"tenant": "victim"' not in line)
-            rows.append({"phase": phase, "peak_rss_mb": round(peak, 1),
+            rows.append({"phase": phase, "peak_rss_mb": round(peak, 1), "loop_lag": lag,
                          "flood_log_bytes_per_min": round(log_bytes / elapsed * 60),
                          "alive": bench.service.running(), "exit": bench.service.proc.poll()})
             print(json.dumps(rows[-1]), flush=True)
@@ -343,8 +376,9 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="floods-"))
     keys = Keys("victim", "attacker")
     tenants = write_tenants(tmp / "tenants.yaml", keys, {})
-    http_port = free_port()
+    http_port, metrics_port = free_port(), free_port()
     service = ServedProcess("--tenants", tenants, "--http-port", str(http_port), "--max-concurrency", "2",
+                            "--metrics-port", str(metrics_port),
                             "--sandbox-backend", args.backend, "--sandbox-runtime", args.runtime,
                             "--log-format", "json",
                             *(["--bwrap-allow-host-root", "true"] if args.allow_host_root else []),
@@ -354,7 +388,7 @@ def main() -> int:
     load_start = os.getloadavg()[0]
     with cpus.start_apart(service, args.service_cpus, args.client_cpus):
         time.sleep(3)  # the warm pool
-        rows = asyncio.run(run_phases(Bench(service, keys, args.phase_s), args.phases.split(",")))
+        rows = asyncio.run(run_phases(Bench(service, keys, args.phase_s, metrics_port), args.phases.split(",")))
     machine = {"platform": platform.platform(), "cpus": os.cpu_count(), "backend": args.backend,
                "runtime": args.runtime or ("runc" if args.backend == "docker" else "none"),
                "load_start": load_start, "load_end": os.getloadavg()[0],
@@ -371,13 +405,16 @@ def main() -> int:
              "trivial python_assert Verify, one at a time, while another client floods; ratios to the idle phase of "
              "the same run.", "",
              "| phase | victim calls | past deadline / failed | p50 ratio | p99 ratio | slowest 2%: ms, of it the "
-             "service's run_s | peak RSS MB | flood log bytes/min | service alive |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "service's run_s | event loop lag: p99 at most (ms), s per s | peak RSS MB | flood log bytes/min | "
+             "service alive |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        slow = r["slowest_2pct"] or {}
+        slow, lag = r["slowest_2pct"] or {}, r["loop_lag"]
         slowest = f"{slow['latency_s'] * 1e3:.1f}, {slow['run_s'] * 1e3:.1f}" if slow else "-"
+        lag_text = f"{lag['p99_at_most_s'] * 1e3:g}, {lag['lag_s_per_s']}" if lag["p99_at_most_s"] else "-"
         lines.append(f"| {r['phase']} | {r['calls']} | {r['missed']} | {r['p50_ratio']} | {r['p99_ratio']} | "
-                     f"{slowest} | {r['peak_rss_mb']} | {r['flood_log_bytes_per_min']} | {r['alive']} |")
+                     f"{slowest} | {lag_text} | {r['peak_rss_mb']} | {r['flood_log_bytes_per_min']} | "
+                     f"{r['alive']} |")
     (args.out / f"FLOODS{suffix.upper()}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

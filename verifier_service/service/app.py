@@ -48,6 +48,7 @@ class App:
         # told each health check's problem (None: healthy), as the gRPC door's health service is
         self.health_listeners: list[Callable[[str | None], Awaitable[None]]] = []
         self._watch: asyncio.Task | None = None
+        self._loop_watch: asyncio.Task | None = None
 
     def tenant_weight(self, name: str) -> float:
         """A tenant's ``weight`` in the tenants file as loaded now (1 for a tenant it does not name)."""
@@ -89,6 +90,7 @@ class App:
         await self.sandbox.start()
         await self.sessions.start()
         self._watch = asyncio.create_task(self._watch_sandbox())
+        self._loop_watch = asyncio.create_task(self.metrics.watch_loop())
 
     def reload(self) -> None:
         """SIGHUP: re-reads the tenants file and the catalog. A file that fails its checks (a catalog entry
@@ -157,8 +159,9 @@ class App:
                 log.exception("sandbox health check failed")
 
     async def stop(self) -> None:
-        if self._watch is not None:
-            self._watch.cancel()
+        for task in (self._watch, self._loop_watch):
+            if task is not None:
+                task.cancel()
         await self.sessions.shutdown()
         await self.sandbox.close()
         await self.pure_pool.close()

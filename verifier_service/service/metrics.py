@@ -7,7 +7,10 @@ Counted as they happen (by the servicer and the RPC interceptor):
   ``rate(rlvr_verdicts_total{verdict="INFRA_ERROR"}[5m]) / rate(rlvr_verdicts_total[5m])``;
 - ``rlvr_rpcs_total{method,code}`` and ``rlvr_rpc_seconds{method}``: every Verifier RPC and its status;
 - ``rlvr_tenant_verifications_total{tenant}``, ``rlvr_tenant_refusals_total{tenant,code}``:
-  per-tenant usage (the tenant the auth layer set).
+  per-tenant usage (the tenant the auth layer set);
+- ``rlvr_event_loop_lag_seconds``: how late the event loop woke a timer set ``LOOP_LAG_INTERVAL_S`` ahead (a
+  histogram): every call's steps run on that loop, so its p99 is what any step of any call may wait behind
+  the others' (``watch_loop``).
 
 Read at scrape time from the live objects: ``rlvr_rpcs_in_flight``, ``rlvr_pending_completions``
 (admitted, running + queued), ``rlvr_sandbox_running`` / ``rlvr_sandbox_pool_size`` /
@@ -23,6 +26,7 @@ Each ``Metrics`` has its own registry, so several services in one process (tests
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 from collections.abc import Callable
@@ -32,6 +36,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 log = logging.getLogger(__name__)
+LOOP_LAG_INTERVAL_S = 0.01
+LOOP_LAG_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
 
@@ -91,6 +97,8 @@ class Metrics:
                                             ["tenant"], registry=r)
         self.tenant_refusals = Counter("rlvr_tenant_refusals", "batches refused, by tenant and status code",
                                        ["tenant", "code"], registry=r)
+        self.loop_lag = Histogram("rlvr_event_loop_lag_seconds", "how late the event loop woke a timer due now",
+                                  buckets=LOOP_LAG_BUCKETS, registry=r)
         self.in_flight = 0
         self._server: Any = None
         self._thread: Any = None
@@ -98,6 +106,14 @@ class Metrics:
     def watch(self, read: Callable[[], dict[str, float]]) -> None:
         """Adds the gauges ``read`` returns at each scrape (name -> value)."""
         self.registry.register(_LiveCollector(read))
+
+    async def watch_loop(self, interval_s: float = LOOP_LAG_INTERVAL_S) -> None:
+        """Runs until cancelled: sleeps ``interval_s`` at a time and counts how late each wake-up came."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + interval_s
+            await asyncio.sleep(interval_s)
+            self.loop_lag.observe(max(0.0, loop.time() - due))
 
     def observe(self, tenant: str, results) -> None:
         """One answered batch: its results' kinds, verdicts and latencies, and the tenant's usage."""
