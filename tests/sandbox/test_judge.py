@@ -187,6 +187,27 @@ def test_only_lines_with_the_jobs_token_are_the_runners():
     assert run.completed and [s.name for s in run.steps] == ["real"] and run.steps[0].exit_code == 3
 
 
+def test_large_runner_lines_and_lines_orjson_refuses_are_read_in_their_order():
+    """A step with 1 MiB of output is one line of the runner's (parsed by orjson); a line orjson refuses but JSON
+    allows (an escaped lone surrogate: a program's undecodable byte) is parsed by the standard parser; a large
+    line that is not JSON (a candidate's) is skipped as a small one is; the next job's line stays."""
+    import asyncio
+    import json
+    import time
+
+    from verifier_service.sandbox import protocol
+
+    big = json.dumps({"event": "step", "name": "big", "exit_code": 0, "stdout": "x" * (1 << 20), "token": "t"})
+    lines = [b"y" * (1 << 20), big.encode(), b'{"event": "step", "name": "small", "exit_code": 1, "token": "t",'
+             b' "stdout": "\\udcff", "duration_s": NaN}',
+             b'{"event": "done", "token": "t"}', b'{"event": "step", "name": "next job", "token": "u"}', b""]
+    stream = FakeStream(b"\n".join(lines))
+    run = asyncio.run(protocol.exchange_async(stream, b"job\n", "t", None, time.monotonic() + 5))
+    assert run.completed and [s.name for s in run.steps] == ["big", "small"]
+    assert len(run.steps[0].stdout) == 1 << 20 and run.steps[1].stdout == "\udcff"
+    assert bytes(stream.line) == lines[4] + b"\n"  # the next job's line stays for its read
+
+
 def test_a_flooding_runner_stream_neither_holds_the_event_loop_nor_outlives_the_deadline():
     """A candidate that writes to the runner's stdout without end: the job times out on the host and the
     event loop keeps serving everything else meanwhile."""
