@@ -8,7 +8,7 @@
 #   pip download --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux2014_x86_64 \
 #     --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d DIR/whl grpcio==1.85.1 \
 #     grpcio-health-checking==1.85.1 grpcio-reflection==1.85.1 'protobuf>=7.35.1,<8' docker 'jsonschema[format-nongpl]' \
-#     math-verify defusedxml rich pyyaml prometheus-client aiohttp
+#     math-verify defusedxml rich pyyaml prometheus-client aiohttp orjson
 #   (then drop what the machine has: sympy, mpmath; keep one grpcio); DIR/deb as in examples/e2e/gpu_wheels.sh
 set -uo pipefail
 DIR=$1; shift
