@@ -52,3 +52,5 @@ def test_equal_specs_share_one_key_and_different_ones_do_not():
     assert any(part is a.spec_key for part in b.key)  # ... that the keys hold by reference
     assert engine.prepare(_request(4, completion="[]")).key != a.key  # the completion is in the key
     assert a.spec is d.spec and c.spec is not a.spec
+    request = _request(5)  # the bytes admission counts: about what the request's message holds
+    assert abs(engine.prepare(request).size - request.ByteSize()) < 20

@@ -43,6 +43,7 @@ class Prepared:
     key: tuple = ()  # same key, same result: GRPO groups repeat completions (see ``Engine.prepare``)
     verdict: Outcome | None = None  # decided before any check: the completion itself is unusable
     spec_key: bytes = b""  # the spec's serialized bytes (its slow checks run once per spec)
+    size: int = 0  # bytes the request holds while it is verified: its spec, completion and id (admission's count)
 
 
 
@@ -88,13 +89,14 @@ class Engine:
                     self._spec_checked.discard(oldest)
             self._last = cached
         spec_key, spec, kind = cached  # (the cached bytes object: its hash is computed once, then kept)
+        held = len(spec_key) + len(encoded) + len(request.id)
         verdict = completion_verdict(completion, len(encoded) if size is None else size,
                                      self.config.max_completion_bytes)
         if verdict is not None:
             completion, encoded = "", b"\0" + verdict.detail.encode()
         # The key holds the spec's bytes by reference, not a copy: hashing it costs the completion's length.
         return Prepared(request.id, completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
-                        (spec_key, encoded), verdict, spec_key)
+                        (spec_key, encoded), verdict, spec_key, held)
 
     async def spec_problems(self, items: list[Prepared], tenant: str = "") -> list[tuple[int, str]]:
         """(index, problem) of the items whose spec fails its kind's slow checks (``VerifierKind.spec_problem``),

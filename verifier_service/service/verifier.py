@@ -108,11 +108,13 @@ class Verifier:
                              labels=labels if results is not None else None, status=status, message=message,
                              duration_s=time.monotonic() - started, metadata=call.metadata)
 
-        tenant, size = call.tenant.name, sum(r.ByteSize() for r in requests)  # (upb: the size is kept, not walked)
+        tenant = call.tenant.name
         try:
             ticket = await self._admit(call, len(requests), audit)
             try:
                 prepared, labels = await self._prepare(requests, call.tenant)
+                # (counted as prepared: upb's ByteSize serialized each request again, 0.4 ms for 3 MB)
+                size = sum(item.size for item in prepared)
                 await self._check_specs(requests, prepared, call.tenant)
                 self.admission.acquire(len(prepared), tenant, size)
             except BaseException:
@@ -204,7 +206,8 @@ class Verifier:
         if request.verifier:
             expanded, entry = catalog.expand(request, tenant)
             item = self.engine.prepare(expanded)
-            return replace(item, key=(*item.key, entry.id)), entry.id
+            # (its size: what the caller sent, not the catalog's spec, held once for every request)
+            return replace(item, key=(*item.key, entry.id), size=request.ByteSize()), entry.id
         if request.HasField("fields"):
             raise InvalidSpec("fields go with a catalog verifier; an inline spec holds all its fields")
         if not tenant.inline_specs:
