@@ -54,3 +54,13 @@ def test_equal_specs_share_one_key_and_different_ones_do_not():
     assert a.spec is d.spec and c.spec is not a.spec
     request = _request(5)  # the bytes admission counts: about what the request's message holds
     assert abs(engine.prepare(request).size - request.ByteSize()) < 20
+
+
+def test_a_verdict_decided_before_any_check_has_a_key_of_its_own():
+    engine = Engine(ServiceConfig(max_completion_bytes=100), None, None)
+    long = engine.prepare(_request(0, completion="x" * 101))
+    assert long.verdict is not None and long.completion == ""
+    nul = engine.prepare(_request(1, completion="\0" + long.verdict.detail[:90]))  # (a verdict of its own)
+    assert nul.verdict is not None and nul.key != long.key
+    assert engine.prepare(_request(3, completion="z")).key != long.key
+    assert engine.prepare(_request(2, completion="y" * 101)).key == long.key  # the same verdict: one check

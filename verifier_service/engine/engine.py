@@ -92,11 +92,13 @@ class Engine:
         held = len(spec_key) + len(encoded) + len(request.id)
         verdict = completion_verdict(completion, len(encoded) if size is None else size,
                                      self.config.max_completion_bytes)
+        # The key holds the spec's bytes by reference, not a copy: hashing it costs the completion's length. A
+        # verdict's key (None: never a completion's bytes) holds the verdict's detail, not the completion.
+        key = (spec_key, encoded) if verdict is None else (spec_key, None, verdict.detail)
         if verdict is not None:
-            completion, encoded = "", b"\0" + verdict.detail.encode()
-        # The key holds the spec's bytes by reference, not a copy: hashing it costs the completion's length.
+            completion = ""
         return Prepared(request.id, completion, spec, kind, spec.timeout_s or self.config.default_timeout_s,
-                        (spec_key, encoded), verdict, spec_key, held)
+                        key, verdict, spec_key, held)
 
     async def spec_problems(self, items: list[Prepared], tenant: str = "") -> list[tuple[int, str]]:
         """(index, problem) of the items whose spec fails its kind's slow checks (``VerifierKind.spec_problem``),
