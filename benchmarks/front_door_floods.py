@@ -53,14 +53,19 @@ def rss_mb(pid: int) -> float:
 
 
 def loop_lag(metrics_port: int) -> tuple[dict[float, float], float]:
-    """The service's ``rlvr_event_loop_lag_seconds`` now: its cumulative bucket counts by upper bound, its sum."""
+    """The service's ``rlvr_event_loop_lag_seconds`` now: its cumulative bucket counts by upper bound, its sum
+    (none when the service does not answer: a service that died shows as such in its row)."""
     import urllib.request
 
     from prometheus_client.parser import text_string_to_metric_families
 
-    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as response:
-        text = response.read().decode()
-    buckets, total = {}, 0.0
+    buckets: dict[float, float] = {}
+    total = 0.0
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as response:
+            text = response.read().decode()
+    except OSError:
+        return buckets, total
     for family in text_string_to_metric_families(text):
         if family.name == "rlvr_event_loop_lag_seconds":
             for sample in family.samples:
