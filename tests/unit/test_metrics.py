@@ -24,6 +24,7 @@ def test_the_loop_lag_histogram_counts_a_step_that_held_the_loop():
         return quiet, _lag_counts(metrics)
 
     quiet, after = asyncio.run(main())
-    assert quiet["rlvr_event_loop_lag_seconds_count"] >= 3
+    assert quiet["rlvr_event_loop_lag_seconds_count"] >= 1  # (its 10 ms timer fires before the 100 ms one, whatever
+    # the machine's load: how many more fire is not this test's business)
     late = after["rlvr_event_loop_lag_seconds_count"] - after["0.02"]  # wake-ups more than 20 ms late
     assert late >= 1 + quiet["rlvr_event_loop_lag_seconds_count"] - quiet["0.02"]

@@ -65,9 +65,9 @@ class RunnerStream(abc.ABC):
         self.stderr += data
         del self.stderr[:-STDERR_KEPT]
 
-    def buffered_lines(self) -> Iterator[bytearray]:
-        """Yields the complete lines received so far (split once: a line at a time copied the rest of the buffer
-        each time, quadratic in a candidate's flood of short lines)."""
+    def buffered_events(self) -> Iterator[dict]:
+        """Yields the events (``parse_event``) of the complete lines received so far (split once: a line at a time
+        copied the rest of the buffer each time, quadratic in a candidate's flood of short lines)."""
         if b"\n" not in self.line:
             return
         lines = self.line.split(b"\n")
@@ -75,18 +75,13 @@ class RunnerStream(abc.ABC):
         taken = 0
         try:
             while taken < len(lines):
+                event = parse_event(lines[taken])
                 taken += 1
-                yield lines[taken - 1]
+                if event is not None:
+                    yield event
         finally:  # the caller stopped reading (a job's "done"): the lines after it stay for the next read
             if taken < len(lines):
                 self.line = bytearray(b"\n").join([*lines[taken:], self.line])
-
-    def buffered_events(self) -> Iterator[dict]:
-        """Yields the events of the complete lines received so far (``parse_event``)."""
-        for line in self.buffered_lines():
-            event = parse_event(line)
-            if event is not None:
-                yield event
 
     def events(self, deadline: float, cancel: threading.Event) -> Iterator[dict]:
         """Yields runner events; returns on EOF; raises TimeoutError at the deadline, InterruptedError on cancel."""
