@@ -120,11 +120,31 @@ def test_isolation_report_names_every_layer(service):
 
 
 def test_the_sandbox_sees_only_what_it_needs(service):
+    backend = service.app.sandbox
+    cgroups, memory = backend.cgroup_plan is not None, backend.config.memory_mb << 20
     r = service.verify("pass", probe(f"""\
         import os
-        for path in ('/home', '/sys', '/run', '/var', '/var/run/docker.sock', '/run/docker.sock',
+        for path in ('/home', '/run', '/var', '/var/run/docker.sock', '/run/docker.sock',
                      {str(REPO / 'verifier_service')!r}, {str(REPO / 'sandboxes' / 'python')!r}, '/boot', '/mnt'):
             assert not os.path.exists(path), path
+        if {cgroups!r}:  # of /sys only its own cgroups, read-only, each the root of its cgroup namespace
+            assert os.listdir('/sys') == ['fs'] and os.listdir('/sys/fs') == ['cgroup']
+            limit = '/sys/fs/cgroup/memory.max'
+            if not os.path.exists(limit):
+                limit = '/sys/fs/cgroup/memory/memory.limit_in_bytes'
+            assert open(limit).read().strip() == str({memory}), open(limit).read()
+            own = [line.split(':', 2) for line in open('/proc/self/cgroup').read().splitlines()]
+            assert all(path == '/' for _, names, path in own if names in ('', 'memory', 'pids')), own
+            for root, dirs, files in os.walk('/sys/fs/cgroup'):
+                assert not dirs or root == '/sys/fs/cgroup', (root, dirs)  # (v1: a directory per hierarchy)
+                for name in files:
+                    try:
+                        open(os.path.join(root, name), 'a').close()
+                    except OSError:
+                        continue
+                    raise AssertionError('writable: ' + os.path.join(root, name))
+        else:
+            assert not os.path.exists('/sys')
         import fnmatch
         toolchains = {{n for n in os.listdir('/etc') if any(fnmatch.fnmatch(n, g) for g in {ETC_TOOLCHAIN_GLOBS!r})}}
         assert set(os.listdir('/etc')) <= {{'passwd', 'group', 'hosts', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d',
@@ -349,25 +369,37 @@ def test_doctor_shows_the_layers():
 
 class TestCgroups:
     def test_v1_hierarchies_of_this_process(self, tmp_path):
-        for name in ("memory", "pids", "cpu,cpuacct"):
+        for name in ("memory", "pids", "cpu,cpuacct", "cpuset"):
             (tmp_path / name / "svc").mkdir(parents=True)
+        (tmp_path / "cpuset" / "svc" / "cpuset.cpus").write_text("0-3\n")
+        (tmp_path / "cpuset" / "svc" / "cpuset.mems").write_text("0\n")
         mountinfo = "\n".join(
             f"{30 + i} 25 0:{40 + i} / {tmp_path / name} rw,relatime shared:1 - cgroup cgroup rw,{name}"
-            for i, name in enumerate(("memory", "pids", "cpu,cpuacct")))
-        proc = "5:memory:/svc\n4:pids:/svc\n3:cpu,cpuacct:/svc\n0::/\n"
+            for i, name in enumerate(("memory", "pids", "cpu,cpuacct", "cpuset")))
+        proc = "5:memory:/svc\n4:pids:/svc\n3:cpu,cpuacct:/svc\n2:cpuset:/svc\n0::/\n"
         plan, why = cgroups.detect("auto", proc, mountinfo)
         assert plan is not None, why
         assert plan.version == 1
         assert plan.parents == {"memory": tmp_path / "memory" / "svc", "pids": tmp_path / "pids" / "svc",
-                                "cpu": tmp_path / "cpu,cpuacct" / "svc"}
+                                "cpu": tmp_path / "cpu,cpuacct" / "svc", "cpuacct": tmp_path / "cpu,cpuacct" / "svc",
+                                "cpuset": tmp_path / "cpuset" / "svc"}
+        assert plan.controllers == ("memory", "pids", "cpu")
         group = cgroups.SandboxCgroup.create(plan, "rlvr-bwrap-1.2-3", 256 << 20, 64, 0.5)
         memory = tmp_path / "memory" / "svc" / "rlvr-bwrap-1.2-3"
         assert (memory / "memory.limit_in_bytes").read_text() == str(256 << 20)
         assert (tmp_path / "pids" / "svc" / "rlvr-bwrap-1.2-3" / "pids.max").read_text() == "64"
         assert (tmp_path / "cpu,cpuacct" / "svc" / "rlvr-bwrap-1.2-3" / "cpu.cfs_quota_us").read_text() == "50000"
+        cpuset = tmp_path / "cpuset" / "svc" / "rlvr-bwrap-1.2-3"  # (only shown: the service's own CPUs and nodes)
+        assert [(cpuset / k).read_text() for k in ("cpuset.cpus", "cpuset.mems")] == ["0-3\n", "0\n"]
         (memory / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
         assert group.oom_kills() == 2
         assert {p.name for p in cgroups.leftovers(plan)} == {"rlvr-bwrap-1.2-3"}
+        # what the sandbox is shown: each of its cgroups once, where a container's cgroup namespace shows it
+        assert sorted(group.shown()) == sorted([(memory, "/sys/fs/cgroup/memory"),
+                                         (tmp_path / "cpu,cpuacct" / "svc" / "rlvr-bwrap-1.2-3",
+                                          "/sys/fs/cgroup/cpu,cpuacct"),
+                                         (cpuset, "/sys/fs/cgroup/cpuset"),
+                                         (tmp_path / "pids" / "svc" / "rlvr-bwrap-1.2-3", "/sys/fs/cgroup/pids")])
 
     def test_v2_delegated_directory(self, tmp_path):
         (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
@@ -382,6 +414,7 @@ class TestCgroups:
         assert (child / "cpu.max").read_text() == "100000 100000"
         (child / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
         assert group.oom_kills() == 1
+        assert group.shown() == [(child, "/sys/fs/cgroup")]
 
     def test_unusable_settings_say_why(self, tmp_path):
         assert cgroups.detect("off") == (None, "turned off (bwrap_cgroup=off)")

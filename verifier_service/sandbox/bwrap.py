@@ -10,9 +10,12 @@ of read-only binds of only what the interpreter needs (``/usr``, the
 interpreter's prefixes, a few ``/etc`` files) with size-limited tmpfs ``/tmp``
 and ``/dev/shm``. Limits for the whole sandbox come from a cgroup where one
 can be made (see ``cgroups.py``), otherwise from rlimits only, and
-``isolation()`` says which. When the service runs as root each sandbox runs as
-an unprivileged host uid of its own (so RLIMIT_NPROC binds and an escape is
-not root), unless a path it needs is unreachable for such a uid.
+``isolation()`` says which. A sandbox with cgroups starts in them and is shown
+them, read-only, at ``/sys/fs/cgroup`` (its cgroup namespace rooted there, as
+a container's), so runtimes size themselves by its limits, not the host's.
+When the service runs as root each sandbox runs as an unprivileged host uid of
+its own (so RLIMIT_NPROC binds and an escape is not root), unless a path it
+needs is unreachable for such a uid.
 
 Jobs name the sandbox interpreter ``python3`` (the image's); here that is the
 configured interpreter (``bwrap_python``, default this service's own), bound
@@ -32,6 +35,7 @@ import logging
 import os
 import pwd
 import selectors
+import shlex
 import shutil
 import signal
 import stat
@@ -489,6 +493,8 @@ class BwrapSandbox(PooledSandbox):
         helpers = f"{LANGS_DIR} (language helpers{'; built for the host: ' + ', '.join(built) if built else ''})"
         binds = ["/usr", f"{HARNESS_DIR} (runner)", *moved, *([helpers] if default_langs_dir() else []),
                  "a few /etc files"]
+        sys_text = ("of /sys only the sandbox's own cgroups, read-only (as a container sees its own)"
+                    if self.cgroup_plan is not None else "no /sys")
         return [
             ("backend", f"bwrap {self.version or '?'} ({self.bwrap or c.bwrap_path}), "
                         f"{'warm pool of ' + str(c.max_concurrency) if c.sandbox_pool else 'a fresh sandbox per job'}"),
@@ -499,7 +505,7 @@ class BwrapSandbox(PooledSandbox):
             ("network", "none (own network namespace: loopback only)"),
             ("user", f"uid {SANDBOX_UID}:{SANDBOX_UID} inside, every capability dropped, no-new-privileges; {host}"),
             ("filesystem", f"read-only binds of {', '.join(binds)}; tmpfs /tmp and /dev/shm {c.tmpfs_mb} MB each; "
-                           f"no /home, /sys, /run or service files"),
+                           f"no /home, /run or service files; {sys_text}"),
             ("cgroup limits", cgroup),
             ("rlimits", f"per step: address space, CPU time, file size, open files; per sandbox: {', '.join(whole)}"),
             ("seccomp", seccomp.describe() if self.seccomp is not None else
@@ -510,7 +516,7 @@ class BwrapSandbox(PooledSandbox):
     # ---- starting and stopping sandboxes ----------------------------------------
 
     def _argv(self, command: list[str], etc_fds: dict[str, int], info_fd: int, block_fd: int,
-              seccomp_fd: int | None) -> list[str]:
+              seccomp_fd: int | None, cgroups_shown: list[tuple[Path, str]] = ()) -> list[str]:
         c = self.config
         assert self.bwrap is not None and self.interpreter is not None
         argv = [self.bwrap, "--unshare-all", "--unshare-user"]
@@ -553,6 +559,13 @@ class BwrapSandbox(PooledSandbox):
         # (vm/drop_caches, ...). The kernel answers /proc/sys by the reader's namespaces, not the mount's.
         argv += ["--ro-bind", str(self.runner_dir), HARNESS_DIR,
                  "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+        for directory, inside in cgroups_shown:
+            # The sandbox's own cgroups, read-only, where Docker shows a container its own: the runtimes that
+            # size themselves from it (Node.js's heap, the JVM's MaxRAMPercentage, .NET's GC) see the sandbox's
+            # limit, not the host's memory. Without it Node.js took a 4 GiB heap and the JVM an 8 GiB one in a
+            # 512 MiB sandbox, collected late, and an honest program that makes much garbage (McEval's
+            # JavaScript/41) was killed as MEMORY_LIMIT where Docker passed it.
+            argv += ["--ro-bind", str(directory), inside]
         if "--mqueue" in self.options:  # the sandbox's POSIX message queues, listed (and checked) by the runner
             argv += ["--mqueue", "/dev/mqueue"]
         for path in ("/tmp", "/dev/shm"):
@@ -601,7 +614,8 @@ class BwrapSandbox(PooledSandbox):
             for pipe in ("info", "block", "stdin", "stdout", "stderr"):
                 fds[pipe + "_r"], fds[pipe + "_w"] = os.pipe()
             etc = {name: fds[name] for name in ("passwd", "group", "hosts")}
-            argv = self._argv(self._limited(command), etc, fds["info_w"], fds["block_r"], fds.get("seccomp"))
+            shown = cgroup.shown() if cgroup is not None else []
+            argv = self._argv(self._limited(command), etc, fds["info_w"], fds["block_r"], fds.get("seccomp"), shown)
             kwargs: dict[str, Any] = {}
             if self.host_uid is not None:
                 uid = str(self.host_uid)
@@ -609,6 +623,11 @@ class BwrapSandbox(PooledSandbox):
                     argv = [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *argv]
                 else:
                     kwargs = {"user": self.host_uid, "group": self.host_uid, "extra_groups": []}
+            if shown:
+                # bubblewrap starts inside the sandbox's cgroups, so the cgroup namespace it makes is rooted there
+                # (the sandbox sees "0::/", as in a container): a shell moves itself in, then execs the rest.
+                moves = " && ".join(f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d, _ in shown)
+                argv = ["/bin/sh", "-c", f'{moves} && exec "$@"', "sh", *argv]
             proc = subprocess.Popen(argv, stdin=fds["stdin_r"], stdout=fds["stdout_w"], stderr=fds["stderr_w"],
                                     pass_fds=(fds["info_w"], fds["block_r"], *(fds[k] for k in contents)),
                                     start_new_session=True, close_fds=True, **kwargs)

@@ -30,6 +30,9 @@ from pathlib import Path
 PREFIX = "rlvr-bwrap-"
 WANTED = ("memory", "pids", "cpu")
 REQUIRED = ("memory", "pids")
+# v1 controllers a sandbox gets a cgroup in only to be shown it, no limit set: the JVM reads its container limits
+# from v1 cgroups only where cpuset, cpu, cpuacct and memory are all mounted (else it sizes itself by the host)
+SHOWN_V1 = ("cpuset", "cpuacct")
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ def detect(setting: str, proc_cgroup: str | None = None, mountinfo: str | None =
     for fstype, root, point, options in mounts:
         if fstype != "cgroup":
             continue
-        for name in WANTED:
+        for name in (*WANTED, *SHOWN_V1):
             if name in options and name in own and name not in parents:
                 directory = _under(root, point, own[name])
                 if directory is not None and os.access(directory, os.W_OK):
@@ -159,10 +162,13 @@ class SandboxCgroup:
     def create(cls, plan: CgroupPlan, name: str, memory_bytes: int, pids: int, cpus: float) -> SandboxCgroup:
         self = cls(plan, name)
         try:
-            for controller in plan.controllers:
-                directory = plan.parents[controller] / name
+            for controller, parent in plan.parents.items():
+                directory = parent / name
                 if directory not in self.dirs.values():
                     directory.mkdir()
+                    if controller == "cpuset":  # (v1: a new cpuset has no CPUs or memory nodes until given some)
+                        for key in ("cpuset.cpus", "cpuset.mems"):
+                            (directory / key).write_text((parent / key).read_text())
                 self.dirs[controller] = directory
             self._limit(memory_bytes, pids, cpus)
         except OSError:
@@ -190,6 +196,16 @@ class SandboxCgroup:
         if "cpu" in self.dirs:
             (self.dirs["cpu"] / "cpu.cfs_period_us").write_text(str(period))
             (self.dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(quota))
+
+    def shown(self) -> list[tuple[Path, str]]:
+        """(directory, where the sandbox sees it) of each of its cgroups, as a container's cgroup namespace shows
+        them: v2 at /sys/fs/cgroup, v1 each controller's at /sys/fs/cgroup/<controller>."""
+        if self.plan.version == 2:
+            return [(self.dirs["memory"], "/sys/fs/cgroup")]
+        names: dict[Path, list[str]] = {}
+        for controller, directory in self.dirs.items():
+            names.setdefault(directory, []).append(controller)
+        return [(d, f"/sys/fs/cgroup/{','.join(sorted(c))}") for d, c in names.items()]
 
     def add(self, *pids: int) -> None:
         """Moves processes (not yet running anything of the sandbox's) into the sandbox's cgroup(s)."""
