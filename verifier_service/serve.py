@@ -101,7 +101,7 @@ class VerifierApp(App):
 
 async def serve(config: ServiceConfig, on_reload=None) -> None:
     if 0 < config.loop_share < 1:  # before any call's task is made: each is driven by it
-        LoopShare(config.loop_share).install(asyncio.get_running_loop())
+        LoopShare(config.loop_share, long_step_s=config.loop_long_step_s).install(asyncio.get_running_loop())
     app = VerifierApp(config)
     try:
         await app.start()

@@ -154,3 +154,42 @@ def test_a_tenant_flooding_the_loop_is_held_while_another_uses_it_and_not_alone(
 
     assert held(with_other=False)[0] == 0.0
     assert held(with_other=True)[0] > 0.0
+
+
+def test_long_steps_count_more_than_their_length():
+    share = LoopShare(busy_share=0.25, window_s=0.1, long_step_s=0.001)
+    assert share.weight(0.0005) == 0.0005 and share.weight(0.001) == 0.001
+    assert share.weight(0.004) == pytest.approx(0.016)  # 4 times its length
+    assert share.weight(0.5) == pytest.approx(5.0)  # at most LONG_STEP_MAX_FACTOR times
+    assert LoopShare(long_step_s=0).weight(0.004) == 0.004
+
+
+def test_a_tenant_of_long_steps_is_held_where_one_of_short_steps_with_the_same_total_is_not():
+    """The same 20 ms of loop time in a window against a light tenant's 5 ms: in 40 steps of 0.5 ms it is under
+    the bar (25 % of the window above the other's), in 5 steps of 4 ms it is over: each of those made the other
+    tenant's next step wait up to 4 ms."""
+    def held(step_s: float, steps: int) -> bool:
+        share = LoopShare(busy_share=0.25, window_s=0.1, long_step_s=0.001)
+        share.charge("light", 0.005, now=10.0)
+        for _ in range(steps):
+            share.charge("heavy", share.weight(step_s), now=10.0)
+        return share.wait_s("heavy", 10.0) > 0
+
+    assert not held(0.0005, 40)
+    assert held(0.004, 5)
+
+
+def test_a_long_step_is_charged_by_its_weight():
+    share = LoopShare(busy_share=0.25, window_s=10.0, long_step_s=0.001)
+
+    async def main():
+        token = current_tenant.set(Tenant("t"))
+        try:
+            time.sleep(0.005)  # one step that holds the loop 5 ms
+            await asyncio.sleep(0)
+        finally:
+            current_tenant.reset(token)
+
+    _run(share, main)
+    used = share.usage("t", time.monotonic())
+    assert used >= 0.005 * 5 * 0.9  # (at least 5 times its 5 ms, less what decays within the test)

@@ -9,7 +9,10 @@ latency grows with the flood though no pool, quota or limit is full.
 (``current_tenant``: the doors set it once the caller is authenticated, and the tasks a call starts inherit it).
 A tenant whose recent use of the loop (a decayed sum with time constant ``window_s``) is more than
 ``busy_share`` of the time above that of every other tenant that uses the loop too waits before its next step
-until it is back under that bar: the loop is then free for the others' steps. Tenants that use the loop alike
+until it is back under that bar: the loop is then free for the others' steps. A step longer than ``long_step_s``
+counts (its length / ``long_step_s``) times its length (``weight``): another call's next step waits behind it whole,
+so a few long steps (receiving a 3 MB message, decoding it) lengthen the others' slowest calls more than many
+short ones of the same total. Tenants that use the loop alike
 (two floods) are not held: they take turns as asyncio has them do. A tenant alone on the loop
 is never held, nor are steps of no tenant (a call not yet authenticated, the pools' own tasks); a held step
 waits at most ``max_wait_s`` at a time before it is looked at again.
@@ -28,14 +31,17 @@ from typing import Any
 
 from verifier_service.tenancy.auth import LOCAL_TENANT, current_tenant
 
+LONG_STEP_MAX_FACTOR = 10.0  # (a single 100 ms step, decoding one huge batch, does not hold its tenant for seconds)
 FORGET_BELOW_S = 1e-5  # a tenant whose decayed usage is under this no longer counts as using the loop
 
 
 class LoopShare:
-    def __init__(self, busy_share: float = 0.25, window_s: float = 0.25, max_wait_s: float = 0.05):
+    def __init__(self, busy_share: float = 0.25, window_s: float = 0.25, max_wait_s: float = 0.05,
+                 long_step_s: float = 0.0005):
         self.busy_share = busy_share
         self.window_s = window_s
         self.max_wait_s = max_wait_s
+        self.long_step_s = long_step_s
         self._used: dict[str, tuple[float, float]] = {}  # tenant -> (decayed seconds of loop time, as of when)
         self.held_s = 0.0  # the waits imposed so far, in all (for metrics and tests)
 
@@ -53,6 +59,15 @@ class LoopShare:
 
     def charge(self, tenant: str, seconds: float, now: float) -> None:
         self._used[tenant] = (self.usage(tenant, now) + seconds, now)
+
+    def weight(self, seconds: float) -> float:
+        """What a step that held the loop ``seconds`` counts: its length, times (its length / ``long_step_s``,
+        at most ``LONG_STEP_MAX_FACTOR``) past ``long_step_s``. Every other call's next step waits behind a step
+        whole, so a tenant's long steps delay the others more than as many short ones of the same total: at the
+        same share of the loop, they make the others' slowest calls slower."""
+        if self.long_step_s and seconds > self.long_step_s:
+            return seconds * min(seconds / self.long_step_s, LONG_STEP_MAX_FACTOR)
+        return seconds
 
     def wait_s(self, tenant: str, now: float) -> float:
         """How long ``tenant``'s next step should wait (0: none)."""
@@ -110,7 +125,7 @@ class LoopShare:
         tenant = current_tenant.get()
         if tenant is LOCAL_TENANT:
             return ""
-        self.charge(tenant.name, time.perf_counter() - started, time.monotonic())
+        self.charge(tenant.name, self.weight(time.perf_counter() - started), time.monotonic())
         return tenant.name
 
 
