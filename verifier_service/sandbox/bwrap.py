@@ -516,7 +516,7 @@ class BwrapSandbox(PooledSandbox):
     # ---- starting and stopping sandboxes ----------------------------------------
 
     def _argv(self, command: list[str], etc_fds: dict[str, int], info_fd: int, block_fd: int,
-              seccomp_fd: int | None, cgroups_shown: list[tuple[Path, str]] = ()) -> list[str]:
+              seccomp_fd: int | None, cgroups_shown: list[tuple[Path, str]] | None = None) -> list[str]:
         c = self.config
         assert self.bwrap is not None and self.interpreter is not None
         argv = [self.bwrap, "--unshare-all", "--unshare-user"]
@@ -559,7 +559,7 @@ class BwrapSandbox(PooledSandbox):
         # (vm/drop_caches, ...). The kernel answers /proc/sys by the reader's namespaces, not the mount's.
         argv += ["--ro-bind", str(self.runner_dir), HARNESS_DIR,
                  "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
-        for directory, inside in cgroups_shown:
+        for directory, inside in cgroups_shown or ():
             # The sandbox's own cgroups, read-only, where Docker shows a container its own: the runtimes that
             # size themselves from it (Node.js's heap, the JVM's MaxRAMPercentage, .NET's GC) see the sandbox's
             # limit, not the host's memory. Without it Node.js took a 4 GiB heap and the JVM an 8 GiB one in a
