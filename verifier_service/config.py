@@ -100,8 +100,8 @@ class ServiceConfig:
     pure_workers: int = _f(2, "worker processes for the in-process verifiers (json, tool call, math, format)")
     loop_share: float = _f(0.25, "the part of the event loop's time one tenant may use above every other tenant "
                                  "that uses it too: past it, that tenant's next steps wait (0 = no bound)")
-    loop_long_step_s: float = _f(0.0005, "a step of a tenant's call that holds the event loop longer than this counts "
-                                        "(its length / this) times its length against loop_share: every other "
+    loop_long_step_s: float = _f(0.0005, "a step of a tenant's call whose CPU time is past this counts (its CPU time "
+                                        "/ this, at most 10) times its length against loop_share: every other "
                                         "call waits behind it whole (0 = each step counts its length)")
     health_interval_s: float = _f(5.0, "how often the sandbox backend is checked for the health service")
     workers: int = _f(1, "server processes sharing the port (SO_REUSEPORT), each with its own warm pool")

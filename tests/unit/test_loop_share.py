@@ -172,7 +172,7 @@ def test_a_tenant_of_long_steps_is_held_where_one_of_short_steps_with_the_same_t
         share = LoopShare(busy_share=0.25, window_s=0.1, long_step_s=0.001)
         share.charge("light", 0.005, now=10.0)
         for _ in range(steps):
-            share.charge("heavy", share.weight(step_s), now=10.0)
+            share.charge("heavy", step_s, now=10.0, counted=share.weight(step_s))
         return share.wait_s("heavy", 10.0) > 0
 
     assert not held(0.0005, 40)
@@ -185,11 +185,30 @@ def test_a_long_step_is_charged_by_its_weight():
     async def main():
         token = current_tenant.set(Tenant("t"))
         try:
-            time.sleep(0.005)  # one step that holds the loop 5 ms
+            spin = time.thread_time() + 0.005
+            while time.thread_time() < spin:  # one step that holds the loop (and the CPU) 5 ms
+                pass
             await asyncio.sleep(0)
         finally:
             current_tenant.reset(token)
 
     _run(share, main)
-    used = share.usage("t", time.monotonic())
-    assert used >= 0.005 * 5 * 0.9  # (at least 5 times its 5 ms, less what decays within the test)
+    now = time.monotonic()
+    assert share.usage("t", now, counted=True) >= 0.005 * 5 * 0.9  # (at least 5 times its 5 ms, less what decays)
+    assert share.usage("t", now) < share.usage("t", now, counted=True) / 4  # its loop time as it was
+
+
+def test_a_step_the_machine_took_the_core_from_is_not_a_long_step():
+    share = LoopShare(long_step_s=0.001)
+    assert share.weight(0.004, cpu_s=0.0002) == 0.004  # 4 ms long, of it 0.2 ms on the CPU: its length only
+    assert share.weight(0.004, cpu_s=0.004) == pytest.approx(0.016)
+
+
+def test_the_bar_is_the_others_loop_time_as_it_was_not_as_counted():
+    """A light tenant whose few steps were long (a garbage collection that the flood's allocations set off landed in
+    them) does not raise the bar of the tenant it waits behind, and is itself not held behind that tenant."""
+    share = LoopShare(busy_share=0.25, window_s=0.1, long_step_s=0.001)
+    share.charge("light", 0.006, now=10.0, counted=share.weight(0.006))  # one 6 ms step: counted 60 ms
+    share.charge("heavy", 0.04, now=10.0)  # 40 % of the window in short steps
+    assert share.wait_s("heavy", 10.0) > 0  # over 25 % above the light one's 6 ms, not above its 60 ms
+    assert share.wait_s("light", 10.0) == 0.0  # 60 ms counted is not 25 % above the heavy one's 40 ms
