@@ -62,8 +62,8 @@ class LoopShare:
     def charge(self, tenant: str, seconds: float, now: float, counted: float | None = None) -> None:
         """Adds a step of ``seconds`` to ``tenant``'s use of the loop, ``counted`` (default: ``seconds``) against
         it."""
-        decay = math.exp(-(now - self._used[tenant][2]) / self.window_s) if tenant in self._used else 0.0
-        used, weighted, _ = self._used.get(tenant, (0.0, 0.0, now))
+        used, weighted, at = self._used.get(tenant, (0.0, 0.0, now))
+        decay = math.exp(-(now - at) / self.window_s)
         self._used[tenant] = (used * decay + seconds, weighted * decay + (seconds if counted is None else counted), now)
 
     def weight(self, seconds: float, cpu_s: float | None = None) -> float:
